@@ -1,0 +1,198 @@
+"""Convolution machinery: the thesis's CMT matrix as strided views, never materialised.
+
+The thesis writes the valid correlation of image ``x_i`` with filter ``f`` as ``z_i = X_i f``
+where ``X_i`` (P x F) is the patch (im2col) matrix.  Here images are always handled as a
+4-D array ``(n, C, H, W)`` and filters as ``(k, C, p, q)``.  Both products
+
+* ``X_i f``    -> :func:`correlate`            (images, filters)   -> maps ``(n, k, H', W')``
+* ``X_i^T v``  -> :func:`correlate_transpose`  (images, maps)      -> ``(n, k, C, p, q)``
+  or, summed over the samples, -> ``(k, C, p, q)``
+
+loop only over the ``p*q`` filter taps (25 for a 5x5 filter), each step being one
+vectorised operation over all images and pixels, so no patch matrix is ever copied.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "as_images",
+    "correlate",
+    "correlate_transpose",
+    "map_shape",
+    "patch_view",
+    "stack_rgb",
+]
+
+
+def stack_rgb(X: np.ndarray) -> np.ndarray:
+    """Stack the colour planes of ``(n, C, H, W)`` images vertically into ``(n, 1, C*H, W)``.
+
+    This is the thesis's treatment of CIFAR-10 (section 4.5): a 3x32x32 image becomes one
+    96x32 grey image over which a single 2-D filter slides.
+    """
+    X = np.asarray(X)
+    if X.ndim != 4:
+        raise ValueError(f"stack_rgb expects (n, C, H, W) images, got shape {X.shape}.")
+    n, c, h, w = X.shape
+    return X.reshape(n, 1, c * h, w)
+
+
+def as_images(X: np.ndarray, image_shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Return ``X`` as a 4-D ``(n, C, H, W)`` array (a view when possible).
+
+    Parameters
+    ----------
+    X : array of shape (n, H*W), (n, C*H*W), (n, H, W) or (n, C, H, W)
+        The images.
+    image_shape : tuple (H, W) or (C, H, W), optional
+        The shape of one image.  Needed when ``X`` is 2-D; when given for 3-D or 4-D input
+        it is checked.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` does not match ``image_shape``, with a message saying both shapes.
+    """
+    X = np.asarray(X)
+    if image_shape is not None:
+        shape = tuple(int(s) for s in image_shape)
+        if len(shape) == 2:
+            shape = (1, *shape)
+        if len(shape) != 3 or min(shape) < 1:
+            raise ValueError(
+                f"image_shape must be (H, W) or (C, H, W) with positive sizes, got {image_shape}."
+            )
+        size = int(np.prod(shape))
+        if X.ndim == 2:
+            if X.shape[1] != size:
+                raise ValueError(
+                    f"X has {X.shape[1]} features per sample but image_shape={tuple(image_shape)}"
+                    f" needs {size}. Pass images of that shape or set image_shape to match X."
+                )
+            return X.reshape(X.shape[0], *shape)
+        if X.ndim in (3, 4):
+            got = X.shape[1:] if X.ndim == 4 else (1, *X.shape[1:])
+            if got != shape:
+                raise ValueError(
+                    f"X holds images of shape {X.shape[1:]} but image_shape="
+                    f"{tuple(image_shape)}. Set image_shape to match the images."
+                )
+            return X.reshape(X.shape[0], *shape)
+        raise ValueError(f"X must be 2-D, 3-D or 4-D, got {X.ndim} dimensions.")
+    if X.ndim == 3:
+        return X[:, None]
+    if X.ndim == 4:
+        return X
+    raise ValueError(
+        f"Cannot tell the image shape of X with shape {X.shape}: pass image_shape=(H, W)."
+    )
+
+
+def map_shape(image_shape: tuple[int, int], filter_shape: tuple[int, int]) -> tuple[int, int]:
+    """Spatial shape ``(H-p+1, W-q+1)`` of a valid correlation."""
+    h, w = image_shape[-2:]
+    p, q = filter_shape[-2:]
+    if p > h or q > w:
+        raise ValueError(
+            f"The filter {p}x{q} is larger than the image {h}x{w}: choose a filter no larger "
+            "than the image."
+        )
+    return h - p + 1, w - q + 1
+
+
+def patch_view(X: np.ndarray, filter_shape: tuple[int, int]) -> np.ndarray:
+    """The CMT as a read-only strided view ``(n, C, H', W', p, q)`` (no copy)."""
+    X = as_images(X)
+    map_shape(X.shape[-2:], filter_shape)
+    return np.lib.stride_tricks.sliding_window_view(X, tuple(filter_shape), axis=(2, 3))
+
+
+def _as_filters(filters: np.ndarray, n_channels: int) -> np.ndarray:
+    f = np.asarray(filters)
+    if f.ndim == 2:
+        f = f[None, None]
+    elif f.ndim == 3:
+        f = f[:, None] if n_channels == 1 else f[None]
+    if f.ndim != 4 or f.shape[1] != n_channels:
+        raise ValueError(
+            f"filters of shape {np.shape(filters)} do not fit images with {n_channels} channel(s);"
+            " expected (k, C, p, q)."
+        )
+    return f
+
+
+def correlate(X: np.ndarray, filters: np.ndarray) -> np.ndarray:
+    """Valid correlation of every image with every filter: ``z_i = X_i f``.
+
+    Parameters
+    ----------
+    X : array (n, C, H, W) or (n, H, W)
+    filters : array (k, C, p, q), (k, p, q) or (p, q)
+
+    Returns
+    -------
+    maps : array (n, k, H-p+1, W-q+1), in the result type of ``X`` and ``filters``.
+    """
+    X = as_images(X)
+    f = _as_filters(filters, X.shape[1])
+    k, c, p, q = f.shape
+    h2, w2 = map_shape(X.shape[-2:], (p, q))
+    dtype = np.result_type(X.dtype, f.dtype, np.float32)
+    out = np.zeros((X.shape[0], k, h2, w2), dtype=dtype)
+    # One pass per filter tap: out[n,k] += sum_c f[k,c,a,b] * X[n,c,a:a+h2,b:b+w2].
+    for a in range(p):
+        for b in range(q):
+            window = X[:, :, a : a + h2, b : b + w2]
+            out += np.einsum("nchw,kc->nkhw", window, f[:, :, a, b].astype(dtype, copy=False))
+    return out
+
+
+def correlate_transpose(
+    X: np.ndarray,
+    maps: np.ndarray,
+    filter_shape: tuple[int, int],
+    *,
+    sum_samples: bool = False,
+) -> np.ndarray:
+    """Apply the transposed CMT: ``X_i^T v_i`` for every image (or summed over images).
+
+    Parameters
+    ----------
+    X : array (n, C, H, W) or (n, H, W)
+    maps : array (n, k, H', W') or (n, H', W')
+        One map ``v_i`` per image and filter, with ``H' = H-p+1`` and ``W' = W-q+1``.
+    filter_shape : (p, q)
+    sum_samples : bool
+        If True return ``sum_i X_i^T v_i`` of shape (k, C, p, q) (one BLAS-backed
+        contraction per tap); otherwise the per-image products ``(n, k, C, p, q)``.
+    """
+    X = as_images(X)
+    V = np.asarray(maps)
+    if V.ndim == 3:
+        V = V[:, None]
+    p, q = filter_shape[-2:]
+    h2, w2 = map_shape(X.shape[-2:], (p, q))
+    if V.shape[0] != X.shape[0] or V.shape[2:] != (h2, w2):
+        raise ValueError(
+            f"maps of shape {V.shape} do not match images {X.shape} and filter {p}x{q}."
+        )
+    n, c = X.shape[:2]
+    k = V.shape[1]
+    dtype = np.result_type(X.dtype, V.dtype, np.float32)
+    V = V.astype(dtype, copy=False)
+    if sum_samples:
+        out = np.empty((k, c, p, q), dtype=dtype)
+        Vm = V.transpose(1, 0, 2, 3).reshape(k, -1)  # (k, n*h2*w2)
+        for a in range(p):
+            for b in range(q):
+                window = X[:, :, a : a + h2, b : b + w2].transpose(1, 0, 2, 3)
+                out[:, :, a, b] = Vm @ window.reshape(c, -1).astype(dtype, copy=False).T
+        return out
+    out = np.empty((n, k, c, p, q), dtype=dtype)
+    for a in range(p):
+        for b in range(q):
+            window = X[:, :, a : a + h2, b : b + w2]
+            out[:, :, :, a, b] = np.einsum("nchw,nkhw->nkc", window, V)
+    return out
