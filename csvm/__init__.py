@@ -1,7 +1,12 @@
-"""CSVM: Convolutional Support Vector Machines (linear and kernelised), after Sugg (2018)."""
+"""CSVM: Convolutional Support Vector Machines (linear and kernelised), after Sugg (2018).
+
+>>> from csvm import KernelCSVM
+>>> clf = KernelCSVM(image_shape=(28, 28), filter_shape=(5, 5), n_iter=10)  # doctest: +SKIP
+"""
 
 from csvm.exceptions import CSVMError, DatasetError, DivergenceError
+from csvm.kernelised import KernelCSVM
 
 __version__ = "0.1.0"
 
-__all__ = ["CSVMError", "DatasetError", "DivergenceError", "__version__"]
+__all__ = ["CSVMError", "DatasetError", "DivergenceError", "KernelCSVM", "__version__"]

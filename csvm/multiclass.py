@@ -1,0 +1,284 @@
+"""Shared estimator machinery: input checks, one-vs-one / one-vs-rest, parallel sub-problems.
+
+Both CSVMs learn one filter set per binary sub-problem (the thesis learns "a different
+filter for each pair of targets").  The sub-problems run in a joblib thread pool: LIBSVM,
+BLAS and the numpy kernels release the GIL, and threads let the callbacks of every
+sub-problem reach the caller live (a process pool would swallow them).
+"""
+
+from __future__ import annotations
+
+import threading
+from itertools import combinations
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from csvm.conv import as_images, correlate, map_shape
+from csvm.events import Callback, Recorder
+from csvm.exceptions import DivergenceError
+
+__all__ = ["BaseCSVM", "binary_tasks", "ovo_decision"]
+
+
+def binary_tasks(y: np.ndarray, classes: np.ndarray, strategy: str) -> list[dict[str, Any]]:
+    """The binary sub-problems of a multi-class problem.
+
+    Each task holds ``index`` (rows of the training set), ``y`` (labels +-1) and ``pair``
+    (negative label, positive label; "rest" stands for all other classes in one-vs-rest).
+    Two classes always give one task, with +1 for ``classes[1]``.
+    """
+    if len(classes) == 2:
+        index = np.arange(len(y))
+        return [
+            {
+                "index": index,
+                "y": np.where(y == classes[1], 1, -1),
+                "pair": (classes[0], classes[1]),
+            }
+        ]
+    tasks = []
+    if strategy == "ovo":
+        for i, j in combinations(range(len(classes)), 2):
+            index = np.flatnonzero((y == classes[i]) | (y == classes[j]))
+            tasks.append(
+                {
+                    "index": index,
+                    "y": np.where(y[index] == classes[j], 1, -1),
+                    "pair": (classes[i], classes[j]),
+                }
+            )
+    else:
+        for c in classes:
+            tasks.append(
+                {"index": np.arange(len(y)), "y": np.where(y == c, 1, -1), "pair": ("rest", c)}
+            )
+    return tasks
+
+
+def ovo_decision(decisions: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-vs-one votes turned into an (n, n_classes) decision, ties broken by confidence.
+
+    ``decisions[:, k]`` is the k-th pair's decision (pairs in ``combinations`` order;
+    positive votes for the second class).  As in LIBSVM, each class's score is its number
+    of votes plus its summed confidence squashed into (-1/3, 1/3), so that the argmax
+    follows the votes and only breaks ties by confidence.
+    """
+    n = decisions.shape[0]
+    votes = np.zeros((n, n_classes))
+    confidence = np.zeros((n, n_classes))
+    for k, (i, j) in enumerate(combinations(range(n_classes), 2)):
+        positive = decisions[:, k] > 0
+        votes[:, j] += positive
+        votes[:, i] += ~positive
+        confidence[:, j] += decisions[:, k]
+        confidence[:, i] -= decisions[:, k]
+    return votes + confidence / (3 * (np.abs(confidence) + 1))
+
+
+class BaseCSVM(ClassifierMixin, BaseEstimator):
+    """Common base of :class:`~csvm.KernelCSVM` and :class:`~csvm.LinearCSVM`.
+
+    Subclasses implement ``_check_params()`` and
+    ``_fit_binary(X, y, rng, recorder) -> model`` where ``model`` has ``filters``
+    (k, C, p, q), ``history`` and ``decision_function(X)``; a DivergenceError raised there
+    must carry the best model so far as its ``model`` attribute.
+    """
+
+    _model_name = ""
+
+    # -- input handling -------------------------------------------------------------------
+    def _images(self, X: Any, *, reset: bool) -> np.ndarray:
+        if reset and self.image_shape is None:
+            arr = np.asarray(X)
+            if arr.ndim == 2:
+                shape = (1, 1, arr.shape[1])
+            elif arr.ndim in (3, 4):
+                shape = (1, *arr.shape[1:]) if arr.ndim == 3 else arr.shape[1:]
+            else:
+                raise ValueError(f"X must be 2-D, 3-D or 4-D, got {arr.ndim} dimensions.")
+        elif reset:
+            shape = tuple(self.image_shape)
+        else:
+            shape = self._image_shape
+        X = np.asarray(X)
+        if X.dtype == object or not np.issubdtype(X.dtype, np.number):
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"X must hold numbers: {exc}") from None
+        if X.ndim == 1:
+            raise ValueError(
+                "Expected a 2D array, got a 1D array instead: reshape your data with "
+                "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
+            )
+        if X.shape[0] == 0:
+            raise ValueError("X holds 0 samples: at least one sample is required.")
+        if not reset:
+            n_features = int(np.prod(X.shape[1:]))
+            if n_features != self.n_features_in_:
+                raise ValueError(
+                    f"X has {n_features} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input (images of shape {shape})."
+                )
+        X4 = as_images(X, shape)
+        if not np.all(np.isfinite(X4)):
+            raise ValueError(
+                "X contains NaN or infinity: remove or impute those pixels before training."
+            )
+        if reset:
+            self._image_shape = tuple(int(s) for s in X4.shape[1:])
+            self.n_features_in_ = int(np.prod(X4.shape[1:]))
+        return np.ascontiguousarray(X4, dtype=np.float32)
+
+    def _check_common_params(self) -> None:
+        p, q = (int(s) for s in self.filter_shape)
+        if p < 1 or q < 1:
+            raise ValueError(f"filter_shape must be positive, got {self.filter_shape}.")
+        if not isinstance(self.n_filters, Integral) or self.n_filters < 1:
+            raise ValueError(f"n_filters must be an integer >= 1, got {self.n_filters!r}.")
+        if not isinstance(self.n_iter, Integral) or self.n_iter < 1:
+            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}.")
+        if self.multi_class not in ("ovo", "ovr"):
+            raise ValueError(f"multi_class must be 'ovo' or 'ovr', got {self.multi_class!r}.")
+
+    @staticmethod
+    def _check_positive(name: str, value: Any, *, allow_zero: bool) -> None:
+        ok = isinstance(value, Real) and np.isfinite(value)
+        ok = ok and (value >= 0 if allow_zero else value > 0)
+        if not ok:
+            need = ">= 0" if allow_zero else "> 0"
+            raise ValueError(f"{name} must be a finite number {need}, got {value!r}.")
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, callback: Callback | None = None) -> BaseCSVM:
+        """Learn the filters and the SVM(s).
+
+        Parameters
+        ----------
+        X : array of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            Training images, ideally scaled to [0, 1].
+        y : array of shape (n,)
+            Class labels; two or more classes.
+        callback : callable, optional
+            Called once per recorded step with the record (see :mod:`csvm.events`) plus
+            the current ``"filters"``; returning ``False`` stops training cleanly.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DivergenceError
+            When training diverges; the estimator keeps the best state so far and can
+            still predict.
+        """
+        self._check_common_params()
+        self._check_params()
+        X4 = self._images(X, reset=True)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X4):
+            raise ValueError(
+                f"y must be 1-D with one label per image ({len(X4)}), got shape {y.shape}."
+            )
+        check_classification_targets(y)
+        map_shape(X4.shape[-2:], self.filter_shape)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y holds one class only ({self.classes_[0]!r}): training needs examples of "
+                "at least two classes."
+            )
+        tasks = binary_tasks(y, self.classes_, self.multi_class)
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(tasks))]
+        stop = threading.Event()
+
+        def run(k: int) -> tuple[Any, DivergenceError | None, bool]:
+            task = tasks[k]
+            pair = [v.item() if hasattr(v, "item") else v for v in task["pair"]]
+            recorder = Recorder(
+                callback,
+                {
+                    "model": self._model_name,
+                    "classifier": k,
+                    "pair": pair,
+                    "n_iter": int(self.n_iter),
+                },
+                should_stop=stop.is_set,
+            )
+            try:
+                model = self._fit_binary(X4[task["index"]], task["y"], rngs[k], recorder)
+                error = None
+            except DivergenceError as exc:
+                model, error = exc.model, exc
+            if recorder.stopped:
+                stop.set()
+            return model, error, recorder
+
+        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(run)(k) for k in range(len(tasks))
+        )
+        self.estimators_ = [model for model, _, _ in results]
+        self.history_ = [event for _, _, rec in results for event in rec.history]
+        self.stopped_ = any(rec.stopped for _, _, rec in results)
+        filters = np.stack([m.filters for m in self.estimators_])
+        self.filters_ = filters[:, :, 0] if filters.shape[2] == 1 else filters
+        errors = [err for _, err, _ in results if err is not None]
+        if errors:
+            raise errors[0]
+        return self
+
+    # -- prediction -----------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed distances: shape (n,) for two classes (positive means ``classes_[1]``),
+        else (n, n_classes) (one-vs-one votes plus confidence, or one-vs-rest scores)."""
+        check_is_fitted(self, "estimators_")
+        X4 = self._images(X, reset=False)
+        decisions = np.column_stack([m.decision_function(X4) for m in self.estimators_])
+        if len(self.classes_) == 2:
+            return decisions[:, 0]
+        if self.multi_class == "ovo":
+            return ovo_decision(decisions, len(self.classes_))
+        return decisions
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels of the images in X."""
+        decision = self.decision_function(X)
+        if decision.ndim == 1:
+            return self.classes_[(decision > 0).astype(int)]
+        return self.classes_[np.argmax(decision, axis=1)]
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Feature maps: (n, n_filters, H', W') for two classes, else
+        (n, n_classifiers, n_filters, H', W')."""
+        check_is_fitted(self, "estimators_")
+        X4 = self._images(X, reset=False)
+        maps = np.stack(
+            [correlate(X4, m.filters.astype(np.float32)) for m in self.estimators_], axis=1
+        )
+        return maps[:, 0] if len(self.estimators_) == 1 else maps
+
+    @property
+    def support_(self) -> np.ndarray:
+        """Indices of the support vectors in the training set (two-class problems)."""
+        check_is_fitted(self, "estimators_")
+        return self.estimators_[0].support
+
+    @property
+    def dual_coef_(self) -> np.ndarray:
+        """``a_i = alpha_i y_i`` of the support vectors (two-class problems)."""
+        check_is_fitted(self, "estimators_")
+        return self.estimators_[0].dual_coef
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags

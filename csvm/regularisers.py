@@ -1,0 +1,81 @@
+"""Filter regularisers r(f) and their (sub)gradients (MATH.md, table of regularisers).
+
+Every regulariser takes the filter(s) as one array of any shape and the strength ``lam``;
+norms are taken over the whole array (all filters together), which is eq. 4.12's choice
+for several filters.  The DFO_p penalties ("distance from one") keep the filter near
+the unit sphere without pinning it there: ``lam * max(0, ||f||_p - 1)^2``.
+
+Erratum 3 of the thesis (eq. 4.10) is corrected here: the DFO_1 derivative is
+``2 lam (||f||_1 - 1) sign(f)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["REGULARISERS", "check_regulariser", "regulariser_gradient", "regulariser_value"]
+
+
+def _l1(f: np.ndarray) -> float:
+    return float(np.abs(f).sum())
+
+
+def _l2(f: np.ndarray) -> float:
+    return float(np.sqrt(np.sum(np.square(f, dtype=np.float64))))
+
+
+def _safe_unit(f: np.ndarray) -> np.ndarray:
+    norm = _l2(f)
+    return f / norm if norm > 0 else np.zeros_like(f)
+
+
+_VALUE: dict[str, Callable[[np.ndarray, float], float]] = {
+    "none": lambda f, lam: 0.0,
+    "l1": lambda f, lam: lam * _l1(f),
+    "l2": lambda f, lam: lam * _l2(f),
+    "l1sq": lambda f, lam: lam * _l1(f) ** 2,
+    "l2sq": lambda f, lam: lam * _l2(f) ** 2,
+    "dfo1": lambda f, lam: lam * max(0.0, _l1(f) - 1.0) ** 2,
+    "dfo2": lambda f, lam: lam * max(0.0, _l2(f) - 1.0) ** 2,
+}
+
+_GRADIENT: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+    "none": lambda f, lam: np.zeros_like(f),
+    "l1": lambda f, lam: lam * np.sign(f),
+    "l2": lambda f, lam: lam * _safe_unit(f),
+    "l1sq": lambda f, lam: 2.0 * lam * _l1(f) * np.sign(f),
+    "l2sq": lambda f, lam: 2.0 * lam * f,
+    "dfo1": lambda f, lam: 2.0 * lam * max(0.0, _l1(f) - 1.0) * np.sign(f),
+    "dfo2": lambda f, lam: 2.0 * lam * max(0.0, _l2(f) - 1.0) * _safe_unit(f),
+}
+
+#: Names of the available regularisers, with a one-line description each.
+REGULARISERS: dict[str, str] = {
+    "none": "no penalty",
+    "l1": "lam * ||f||_1 (sparse filters)",
+    "l2": "lam * ||f||_2",
+    "l1sq": "lam * ||f||_1^2",
+    "l2sq": "lam * ||f||_2^2 (weight decay)",
+    "dfo1": "lam * max(0, ||f||_1 - 1)^2 (keeps the L1 norm near one)",
+    "dfo2": "lam * max(0, ||f||_2 - 1)^2 (keeps the L2 norm near one)",
+}
+
+
+def check_regulariser(name: str) -> str:
+    """Return the canonical name of a regulariser or raise a ValueError listing the valid ones."""
+    key = str(name).lower().replace("²", "sq").replace("_", "").replace("-", "")
+    if key not in _VALUE:
+        raise ValueError(f"Unknown regulariser {name!r}: choose one of {', '.join(REGULARISERS)}.")
+    return key
+
+
+def regulariser_value(name: str, f: np.ndarray, lam: float) -> float:
+    """Value of ``r(f)`` for regulariser ``name`` with strength ``lam``."""
+    return float(_VALUE[check_regulariser(name)](np.asarray(f, dtype=np.float64), float(lam)))
+
+
+def regulariser_gradient(name: str, f: np.ndarray, lam: float) -> np.ndarray:
+    """(Sub)gradient ``dr/df``, same shape as ``f`` (float64)."""
+    return _GRADIENT[check_regulariser(name)](np.asarray(f, dtype=np.float64), float(lam))
