@@ -6,7 +6,15 @@
 
 from csvm.exceptions import CSVMError, DatasetError, DivergenceError
 from csvm.kernelised import KernelCSVM
+from csvm.linear import LinearCSVM
 
 __version__ = "0.1.0"
 
-__all__ = ["CSVMError", "DatasetError", "DivergenceError", "KernelCSVM", "__version__"]
+__all__ = [
+    "CSVMError",
+    "DatasetError",
+    "DivergenceError",
+    "KernelCSVM",
+    "LinearCSVM",
+    "__version__",
+]

@@ -58,7 +58,7 @@ class _KernelState:
         out = np.empty(n)
         # Chunks keep the (chunk x n_sv) test kernel small for large test sets.
         for start in range(0, n, 2048):
-            Z = correlate(X4[start : start + 2048], self.filters.astype(np.float32))
+            Z = correlate(X4[start : start + 2048], self.filters.astype(self.Z_sv.dtype))
             K = kernel_matrix(
                 Z.reshape(len(Z), -1), self.Z_sv.reshape(len(self.Z_sv), -1), **self.kernel_params
             )
@@ -111,7 +111,7 @@ def outer_objective(
 def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol):
     """Kernel + SVM at ``filters``: returns the state, the training kernel and timings."""
     t0 = time.perf_counter()
-    Z = correlate(X4, filters.astype(np.float32))
+    Z = correlate(X4, filters.astype(X4.dtype))
     K = kernel_matrix(Z.reshape(len(Z), -1), **params)
     t1 = time.perf_counter()
     svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200)
@@ -177,7 +177,8 @@ class KernelCSVM(BaseCSVM):
     lam : float
         Regularisation strength (>= 0).
     eta : float
-        Step size (> 0); the first trial step for ``step="armijo"``.
+        Step size (>= 0; 0 keeps the first filter); the first trial step (> 0) for
+        ``step="armijo"``.
     n_iter : int
         Number of SVM solves (the filter moves between consecutive solves).
     step : {"constant", "armijo"}
@@ -255,7 +256,8 @@ class KernelCSVM(BaseCSVM):
         check_kernel(self.kernel)
         check_regulariser(self.regulariser)
         self._check_positive("lam", self.lam, allow_zero=True)
-        self._check_positive("eta", self.eta, allow_zero=False)
+        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline).
+        self._check_positive("eta", self.eta, allow_zero=self.step == "constant")
         self._check_positive("gamma", self.gamma, allow_zero=False)
         self._check_positive("svm_tol", self.svm_tol, allow_zero=False)
         self._check_positive("tol", self.tol, allow_zero=True)

@@ -84,6 +84,7 @@ def kernel_matrix(
     Parameters
     ----------
     Z1 : array (n, D)
+        Computed in float32 unless ``Z1`` is float64.
     Z2 : array (m, D), optional
         Defaults to ``Z1`` (the symmetric training kernel).
     kernel : {"poly", "rbf", "linear"}
@@ -95,8 +96,10 @@ def kernel_matrix(
     K : float64 array (n, m)
     """
     kernel = check_kernel(kernel)
-    Z1 = np.ascontiguousarray(Z1, dtype=np.float32)
-    Z2 = Z1 if Z2 is None else np.ascontiguousarray(Z2, dtype=np.float32)
+    # float32 products (twice the BLAS speed) unless the caller works in float64.
+    dtype = np.float64 if np.asarray(Z1).dtype == np.float64 else np.float32
+    Z1 = np.ascontiguousarray(Z1, dtype=dtype)
+    Z2 = Z1 if Z2 is None else np.ascontiguousarray(Z2, dtype=dtype)
     sq1 = sq2 = None
     if kernel == "rbf":
         sq1 = np.einsum("ij,ij->i", Z1, Z1, dtype=np.float64)
