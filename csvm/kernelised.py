@@ -58,9 +58,12 @@ class _KernelState:
         out = np.empty(n)
         # Chunks keep the (chunk x n_sv) test kernel small for large test sets.
         for start in range(0, n, 2048):
-            Z = correlate(X4[start : start + 2048], self.filters.astype(self.Z_sv.dtype))
+            # float64 here: predictions must not depend on how the rows are batched.
+            Z = correlate(X4[start : start + 2048], self.filters.astype(np.float64))
             K = kernel_matrix(
-                Z.reshape(len(Z), -1), self.Z_sv.reshape(len(self.Z_sv), -1), **self.kernel_params
+                Z.reshape(len(Z), -1),
+                self.Z_sv.reshape(len(self.Z_sv), -1).astype(np.float64),
+                **self.kernel_params,
             )
             out[start : start + 2048] = K @ self.dual_coef + self.intercept
         return out

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
@@ -246,6 +245,3 @@ class LinearCSVM(BaseCSVM):
     def intercept_(self) -> float:
         """Bias b (two-class problems)."""
         return self.estimators_[0].intercept
-
-    def _more_tags(self) -> dict[str, Any]:  # pragma: no cover - older scikit-learn
-        return {}

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
+from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from csvm.conv import as_images, correlate, map_shape
 from csvm.events import Callback, Recorder
@@ -95,32 +95,25 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
 
     # -- input handling -------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
-        if reset and self.image_shape is None:
-            arr = np.asarray(X)
-            if arr.ndim == 2:
-                shape = (1, 1, arr.shape[1])
-            elif arr.ndim in (3, 4):
-                shape = (1, *arr.shape[1:]) if arr.ndim == 3 else arr.shape[1:]
+        # check_array gives scikit-learn's standard messages for sparse, empty, 1-D,
+        # non-numeric and non-finite input; images may be 3-D or 4-D.
+        try:
+            X = check_array(X, allow_nd=True, dtype=[np.float32, np.float64], input_name="X")
+        except ValueError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise ValueError(
+                    f"{exc} Remove or impute those pixels before training or predicting."
+                ) from None
+            raise
+        if reset:
+            if self.image_shape is not None:
+                shape = tuple(self.image_shape)
+            elif X.ndim == 2:
+                shape = (1, 1, X.shape[1])  # a table is read as one row of pixels
             else:
-                raise ValueError(f"X must be 2-D, 3-D or 4-D, got {arr.ndim} dimensions.")
-        elif reset:
-            shape = tuple(self.image_shape)
+                shape = (1, *X.shape[1:]) if X.ndim == 3 else X.shape[1:]
         else:
             shape = self._image_shape
-        X = np.asarray(X)
-        if X.dtype == object or not np.issubdtype(X.dtype, np.number):
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"X must hold numbers: {exc}") from None
-        if X.ndim == 1:
-            raise ValueError(
-                "Expected a 2D array, got a 1D array instead: reshape your data with "
-                "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
-            )
-        if X.shape[0] == 0:
-            raise ValueError("X holds 0 samples: at least one sample is required.")
-        if not reset:
             n_features = int(np.prod(X.shape[1:]))
             if n_features != self.n_features_in_:
                 raise ValueError(
@@ -128,10 +121,6 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
                     f"{self.n_features_in_} features as input (images of shape {shape})."
                 )
         X4 = as_images(X, shape)
-        if not np.all(np.isfinite(X4)):
-            raise ValueError(
-                "X contains NaN or infinity: remove or impute those pixels before training."
-            )
         if reset:
             self._image_shape = tuple(int(s) for s in X4.shape[1:])
             self.n_features_in_ = int(np.prod(X4.shape[1:]))
@@ -182,12 +171,14 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         """
         self._check_common_params()
         self._check_params()
-        X4 = self._images(X, reset=True)
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X4):
+        if y is None:
             raise ValueError(
-                f"y must be 1-D with one label per image ({len(X4)}), got shape {y.shape}."
+                f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
+        X4 = self._images(X, reset=True)
+        y = column_or_1d(y, warn=True)
+        if len(y) != len(X4):
+            raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
         map_shape(X4.shape[-2:], self.filter_shape)
         self.classes_ = np.unique(y)
@@ -281,4 +272,6 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
+        # transform() gives feature maps; they keep the input's float precision.
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float32"])
         return tags
