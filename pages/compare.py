@@ -1,0 +1,90 @@
+"""Compare page: this session's runs side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from csvm import figures
+from csvm.experiments import MODEL_LABELS
+from pages.common import FINAL_STATES, get_pool, runs
+
+
+def _summary(config: dict) -> str:
+    c = config
+    if c["model"] == "lcsvm":
+        model = f"L-CSVM λ_w={c['lam_w']:g} λ_f={c['lam_f']:g}"
+    else:
+        C = "no C" if c["C"] is None else f"C={c['C']:g}"
+        model = (
+            f"K-CSVM {c['kernel']} d={c['degree']} {c['regulariser']} λ={c['lam']:g} "
+            f"η={c['eta']:g} {c['step']} {C}"
+        )
+    return f"{c['dataset']} {c['class_a']} v {c['class_b']} · {model} · seed {c['seed']}"
+
+
+def page() -> None:
+    st.title("Compare runs")
+    pool = get_pool()
+    session_runs = list(runs().values())
+    if not session_runs:
+        st.info("No runs yet in this browser session: start one on the Train page.")
+        return
+    rows, curves, filters = [], [], []
+    for run in session_runs:
+        for model, job_id in run["jobs"].items():
+            view = pool.get(job_id)
+            result = view.result if view is not None else None
+            label = MODEL_LABELS[run["config"]["model"]] if model == "csvm" else MODEL_LABELS[model]
+            rows.append(
+                {
+                    "run": run["id"],
+                    "model": label,
+                    "settings": _summary(run["config"]) if model == "csvm" else "",
+                    "state": view.state if view is not None else "lost",
+                    "train accuracy": None
+                    if result is None
+                    else round(100 * result["train_accuracy"], 2),
+                    "test accuracy": None
+                    if result is None
+                    else round(100 * result["test_accuracy"], 2),
+                    "seconds": None if result is None else round(result["seconds"], 2),
+                }
+            )
+            if model == "csvm" and view is not None and view.state in FINAL_STATES:
+                events = [e for e in view.events if "objective" in e]
+                if events:
+                    curves.append((run["id"], events))
+                    filters.append((run["id"], events[-1]["filters"]))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if curves:
+        fig = go.Figure()
+        for run_id, events in curves:
+            x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0) for e in events]
+            fig.add_trace(
+                go.Scatter(
+                    x=x, y=[e["objective"] for e in events], mode="lines+markers", name=run_id
+                )
+            )
+        fig.update_layout(
+            title="Objective per iteration, all runs",
+            xaxis_title="iteration",
+            yaxis_title="objective",
+            yaxis_type="log",
+            uirevision="keep",
+            template="plotly_white",
+        )
+        st.plotly_chart(fig, key="compare_objectives", width="stretch")
+        st.subheader("Final filters")
+        cols = st.columns(min(len(filters), 4))
+        for i, (run_id, f) in enumerate(filters):
+            cols[i % len(cols)].plotly_chart(
+                figures.filter_figure(np.asarray(f), None, f"run {run_id}"),
+                key=f"compare_filter_{run_id}",
+                width="stretch",
+            )
+
+
+page()
