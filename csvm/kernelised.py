@@ -47,6 +47,7 @@ class _KernelState:
     dual_coef: np.ndarray  # a_i = alpha_i y_i of the support vectors
     intercept: float
     Z_sv: np.ndarray  # (s, k, H', W') float32 feature maps of the support vectors
+    K_sv: np.ndarray = field(repr=False)  # kernel among the support vectors
     objective: float
     terms: dict[str, float]
     train_accuracy: float
@@ -97,7 +98,7 @@ def outer_objective(
     gradient : array like ``filters``
     """
     params = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
-    state, K, _ = _solve(
+    state, _ = _solve(
         X4,
         y,
         np.asarray(filters, dtype=np.float64),
@@ -107,15 +108,19 @@ def outer_objective(
         lam,
         svm_tol,
     )
-    grad = _gradient(X4, state, params, regulariser, lam, K)
+    grad = _gradient(X4, state, params, regulariser, lam)
     return state.objective, grad
 
 
-def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol):
-    """Kernel + SVM at ``filters``: returns the state, the training kernel and timings."""
+def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None):
+    """Kernel + SVM at ``filters``: the solved state and the timings.
+
+    ``K_buffer`` (n x n float64) is overwritten with the training kernel; the state keeps
+    only the support vectors' block, so line-search trials never hold two n x n kernels.
+    """
     t0 = time.perf_counter()
     Z = correlate(X4, filters.astype(X4.dtype))
-    K = kernel_matrix(Z.reshape(len(Z), -1), **params)
+    K = kernel_matrix(Z.reshape(len(Z), -1), out=K_buffer, **params)
     t1 = time.perf_counter()
     svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200)
     svc.fit(K, y)
@@ -133,24 +138,22 @@ def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol):
         dual_coef=a,
         intercept=float(svc.intercept_[0]),
         Z_sv=Z[support],
+        K_sv=K_ss,
         objective=sum_alpha - margin + reg,
         terms={"sum_alpha": sum_alpha, "margin_term": margin, "regulariser": reg},
         train_accuracy=float(np.mean(np.where(decision > 0, 1, -1) == y)),
         kernel_params=dict(params),
     )
-    return state, K, {"kernel": t1 - t0, "svm": t2 - t1}
+    return state, {"kernel": t1 - t0, "svm": t2 - t1}
 
 
-def _gradient(X4, state, params, regulariser, lam, K=None):
-    K_sv = None
-    if K is not None and params["kernel"] == "rbf":
-        K_sv = K[np.ix_(state.support, state.support)]
+def _gradient(X4, state, params, regulariser, lam):
     quad = kernel_gradient(
         X4[state.support],
         state.Z_sv,
         state.dual_coef,
         state.filters.shape[-2:],
-        K_sv=K_sv,
+        K_sv=state.K_sv,
         **params,
     )
     return regulariser_gradient(regulariser, state.filters, lam) - 0.5 * quad
@@ -299,10 +302,14 @@ class KernelCSVM(BaseCSVM):
         filters /= np.abs(filters).sum()
         start = time.perf_counter()
 
-        def solve(f, iteration):
-            return _solve(X4, y, f, params, self._C_at(iteration), regulariser, lam, self.svm_tol)
+        K_buffer = np.empty((len(X4), len(X4)))  # reused by every solve of this problem
 
-        state, K, timings = solve(filters, 0)
+        def solve(f, iteration):
+            return _solve(
+                X4, y, f, params, self._C_at(iteration), regulariser, lam, self.svm_tol, K_buffer
+            )
+
+        state, timings = solve(filters, 0)
         best = state
         eta = float(self.eta)
         velocity = np.zeros_like(filters)
@@ -314,7 +321,7 @@ class KernelCSVM(BaseCSVM):
                 best = state
             last = it == self.n_iter - 1
             t_grad = time.perf_counter()
-            grad = None if last else _gradient(X4, state, params, regulariser, lam, K)
+            grad = None if last else _gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
                 raise self._diverged(best, "non-finite", "the filter gradient became non-finite")
@@ -335,7 +342,7 @@ class KernelCSVM(BaseCSVM):
             if last or not go_on:
                 break
             if self.step == "armijo":
-                new, K, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
+                new, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
                 if new is None:  # no decrease found: the filter is at a stationary point
                     break
             else:
@@ -346,7 +353,7 @@ class KernelCSVM(BaseCSVM):
                     move = -eta * grad
                 new_filters = state.filters + move
                 self._check_growth(best, state.filters, new_filters)
-                new, K, timings = solve(new_filters, it + 1)
+                new, timings = solve(new_filters, it + 1)
                 rises = rises + 1 if new.objective > state.objective else 0
                 if rises >= _RISING_PATIENCE:
                     raise self._diverged(
@@ -389,12 +396,12 @@ class KernelCSVM(BaseCSVM):
         for _ in range(_MAX_BACKTRACKS):
             new_filters = state.filters - trial * grad
             if np.all(np.isfinite(new_filters)):
-                new, K, timings = solve(new_filters, iteration)
+                new, timings = solve(new_filters, iteration)
                 spent = {key: spent[key] + timings[key] for key in spent}
                 if new.objective <= state.objective - _ARMIJO_C * trial * g2:
-                    return new, K, spent, trial
+                    return new, spent, trial
             trial /= 2.0
-        return None, None, None, eta
+        return None, None, eta
 
     def _check_growth(self, best, old, new) -> None:
         if not np.all(np.isfinite(new)):

@@ -57,7 +57,9 @@ def _apply(
     if kernel == "poly":
         block *= gamma
         block += coef0
-        if degree != 1:
+        if degree == 2:
+            np.square(block, out=block)
+        elif degree != 1:
             np.power(block, degree, out=block)
         return block
     # rbf: ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clipped at 0 against round-off.
@@ -78,6 +80,7 @@ def kernel_matrix(
     degree: float = 2,
     gamma: float = 1.0,
     coef0: float = 1.0,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Kernel matrix between two sets of flattened feature maps.
 
@@ -90,6 +93,9 @@ def kernel_matrix(
     kernel : {"poly", "rbf", "linear"}
     degree, gamma, coef0 : float
         ``(gamma z1.z2 + coef0)^degree`` for "poly"; ``exp(-gamma ||z1 - z2||^2)`` for "rbf".
+    out : float64 array (n, m), optional
+        Where to write the result.  Reusing one buffer across iterations matters: a fresh
+        gigabyte-sized array costs seconds of page faults before it is even written.
 
     Returns
     -------
@@ -100,16 +106,21 @@ def kernel_matrix(
     dtype = np.float64 if np.asarray(Z1).dtype == np.float64 else np.float32
     Z1 = np.ascontiguousarray(Z1, dtype=dtype)
     Z2 = Z1 if Z2 is None else np.ascontiguousarray(Z2, dtype=dtype)
+    n, m = Z1.shape[0], Z2.shape[0]
     sq1 = sq2 = None
     if kernel == "rbf":
-        sq1 = np.einsum("ij,ij->i", Z1, Z1, dtype=np.float64)
-        sq2 = sq1 if Z2 is Z1 else np.einsum("ij,ij->i", Z2, Z2, dtype=np.float64)
-    out = np.empty((Z1.shape[0], Z2.shape[0]), dtype=np.float64)
-    for start in range(0, Z1.shape[0], _BLOCK):
-        stop = min(start + _BLOCK, Z1.shape[0])
-        block = (Z1[start:stop] @ Z2.T).astype(np.float64)
+        sq1 = np.einsum("ij,ij->i", Z1, Z1, dtype=np.float64).astype(dtype)
+        sq2 = sq1 if Z2 is Z1 else np.einsum("ij,ij->i", Z2, Z2, dtype=np.float64).astype(dtype)
+    if out is None or out.shape != (n, m) or out.dtype != np.float64:
+        out = np.empty((n, m), dtype=np.float64)
+    block = np.empty((min(_BLOCK, n), m), dtype=dtype)
+    Z2T = Z2.T
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        buf = block[: stop - start]
+        np.matmul(Z1[start:stop], Z2T, out=buf)
         rows = None if sq1 is None else sq1[start:stop]
-        out[start:stop] = _apply(block, kernel, degree, gamma, coef0, rows, sq2)
+        out[start:stop] = _apply(buf, kernel, degree, gamma, coef0, rows, sq2)
     return out
 
 
