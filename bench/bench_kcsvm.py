@@ -142,6 +142,8 @@ def main() -> None:
             "regulariser": "dfo2",
             "lam": 0.1,
         }
+        rows.append(_row(f"SVC RBF γ {gamma} (no C)", [run({"kind": "svc", "gamma": gamma})]))
+        print(rows[-1], flush=True)
         rows.append(
             _row(
                 f"K-CSVM RBF γ {gamma}, Armijo, DFO2 λ 0.1, 25 it",

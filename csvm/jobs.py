@@ -1,0 +1,359 @@
+"""Background training jobs in worker processes, with a queue, cancel and leases.
+
+Why processes: CPU-bound training in a thread of the Streamlit server slows every session
+(one process, the GIL), and only a process can be stopped for sure in the middle of a long
+C-level SVM solve.  Each job runs in its own process, so Stop terminates just that job.
+
+Why warm spares: starting a Python process that imports numpy and scikit-learn takes a
+second or two.  The pool keeps ``max_workers`` idle processes that have already imported
+the libraries and wait for a job, and replaces each one as it is used, so a run starts
+streaming events almost at once.
+
+Nothing here imports Streamlit; the pages call :class:`JobPool` from a
+``st.cache_resource`` factory so one pool serves the whole server.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import multiprocessing as mp
+import os
+import queue as queue_module
+import threading
+import time
+import traceback
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JobPool", "JobView"]
+
+_BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_FINAL = ("done", "error", "stopped")
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A snapshot of one job, safe to read from any thread.
+
+    ``state`` is "queued", "running", "done", "error" or "stopped"; ``place`` is the
+    1-based place in the queue while queued.  ``events`` holds every event received so
+    far.  For a failed job ``error`` holds the message (with the traceback for
+    exceptions), ``error_type`` the exception's class name and ``error_info`` its
+    ``cause``/``suggested_eta`` attributes when it had them.
+    """
+
+    id: str
+    name: str
+    group: str | None
+    state: str
+    place: int | None
+    events: list[dict[str, Any]]
+    result: Any
+    error: str
+    error_type: str
+    error_info: dict[str, Any]
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+
+
+@dataclass
+class _Job:
+    id: str
+    name: str
+    group: str | None
+    target: Callable[..., Any]
+    kwargs: dict[str, Any]
+    state: str = "queued"
+    events: list[dict[str, Any]] = field(default_factory=list)
+    result: Any = None
+    error: str = ""
+    error_type: str = ""
+    error_info: dict[str, Any] = field(default_factory=dict)
+    submitted_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_seen: float = field(default_factory=time.monotonic)
+    worker: _Worker | None = None
+
+
+class _Worker:
+    """A spawned process that has imported the libraries and waits for one job."""
+
+    def __init__(self, ctx, preload: Sequence[str]):
+        self.inbox = ctx.Queue()
+        self.outbox = ctx.Queue()
+        self.process = ctx.Process(
+            target=_worker_main, args=(self.inbox, self.outbox, tuple(preload)), daemon=True
+        )
+        saved = {k: os.environ.get(k) for k in _BLAS_ENV}
+        # One BLAS thread per worker, so N jobs do not fight over N cores.  The variables
+        # must be set before the child imports numpy; spawn copies the environment now.
+        os.environ.update(dict.fromkeys(_BLAS_ENV, "1"))
+        try:
+            self.process.start()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(1.0)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(1.0)
+        else:
+            self.process.join(0.1)
+        for q in (self.inbox, self.outbox):
+            q.cancel_join_thread()
+            q.close()
+
+
+def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
+    """Child process: import the libraries, wait for a job, run it, report, exit."""
+    for module in preload:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - a failed preload shows up when the job runs
+            pass
+    job = inbox.get()
+    if job is None:
+        return
+    target, kwargs = job
+
+    def emit(event: dict[str, Any]) -> None:
+        outbox.put(("event", event))
+
+    try:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            result = target(emit, **kwargs)
+        outbox.put(("done", result))
+    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
+        info = {k: getattr(exc, k) for k in ("cause", "suggested_eta") if hasattr(exc, k)}
+        outbox.put(
+            (
+                "error",
+                {
+                    "type": type(exc).__name__,
+                    "message": str(exc),
+                    "traceback": traceback.format_exc(),
+                    "info": info,
+                },
+            )
+        )
+    outbox.close()
+    outbox.join_thread()  # make sure the last message left before the process ends
+
+
+class JobPool:
+    """A server-wide pool of worker processes with a FIFO queue.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Jobs running at once (default: the number of cores).  Later jobs wait in a queue.
+    lease_seconds : float
+        A job nobody polls for this long is cancelled, so closed browser tabs free the
+        cores.
+    preload : sequence of str
+        Modules the idle workers import in advance.
+    tick_seconds : float
+        How often a background thread starts queued jobs and expires leases.
+    """
+
+    def __init__(
+        self,
+        max_workers: int | None = None,
+        lease_seconds: float = 180.0,
+        preload: Sequence[str] = ("numpy", "sklearn.svm", "csvm.experiments"),
+        tick_seconds: float = 0.5,
+    ):
+        self.max_workers = max(1, int(max_workers or os.cpu_count() or 1))
+        self.lease_seconds = float(lease_seconds)
+        self._ctx = mp.get_context("spawn")
+        self._preload = tuple(preload)
+        self._lock = threading.RLock()
+        self._jobs: dict[str, _Job] = {}
+        self._queue: deque[str] = deque()
+        self._spares: list[_Worker] = []
+        self._closed = False
+        self._ticker = threading.Thread(
+            target=self._tick_forever, args=(tick_seconds,), name="csvm-job-ticker", daemon=True
+        )
+        self._ticker.start()
+        atexit.register(self.shutdown)
+
+    # -- public API -----------------------------------------------------------------------
+    def submit(
+        self,
+        target: Callable[..., Any],
+        kwargs: dict[str, Any],
+        name: str = "",
+        group: str | None = None,
+    ) -> str:
+        """Queue ``target(emit, **kwargs)``; returns the job id.
+
+        ``target`` must be a top-level function of an importable module (spawned workers
+        import it by name), and its result must be picklable.
+        """
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the job pool has been shut down")
+            job = _Job(
+                id=uuid.uuid4().hex[:12], name=name, group=group, target=target, kwargs=dict(kwargs)
+            )
+            self._jobs[job.id] = job
+            self._queue.append(job.id)
+            self._tick()
+            return job.id
+
+    def poll(self, job_id: str) -> JobView | None:
+        """Drain the job's new events, renew its lease and return a snapshot."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                return None
+            job.last_seen = time.monotonic()
+            self._tick()
+            return self._view(job)
+
+    def get(self, job_id: str) -> JobView | None:
+        """A snapshot of the job without renewing its lease (None if unknown)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return None if job is None else self._view(job)
+
+    def jobs(self, group: str | None = None) -> list[JobView]:
+        """Snapshots of every job (of one group, if given), oldest first."""
+        with self._lock:
+            self._tick()
+            return [self._view(j) for j in self._jobs.values() if group is None or j.group == group]
+
+    def cancel(self, job_id: str) -> None:
+        """Stop a job: a queued one leaves the queue, a running one's process ends."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.state in _FINAL:
+                return
+            if job.state == "running":
+                self._drain(job)
+            if job.state in _FINAL:  # it finished while we looked
+                return
+            self._finish(job, "stopped")
+            self._tick()
+
+    def shutdown(self) -> None:
+        """Terminate every worker process; queued and running jobs become "stopped"."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for job in self._jobs.values():
+                if job.state not in _FINAL:
+                    self._finish(job, "stopped")
+            for worker in self._spares:
+                worker.stop()
+            self._spares.clear()
+
+    # -- scheduling -----------------------------------------------------------------------
+    def _tick_forever(self, seconds: float) -> None:
+        while not self._closed:
+            time.sleep(seconds)
+            with self._lock:
+                if not self._closed:
+                    self._tick()
+
+    def _tick(self) -> None:
+        """Collect messages, reap ended processes, expire leases, start queued jobs."""
+        now = time.monotonic()
+        for job in list(self._jobs.values()):
+            if job.state == "running":
+                self._drain(job)
+                if job.state == "running" and not job.worker.process.is_alive():
+                    self._drain(job)
+                    if job.state == "running":
+                        code = job.worker.process.exitcode
+                        job.error = f"the worker process exited unexpectedly (exit code {code})"
+                        job.error_type = "WorkerCrashed"
+                        self._finish(job, "error")
+            if job.state in ("queued", "running") and now - job.last_seen > self.lease_seconds:
+                self._finish(job, "stopped")
+        running = sum(j.state == "running" for j in self._jobs.values())
+        while self._queue and running < self.max_workers and not self._closed:
+            job = self._jobs[self._queue.popleft()]
+            worker = self._spares.pop(0) if self._spares else _Worker(self._ctx, self._preload)
+            if not worker.process.is_alive():
+                worker.stop()
+                worker = _Worker(self._ctx, self._preload)
+            job.worker = worker
+            job.state = "running"
+            job.started_at = time.time()
+            worker.inbox.put((job.target, job.kwargs))
+            running += 1
+        if not self._closed:
+            # Keep warm spares for the next jobs (at most one per worker slot).
+            self._spares = [w for w in self._spares if w.process.is_alive()]
+            while len(self._spares) < self.max_workers:
+                self._spares.append(_Worker(self._ctx, self._preload))
+
+    def _drain(self, job: _Job) -> None:
+        outbox = job.worker.outbox
+        while True:
+            try:
+                kind, payload = outbox.get_nowait()
+            except queue_module.Empty:
+                return
+            except (EOFError, OSError):
+                return
+            if kind == "event":
+                job.events.append(payload)
+            elif kind == "done":
+                job.result = payload
+                self._finish(job, "done")
+                return
+            else:
+                job.error = payload["message"] + "\n\n" + payload["traceback"]
+                job.error_type = payload["type"]
+                job.error_info = payload["info"]
+                self._finish(job, "error")
+                return
+
+    def _finish(self, job: _Job, state: str) -> None:
+        if job.state == "queued" and job.id in self._queue:
+            self._queue.remove(job.id)
+        job.state = state
+        job.finished_at = time.time()
+        if job.worker is not None:
+            # A worker that was terminated mid-write must not be read again: its queue
+            # could hold half a message.
+            job.worker.stop()
+
+    def _view(self, job: _Job) -> JobView:
+        place = None
+        if job.state == "queued":
+            place = self._queue.index(job.id) + 1
+        return JobView(
+            id=job.id,
+            name=job.name,
+            group=job.group,
+            state=job.state,
+            place=place,
+            events=list(job.events),
+            result=job.result,
+            error=job.error,
+            error_type=job.error_type,
+            error_info=dict(job.error_info),
+            submitted_at=job.submitted_at,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+        )

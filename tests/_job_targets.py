@@ -1,0 +1,47 @@
+"""Job targets for tests/test_jobs.py (spawned workers import them by module name)."""
+
+import os
+import time
+
+import numpy as np
+
+
+def count(emit, n=5, pause=0.0):
+    for i in range(n):
+        emit({"i": i, "square": np.array([i * i])})
+        time.sleep(pause)
+    return {"total": n, "array": np.arange(n)}
+
+
+def long_svm_solve(emit, n=6000, seed=0):
+    """An SVM fit that takes far longer than the test waits: Stop must end it."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 50))
+    y = rng.integers(0, 2, n)
+    emit({"started": True})
+    SVC(kernel="rbf", C=1e6, tol=1e-12, cache_size=1).fit(X, y)
+    return "finished"
+
+
+def sleeper(emit, seconds=30.0):
+    emit({"started": True})
+    time.sleep(seconds)
+    return "woke"
+
+
+def raises(emit):
+    emit({"about": "to fail"})
+    raise ValueError("bad setting: gamma must be positive")
+
+
+def diverges(emit):
+    from csvm.exceptions import DivergenceError
+
+    raise DivergenceError("diverged with eta=10", cause="norm-explosion", suggested_eta=1.0)
+
+
+def crashes(emit):
+    emit({"about": "to crash"})
+    os._exit(3)

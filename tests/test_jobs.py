@@ -1,0 +1,113 @@
+"""The worker pool: events, results, Stop inside a C-level solve, crashes, queue, leases."""
+
+import multiprocessing as mp
+import time
+
+import _job_targets as targets
+import numpy as np
+import pytest
+
+from csvm.jobs import JobPool
+
+
+def wait_for(pool, job_id, states, timeout=60.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        view = pool.poll(job_id)
+        if view.state in states:
+            return view
+        time.sleep(0.05)
+    raise AssertionError(f"job stayed {view.state}, expected {states}")
+
+
+@pytest.fixture
+def pool():
+    p = JobPool(max_workers=2, lease_seconds=120, preload=("numpy",))
+    yield p
+    p.shutdown()
+
+
+def test_events_arrive_in_order_with_the_result(pool):
+    job = pool.submit(targets.count, {"n": 5}, name="count", group="g1")
+    view = wait_for(pool, job, {"done"})
+    assert [e["i"] for e in view.events] == [0, 1, 2, 3, 4]
+    assert view.events[3]["square"][0] == 9
+    assert view.result["total"] == 5
+    np.testing.assert_array_equal(view.result["array"], np.arange(5))
+    assert view.started_at >= view.submitted_at and view.finished_at >= view.started_at
+    assert [v.id for v in pool.jobs(group="g1")] == [job]
+    assert pool.jobs(group="other") == []
+
+
+def test_stop_during_a_long_svm_solve(pool):
+    job = pool.submit(targets.long_svm_solve, {})
+    view = wait_for(pool, job, {"running"})
+    deadline = time.time() + 60
+    while not pool.poll(job).events and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # well inside SVC.fit now
+    process = pool._jobs[job].worker.process
+    assert process.is_alive()
+    t0 = time.perf_counter()
+    pool.cancel(job)
+    while process.is_alive() and time.perf_counter() - t0 < 2.0:
+        time.sleep(0.02)
+    assert not process.is_alive(), "the worker must be gone within 2 s"
+    assert time.perf_counter() - t0 < 2.0
+    assert process.pid not in [c.pid for c in mp.active_children()]
+    view = pool.poll(job)
+    assert view.state == "stopped"
+    assert view.events == [{"started": True}], "what the job had sent is kept"
+
+
+def test_errors_and_crashes_leave_the_pool_serving(pool):
+    failing = pool.submit(targets.raises, {})
+    view = wait_for(pool, failing, {"error"})
+    assert view.error_type == "ValueError"
+    assert "gamma must be positive" in view.error
+    assert view.events == [{"about": "to fail"}]
+
+    crashing = pool.submit(targets.crashes, {})
+    view = wait_for(pool, crashing, {"error"})
+    assert "exit code 3" in view.error
+
+    diverging = pool.submit(targets.diverges, {})
+    view = wait_for(pool, diverging, {"error"})
+    assert view.error_type == "DivergenceError"
+    assert view.error_info == {"cause": "norm-explosion", "suggested_eta": 1.0}
+
+    after = pool.submit(targets.count, {"n": 2})
+    assert wait_for(pool, after, {"done"}).result["total"] == 2
+
+
+def test_third_job_waits_and_reports_its_place(pool):
+    a = pool.submit(targets.sleeper, {"seconds": 30})
+    b = pool.submit(targets.sleeper, {"seconds": 30})
+    c = pool.submit(targets.count, {"n": 1})
+    assert pool.poll(c).state == "queued"
+    assert pool.poll(c).place == 1
+    wait_for(pool, a, {"running"})
+    pool.cancel(a)
+    assert wait_for(pool, c, {"done"}).result["total"] == 1
+    pool.cancel(b)
+    assert pool.poll(b).state == "stopped"
+
+
+def test_unpolled_job_loses_its_lease():
+    pool = JobPool(max_workers=1, lease_seconds=1.0, preload=())
+    try:
+        job = pool.submit(targets.sleeper, {"seconds": 30})
+        time.sleep(2.5)
+        assert pool.get(job).state == "stopped"
+    finally:
+        pool.shutdown()
+
+
+def test_shutdown_leaves_no_children():
+    pool = JobPool(max_workers=2, preload=())
+    job = pool.submit(targets.sleeper, {"seconds": 30})
+    wait_for(pool, job, {"running"})
+    pool.shutdown()
+    time.sleep(0.2)
+    assert pool.get(job).state == "stopped"
+    assert not [c for c in mp.active_children() if c.name.startswith("SpawnProcess")]
