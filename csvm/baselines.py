@@ -1,0 +1,453 @@
+"""Baselines trained on the same split as a CSVM: a plain SVM and a small CNN (numpy).
+
+:func:`make_plain_svm` builds scikit-learn's SVC on raw pixels from a CSVM's own
+parameters, so a comparison is always like for like.  :class:`SmallCNN` is the thesis's
+comparison network: one (or a few) valid convolution filters with identity activation and
+no subsampling, an optional hidden layer, and a sigmoid (two classes) or softmax output,
+trained by mini-batch SGD with momentum.  It shares the convolution of :mod:`csvm.conv`.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
+from sklearn.utils import TransformerTags, check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+
+from csvm.conv import as_images, correlate, correlate_transpose, map_shape
+from csvm.exceptions import DivergenceError
+
+__all__ = ["FlattenImages", "SmallCNN", "make_plain_svm"]
+
+
+class FlattenImages(TransformerMixin, BaseEstimator):
+    """Reshape images ``(n, ...)`` to rows ``(n, prod(...))`` so an SVC can read them."""
+
+    def fit(self, X: Any, y: Any = None) -> FlattenImages:
+        """Nothing to learn."""
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Flattened images."""
+        X = np.asarray(X)
+        return X.reshape(len(X), -1)
+
+
+def make_plain_svm(params: Any, n_samples: int | None = None) -> Pipeline:
+    """The plain SVM that matches a CSVM: same kernel, degree, gamma, coef0 and C.
+
+    Parameters
+    ----------
+    params : dict or KernelCSVM or LinearCSVM
+        The CSVM's constructor parameters (or the estimator).  ``C=None`` (no bound)
+        becomes the same large C the K-CSVM hands to LIBSVM.  For the linear model
+        (``LinearCSVM`` or ``params["model"] == "lcsvm"``) a linear SVM with
+        ``C = 1 / (lam_w * n_samples)``, the solver form of the L-CSVM's weight step.
+    n_samples : int, optional
+        Training-set size; needed for the linear model's C.
+
+    Returns
+    -------
+    Pipeline
+        ``FlattenImages`` followed by ``SVC``; accepts images of any shape.
+    """
+    from csvm.kernelised import HARD_MARGIN_C
+    from csvm.linear import LinearCSVM, lambda_to_C
+
+    linear = isinstance(params, LinearCSVM)
+    if hasattr(params, "get_params"):
+        params = params.get_params()
+    params = dict(params)
+    linear = (
+        linear or params.get("model") == "lcsvm" or ("lam_w" in params and "kernel" not in params)
+    )
+    if linear:
+        if n_samples is None:
+            raise ValueError(
+                "make_plain_svm needs n_samples for the linear model: C = 1 / (lam_w * n_samples)."
+            )
+        svc = SVC(kernel="linear", C=lambda_to_C(float(params.get("lam_w", 0.1)), n_samples))
+    else:
+        C = params.get("C")
+        svc = SVC(
+            kernel=params.get("kernel", "poly"),
+            degree=params.get("degree", 2),
+            gamma=params.get("gamma", 1.0),
+            coef0=params.get("coef0", 1.0),
+            C=HARD_MARGIN_C if C is None else float(C),
+        )
+    return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
+
+
+_ACTIVATIONS = ("sigmoid", "relu", "tanh")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # Two branches avoid overflow in exp for large |x|.
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def _activate(name: str, h: np.ndarray) -> np.ndarray:
+    if name == "sigmoid":
+        return _sigmoid(h)
+    if name == "relu":
+        return np.maximum(h, 0)
+    return np.tanh(h)
+
+
+def _activation_grad(name: str, h: np.ndarray, a: np.ndarray) -> np.ndarray:
+    if name == "sigmoid":
+        return a * (1 - a)
+    if name == "relu":
+        return (h > 0).astype(h.dtype)
+    return 1 - a * a
+
+
+class SmallCNN(ClassifierMixin, BaseEstimator):
+    """The thesis's comparison CNN, in numpy.
+
+    Parameters
+    ----------
+    image_shape : tuple (H, W) or (C, H, W), or None
+        None infers it from 3-D/4-D input; 2-D input is then one row of pixels.
+    filter_shape : tuple (p, q)
+    n_filters : int
+        Valid convolution filters (identity activation, no subsampling).
+    hidden : int or None
+        Units of the hidden layer; None or 0 gives the linear CNN of table 3.1.
+    activation : {"sigmoid", "relu", "tanh"}
+    lr : float
+        Learning rate of mini-batch SGD.
+    momentum : float in [0, 1)
+    nesterov : bool
+    weight_decay : float
+        L2 penalty ``weight_decay / 2 * ||W||^2`` on every weight (not on biases).
+    epochs, batch_size : int
+    events_every : int
+        Also report every ``events_every`` mini-batches (0: once per epoch only).
+    dtype : {"float32", "float64"}
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_, filters_ (1, n_filters, p, q), params_ (dict of weights), history_,
+    n_features_in_, stopped_.
+    """
+
+    def __init__(
+        self,
+        image_shape: tuple[int, ...] | None = (28, 28),
+        filter_shape: tuple[int, int] = (5, 5),
+        n_filters: int = 1,
+        hidden: int | None = 500,
+        activation: str = "sigmoid",
+        lr: float = 0.1,
+        momentum: float = 0.9,
+        nesterov: bool = True,
+        weight_decay: float = 1e-5,
+        epochs: int = 10,
+        batch_size: int = 32,
+        events_every: int = 0,
+        dtype: str = "float32",
+        random_state: Any = None,
+    ):
+        self.image_shape = image_shape
+        self.filter_shape = filter_shape
+        self.n_filters = n_filters
+        self.hidden = hidden
+        self.activation = activation
+        self.lr = lr
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.events_every = events_every
+        self.dtype = dtype
+        self.random_state = random_state
+
+    # -- input ----------------------------------------------------------------------------
+    def _images(self, X: Any, *, reset: bool) -> np.ndarray:
+        try:
+            X = check_array(X, allow_nd=True, dtype=[np.float32, np.float64], input_name="X")
+        except ValueError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise ValueError(f"{exc} Remove or impute those pixels first.") from None
+            raise
+        if reset:
+            if self.image_shape is not None:
+                shape = tuple(self.image_shape)
+            elif X.ndim == 2:
+                shape = (1, 1, X.shape[1])
+            else:
+                shape = (1, *X.shape[1:]) if X.ndim == 3 else X.shape[1:]
+        else:
+            shape = self._image_shape
+            n_features = int(np.prod(X.shape[1:]))
+            if n_features != self.n_features_in_:
+                raise ValueError(
+                    f"X has {n_features} features, but SmallCNN is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+        X4 = as_images(X, shape)
+        if reset:
+            self._image_shape = tuple(int(s) for s in X4.shape[1:])
+            self.n_features_in_ = int(np.prod(X4.shape[1:]))
+        return np.ascontiguousarray(X4, dtype=self.dtype)
+
+    def _check_params(self) -> None:
+        if not (isinstance(self.lr, Real) and self.lr > 0):
+            raise ValueError(f"lr must be greater than 0, got {self.lr!r}.")
+        if self.activation not in _ACTIVATIONS:
+            raise ValueError(
+                f"Unknown activation {self.activation!r}: choose one of {', '.join(_ACTIVATIONS)}."
+            )
+        if not (isinstance(self.momentum, Real) and 0 <= self.momentum < 1):
+            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}.")
+        for name in ("epochs", "batch_size", "n_filters"):
+            value = getattr(self, name)
+            if not isinstance(value, Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}.")
+
+    # -- the network ----------------------------------------------------------------------
+    def _init(self, rng: np.random.Generator, channels: int, n_out: int) -> dict:
+        p, q = self.filter_shape
+        k = self.n_filters
+        h2, w2 = map_shape(self._image_shape[-2:], (p, q))
+        d = k * h2 * w2
+
+        def glorot(fan_in, fan_out, shape):
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            return rng.uniform(-limit, limit, shape).astype(self.dtype)
+
+        params = {
+            "conv_W": glorot(channels * p * q, k * p * q, (k, channels, p, q)),
+            "conv_b": np.zeros(k, self.dtype),
+        }
+        width = d
+        if self.hidden:
+            params["hid_W"] = glorot(d, self.hidden, (d, self.hidden))
+            params["hid_b"] = np.zeros(self.hidden, self.dtype)
+            width = self.hidden
+        params["out_W"] = glorot(width, n_out, (width, n_out))
+        params["out_b"] = np.zeros(n_out, self.dtype)
+        return params
+
+    def _forward(self, params: dict, X: np.ndarray) -> tuple[np.ndarray, dict]:
+        Z = correlate(X, params["conv_W"]) + params["conv_b"][None, :, None, None]
+        a0 = Z.reshape(len(X), -1)
+        cache = {"X": X, "a0": a0, "z_shape": Z.shape}
+        a = a0
+        if "hid_W" in params:
+            h = a0 @ params["hid_W"] + params["hid_b"]
+            a = _activate(self.activation, h)
+            cache.update(h=h, a1=a)
+        return a @ params["out_W"] + params["out_b"], cache
+
+    def _loss_grad(self, params: dict, X: np.ndarray, t: np.ndarray) -> tuple[float, dict]:
+        """Mean loss (plus weight decay) and its gradient for targets ``t``.
+
+        ``t`` is 0/1 of shape (B,) for two classes, else one-hot (B, K).
+        """
+        s, cache = self._forward(params, X)
+        B = len(X)
+        if s.shape[1] == 1:
+            s = s[:, 0]
+            loss = float(np.mean(np.logaddexp(0, s) - t * s))
+            ds = ((_sigmoid(s) - t) / B)[:, None]
+        else:
+            shifted = s - s.max(axis=1, keepdims=True)
+            log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+            loss = float(-np.mean(np.sum(t * log_p, axis=1)))
+            ds = (np.exp(log_p) - t) / B
+        ds = ds.astype(X.dtype, copy=False)
+        wd = self.weight_decay
+        loss += (
+            0.5
+            * wd
+            * sum(
+                float(np.sum(np.square(params[k], dtype=np.float64)))
+                for k in params
+                if k.endswith("_W")
+            )
+        )
+        grads = {}
+        a_last = cache.get("a1", cache["a0"])
+        grads["out_W"] = a_last.T @ ds
+        grads["out_b"] = ds.sum(axis=0)
+        da = ds @ params["out_W"].T
+        if "hid_W" in params:
+            dh = da * _activation_grad(self.activation, cache["h"], cache["a1"])
+            grads["hid_W"] = cache["a0"].T @ dh
+            grads["hid_b"] = dh.sum(axis=0)
+            da = dh @ params["hid_W"].T
+        dZ = da.reshape(cache["z_shape"])
+        grads["conv_W"] = correlate_transpose(X, dZ, self.filter_shape, sum_samples=True)
+        grads["conv_b"] = dZ.sum(axis=(0, 2, 3))
+        for key in grads:
+            if key.endswith("_W"):
+                grads[key] = grads[key] + wd * params[key]
+            grads[key] = grads[key].astype(self.dtype, copy=False)
+        return loss, grads
+
+    def _targets(self, y_index: np.ndarray) -> np.ndarray:
+        if len(self.classes_) == 2:
+            return y_index.astype(self.dtype)
+        return np.eye(len(self.classes_), dtype=self.dtype)[y_index]
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, callback=None) -> SmallCNN:
+        """Train by mini-batch SGD; ``callback(event)`` returning False stops cleanly.
+
+        Raises
+        ------
+        DivergenceError
+            When the loss becomes non-finite; the last finite weights are kept.
+        """
+        self._check_params()
+        if y is None:
+            raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
+        X4 = self._images(X, reset=True)
+        y = column_or_1d(y, warn=True)
+        if len(y) != len(X4):
+            raise ValueError(f"y has {len(y)} labels for {len(X4)} images.")
+        check_classification_targets(y)
+        map_shape(X4.shape[-2:], self.filter_shape)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y holds one class only ({self.classes_[0]!r}): training needs "
+                "examples of at least two classes."
+            )
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        rng = np.random.default_rng(seed)
+        n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
+        params = self._init(rng, X4.shape[1], n_out)
+        velocity = {k: np.zeros_like(v) for k, v in params.items()}
+        targets = self._targets(y_index)
+        self.params_ = params
+        self.history_ = []
+        self.stopped_ = False
+        start = time.perf_counter()
+        n = len(X4)
+        batch = 0
+        mu, lr = float(self.momentum), float(self.lr)
+        for epoch in range(int(self.epochs)):
+            order = rng.permutation(n)
+            losses = []
+            for first in range(0, n, int(self.batch_size)):
+                idx = order[first : first + int(self.batch_size)]
+                loss, grads = self._loss_grad(params, X4[idx], targets[idx])
+                if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
+                    self.params_ = self._last_good
+                    raise DivergenceError(
+                        f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
+                        f"with learning rate lr={lr:g}. The last finite weights were kept. "
+                        f"Try a smaller learning rate such as lr={lr / 10:g}.",
+                        cause="non-finite",
+                        suggested_eta=lr / 10,
+                    )
+                self._last_good = {k: v.copy() for k, v in params.items()}
+                for key, g in grads.items():
+                    velocity[key] = mu * velocity[key] - lr * g
+                    # Nesterov in the "look-ahead" form that only needs this gradient.
+                    params[key] += (mu * velocity[key] - lr * g) if self.nesterov else velocity[key]
+                losses.append(loss)
+                batch += 1
+                if self.events_every and batch % int(self.events_every) == 0:
+                    if not self._emit(
+                        callback,
+                        {
+                            "step": "batch",
+                            "batch": batch,
+                            "iteration": epoch,
+                            "epoch": epoch,
+                            "epoch_progress": epoch + first / n,
+                            "loss": float(np.mean(losses)),
+                            "seconds": time.perf_counter() - start,
+                        },
+                        params,
+                    ):
+                        return self
+            accuracy = float(np.mean(self.predict(X4) == y))
+            if not self._emit(
+                callback,
+                {
+                    "step": "epoch",
+                    "iteration": epoch,
+                    "epoch": epoch,
+                    "loss": float(np.mean(losses)),
+                    "train_accuracy": accuracy,
+                    "seconds": time.perf_counter() - start,
+                },
+                params,
+            ):
+                return self
+        return self
+
+    def _emit(self, callback, values: dict, params: dict) -> bool:
+        event = {"model": "cnn", "n_iter": int(self.epochs), **values}
+        if values["step"] == "epoch":
+            self.history_.append(event)
+        if (
+            callback is not None
+            and callback({**event, "filters": params["conv_W"].copy()}) is False
+        ):
+            self.stopped_ = True
+            return False
+        return True
+
+    # -- prediction -----------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits: (n,) for two classes (positive means ``classes_[1]``), else (n, K)."""
+        check_is_fitted(self, "params_")
+        s, _ = self._forward(self.params_, self._images(X, reset=False))
+        return s[:, 0] if s.shape[1] == 1 else s
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, (n, n_classes)."""
+        s = self.decision_function(X).astype(np.float64)
+        if s.ndim == 1:
+            p = _sigmoid(s)
+            return np.column_stack([1 - p, p])
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels."""
+        s = self.decision_function(X)
+        return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Feature maps after the convolution layer, (n, n_filters, H', W')."""
+        check_is_fitted(self, "params_")
+        X4 = self._images(X, reset=False)
+        return correlate(X4, self.params_["conv_W"]) + self.params_["conv_b"][None, :, None, None]
+
+    @property
+    def filters_(self) -> np.ndarray:
+        """The convolution filters, (1, n_filters, p, q) ((1, n_filters, C, p, q) in
+        colour), laid out like the CSVMs' ``filters_``."""
+        check_is_fitted(self, "params_")
+        f = self.params_["conv_W"][None]
+        return f[:, :, 0] if f.shape[2] == 1 else f
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float32"])
+        return tags
