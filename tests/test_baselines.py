@@ -70,7 +70,7 @@ def test_overfits_a_tiny_training_set():
         image_shape=(10, 10),
         filter_shape=(3, 3),
         hidden=64,
-        lr=0.5,
+        lr=0.1,
         epochs=150,
         batch_size=8,
         weight_decay=0.0,
@@ -99,7 +99,13 @@ def test_callback_false_stops_after_first_event():
     X, y = _images(n=30)
     seen = []
     cnn = SmallCNN(
-        image_shape=(7, 7), filter_shape=(3, 3), hidden=8, epochs=5, events_every=2, random_state=0
+        image_shape=(7, 7),
+        filter_shape=(3, 3),
+        hidden=8,
+        epochs=5,
+        batch_size=4,
+        events_every=2,
+        random_state=0,
     )
     cnn.fit(X, y, callback=lambda e: seen.append(e) or False)
     assert len(seen) == 1 and seen[0]["step"] == "batch" and "filters" in seen[0]
