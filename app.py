@@ -8,11 +8,11 @@ import streamlit as st
 
 
 def main() -> None:
-    st.set_page_config(page_title="CSVM Explorer", page_icon="🧮", layout="wide")
+    st.set_page_config(page_title="CSVM Explorer", page_icon=":material/grid_on:", layout="wide")
     pages = [
-        st.Page("pages/train.py", title="Train", icon="🏋️", default=True),
-        st.Page("pages/compare.py", title="Compare runs", icon="📊"),
-        st.Page("pages/about.py", title="About", icon="📖"),
+        st.Page("pages/train.py", title="Train", icon=":material/model_training:", default=True),
+        st.Page("pages/compare.py", title="Compare runs", icon=":material/compare:"),
+        st.Page("pages/about.py", title="About", icon=":material/menu_book:"),
     ]
     st.navigation(pages).run()
 

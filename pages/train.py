@@ -192,7 +192,7 @@ def sidebar(available: dict[str, dict]) -> dict:
             c2.number_input("λ_f", min_value=0.0, format="%g", key="cfg_lam_f", help=HELP["lam_f"])
         c1, c2, c3 = st.columns(3)
         c1.number_input("Iterations", 1, 500, key="cfg_n_iter", help=HELP["n_iter"])
-        c2.number_input("Filter size", 1, 15, key="cfg_filter_size", help=HELP["filter_size"])
+        c2.number_input("Filter size", 1, 32, key="cfg_filter_size", help=HELP["filter_size"])
         c3.number_input("Filters", 1, 8, key="cfg_n_filters", help=HELP["n_filters"])
         st.number_input("Seed", 0, 10**6, key="cfg_seed", help=HELP["seed"])
     with sb.expander("Baselines"):
@@ -442,7 +442,7 @@ def page() -> None:
         except Exception as exc:  # noqa: BLE001 - any loading problem is shown, not raised
             errors.append(str(exc))
     if data is not None:
-        errors += validate_config(config, data.image_shape, n_available=None)
+        errors += validate_config(config, data.image_shape, n_available=len(data.y_train))
 
     c1, c2, c3 = st.columns([1, 1, 4])
     start = c1.button(

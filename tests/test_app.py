@@ -1,0 +1,91 @@
+"""The explorer through Streamlit's AppTest (no browser): start, poll, results, errors."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL_RUN = {"n_iter": "3", "n_train": "200", "cnn_epochs": "1", "cnn_hidden": "16"}
+
+
+def _app(query=None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def _wait_for_results(at, seconds=90):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        at.run()
+        if (
+            at.dataframe
+            and any(at.dataframe[0].value["status"].isin(["done"]))
+            and not any(at.dataframe[0].value["status"].isin(["running", "queued"]))
+        ):
+            return at
+        time.sleep(0.5)
+    raise AssertionError("the run did not finish in time")
+
+
+def test_train_page_opens_with_real_images_and_no_error():
+    at = _app()
+    assert not at.exception
+    assert not at.error
+    assert at.title[0].value == "CSVM Explorer"
+    assert at.get("plotly_chart"), "example images are on the screen at once"
+
+
+def test_small_run_gives_one_point_per_iteration_and_a_row_per_model():
+    at = _app(SMALL_RUN)
+    at.button(key="start").click().run()
+    assert not at.exception
+    at = _wait_for_results(at)
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
+    assert table["test accuracy"].notna().all()
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    objective = [
+        s for s in specs if s["layout"].get("title", {}).get("text", "").startswith("Objective")
+    ]
+    assert objective, "the objective chart is shown"
+    assert len(objective[0]["data"][0]["x"]) == 3  # one point per iteration
+    assert at.query_params["run"], "the run is in the URL so a reload reattaches"
+
+
+def test_invalid_setting_shows_error_and_starts_nothing():
+    at = _app({"dataset": "digits", "filter_size": "9"})
+    assert any("larger than the image" in e.value for e in at.error)
+    assert at.button(key="start").disabled  # nothing can start
+    at.run()
+    assert "current_run" not in at.session_state
+    assert not at.get("plotly_chart") or all(
+        "Objective" not in json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
+        for c in at.get("plotly_chart")
+    )
+
+
+def test_training_size_beyond_the_pair_is_refused():
+    at = _app({"n_train": "5000"})
+    assert any("Only 700 training images" in e.value for e in at.error)
+    assert at.button(key="start").disabled
+
+
+def test_reload_reattaches_to_a_finished_run():
+    at = _app(SMALL_RUN | {"baselines": "-"})
+    at.button(key="start").click().run()
+    at = _wait_for_results(at)
+    query = {k: at.query_params[k] for k in at.query_params}
+    again = _app(query)  # a new session with the same URL
+    assert again.dataframe and list(again.dataframe[0].value["model"]) == ["K-CSVM"]
+
+
+@pytest.mark.parametrize("page", ["pages/about.py", "pages/compare.py"])
+def test_other_pages_render(page):
+    at = AppTest.from_file(str(ROOT / page), default_timeout=30).run()
+    assert not at.exception
+    assert at.title
