@@ -107,7 +107,10 @@ def test_shutdown_leaves_no_children():
     pool = JobPool(max_workers=2, preload=())
     job = pool.submit(targets.sleeper, {"seconds": 30})
     wait_for(pool, job, {"running"})
+    processes = [pool._jobs[job].worker.process] + [w.process for w in pool._spares]
+    assert all(p.is_alive() for p in processes)
     pool.shutdown()
-    time.sleep(0.2)
     assert pool.get(job).state == "stopped"
-    assert not [c for c in mp.active_children() if c.name.startswith("SpawnProcess")]
+    assert not any(p.is_alive() for p in processes)
+    alive = {c.pid for c in mp.active_children()}
+    assert not alive & {p.pid for p in processes}
