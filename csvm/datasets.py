@@ -75,6 +75,13 @@ class _Spec:
 
 
 _MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+# md5s of the canonical Fashion-MNIST files, in the order of _IDX_FILES.
+_FASHION_MD5 = (
+    "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+    "25c81989df183df01b3e8a0aad5dffbe",
+    "bef4ecab320f06d8554ea6380940ec79",
+    "bb300cfdad3c16e7a12a480ee83cd310",
+)
 _FASHION_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
 DATASETS: dict[str, _Spec] = {
     "mnist-5k": _Spec(
@@ -114,7 +121,10 @@ DATASETS: dict[str, _Spec] = {
         (1, 28, 28),
         _FASHION,
         [f + ".gz" for f in _IDX_FILES.values()],
-        {f + ".gz": (_FASHION_URL + f + ".gz", "") for f in _IDX_FILES.values()},
+        {
+            f + ".gz": (_FASHION_URL + f + ".gz", md5)
+            for f, md5 in zip(_IDX_FILES.values(), _FASHION_MD5, strict=True)
+        },
     ),
     "cifar10": _Spec(
         "cifar10",

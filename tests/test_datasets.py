@@ -191,3 +191,21 @@ def test_cli_lists_datasets():
         cwd=Path(__file__).resolve().parents[1],
     ).stdout
     assert "mnist-5k" in out and "python -m csvm data fetch cifar10" in out
+
+
+def test_download_verifies_the_checksum(tmp_path):
+    import hashlib
+
+    from csvm.datasets import _download
+
+    source = tmp_path / "source.bin"
+    source.write_bytes(b"canonical bytes")
+    good = hashlib.md5(b"canonical bytes").hexdigest()
+    target = tmp_path / "cache" / "file.gz"
+    _download(source.as_uri(), target, good, out=open(tmp_path / "log", "w"))
+    assert target.read_bytes() == b"canonical bytes"
+    other = tmp_path / "cache" / "other.gz"
+    with pytest.raises(DatasetError, match="corrupt"):
+        _download(source.as_uri(), other, "0" * 32, out=open(tmp_path / "log2", "w"))
+    assert not other.exists(), "a file that fails its checksum is never kept"
+    assert not list((tmp_path / "cache").glob("*.part"))
