@@ -46,7 +46,7 @@ def test_backprop_matches_finite_differences(hidden, activation, classes, channe
         h = cnn._forward(params, X)[1]["h"]
         assert np.min(np.abs(h)) > 1e-4
     targets = cnn._targets(np.searchsorted(cnn.classes_, y))
-    _, grads = cnn._loss_grad(params, X, targets)
+    _, grads, _ = cnn._loss_grad(params, X, targets)
     eps = 1e-6
     for name, value in params.items():
         numeric = np.zeros_like(value)
