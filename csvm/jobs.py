@@ -19,6 +19,7 @@ import atexit
 import importlib
 import multiprocessing as mp
 import os
+import pickle
 import queue as queue_module
 import threading
 import time
@@ -117,40 +118,57 @@ class _Worker:
             q.close()
 
 
+def _send(outbox, kind: str, payload: Any) -> None:
+    """Pickle in the caller, not in the queue's feeder thread.
+
+    ``multiprocessing.Queue`` pickles in a background thread and only prints (then drops)
+    a message that cannot be pickled; the parent would then see a silent exit.  Pickling
+    here turns such a message into an ordinary exception in the job.
+    """
+    outbox.put(pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
     """Child process: import the libraries, wait for a job, run it, report, exit."""
+    # The parent sets these around ``Process.start``; setting them again is harmless and
+    # covers a worker started some other way (before any numpy import below).
+    for key in _BLAS_ENV:
+        os.environ[key] = "1"
     for module in preload:
         try:
             importlib.import_module(module)
         except Exception:  # noqa: BLE001 - a failed preload shows up when the job runs
             pass
-    job = inbox.get()
+    try:
+        job = inbox.get()
+    except (EOFError, OSError):  # the parent went away while this spare waited
+        return
     if job is None:
         return
     target, kwargs = job
 
     def emit(event: dict[str, Any]) -> None:
-        outbox.put(("event", event))
+        _send(outbox, "event", event)
 
     try:
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):
             result = target(emit, **kwargs)
-        outbox.put(("done", result))
+        _send(outbox, "done", result)
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
         info = {k: getattr(exc, k) for k in ("cause", "suggested_eta") if hasattr(exc, k)}
-        outbox.put(
-            (
-                "error",
-                {
-                    "type": type(exc).__name__,
-                    "message": str(exc),
-                    "traceback": traceback.format_exc(),
-                    "info": info,
-                },
-            )
-        )
+        error = {
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": traceback.format_exc(),
+            "info": info,
+        }
+        try:
+            _send(outbox, "error", error)
+        except Exception:  # noqa: BLE001 - e.g. an attribute that cannot be pickled
+            error["info"] = {k: repr(v) for k, v in info.items()}
+            _send(outbox, "error", error)
     outbox.close()
     outbox.join_thread()  # make sure the last message left before the process ends
 
@@ -269,9 +287,14 @@ class JobPool:
     def _tick_forever(self, seconds: float) -> None:
         while not self._closed:
             time.sleep(seconds)
-            with self._lock:
-                if not self._closed:
-                    self._tick()
+            try:
+                with self._lock:
+                    if not self._closed:
+                        self._tick()
+            except Exception:  # noqa: BLE001 - the ticker must outlive one bad tick
+                # Without the ticker queued jobs would wait for the next poll and leases
+                # would never expire; the next public call raises the error to a caller.
+                pass
 
     def _tick(self) -> None:
         """Collect messages, reap ended processes, expire leases, start queued jobs."""
@@ -310,10 +333,19 @@ class JobPool:
         outbox = job.worker.outbox
         while True:
             try:
-                kind, payload = outbox.get_nowait()
+                raw = outbox.get_nowait()
             except queue_module.Empty:
                 return
             except (EOFError, OSError):
+                # A pipe torn by a process that died mid-write; the liveness check in
+                # _tick reports the job.
+                return
+            try:
+                kind, payload = pickle.loads(raw)
+            except Exception as exc:  # noqa: BLE001 - e.g. a class that does not import here
+                job.error = f"a message from the worker could not be read: {exc!r}"
+                job.error_type = type(exc).__name__
+                self._finish(job, "error")
                 return
             if kind == "event":
                 job.events.append(payload)

@@ -45,3 +45,21 @@ def diverges(emit):
 def crashes(emit):
     emit({"about": "to crash"})
     os._exit(3)
+
+
+def unpicklable_result(emit):
+    emit({"ok": True})
+    return lambda: None  # a lambda cannot be pickled back to the parent
+
+
+def child_info(emit):
+    """What the spawned child sees: its sys.path, BLAS variables and thread limits."""
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    return {
+        "sys_path": list(sys.path),
+        "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
+        "threads": [info["num_threads"] for info in threadpool_info()],
+    }

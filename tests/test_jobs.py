@@ -114,3 +114,35 @@ def test_shutdown_leaves_no_children():
     assert not any(p.is_alive() for p in processes)
     alive = {c.pid for c in mp.active_children()}
     assert not alive & {p.pid for p in processes}
+
+
+def test_child_sees_our_sys_path_and_one_blas_thread(pool):
+    import os
+    import sys
+
+    before = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    job = pool.submit(targets.child_info, {})
+    info = wait_for(pool, job, {"done"}).result
+    # spawn sends the parent's sys.path, which is how the child imports _job_targets
+    tests_dir = os.path.dirname(os.path.abspath(targets.__file__))
+    assert tests_dir in info["sys_path"] and tests_dir in sys.path
+    assert info["env"] == {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    assert all(n == 1 for n in info["threads"])
+    # the parent's environment is restored after each worker starts
+    assert {k: os.environ.get(k) for k in before} == before
+
+
+def test_unpicklable_result_is_an_error_and_queued_cancel_is_stopped():
+    pool = JobPool(max_workers=1, lease_seconds=120, preload=())
+    try:
+        bad = pool.submit(targets.unpicklable_result, {})
+        waiting = pool.submit(targets.count, {"n": 1})
+        assert pool.poll(waiting).place == 1
+        pool.cancel(waiting)
+        view = pool.poll(waiting)
+        assert view.state == "stopped" and view.place is None and view.started_at is None
+        view = wait_for(pool, bad, {"error"})
+        assert view.events == [{"ok": True}]
+        assert "exited unexpectedly" not in view.error and view.error_type
+    finally:
+        pool.shutdown()
