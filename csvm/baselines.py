@@ -19,11 +19,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import threadpool_limits
 
-from csvm.conv import as_images, correlate, correlate_transpose, map_shape
+from csvm.conv import correlate, correlate_transpose, map_shape
 from csvm.exceptions import DivergenceError
+from csvm.validation import check_images
 
 __all__ = ["FlattenImages", "SmallCNN", "make_plain_svm"]
 
@@ -176,32 +177,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
 
     # -- input ----------------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
-        try:
-            X = check_array(X, allow_nd=True, dtype=[np.float32, np.float64], input_name="X")
-        except ValueError as exc:
-            if "NaN" in str(exc) or "infinity" in str(exc):
-                raise ValueError(f"{exc} Remove or impute those pixels first.") from None
-            raise
-        if reset:
-            if self.image_shape is not None:
-                shape = tuple(self.image_shape)
-            elif X.ndim == 2:
-                shape = (1, 1, X.shape[1])
-            else:
-                shape = (1, *X.shape[1:]) if X.ndim == 3 else X.shape[1:]
-        else:
-            shape = self._image_shape
-            n_features = int(np.prod(X.shape[1:]))
-            if n_features != self.n_features_in_:
-                raise ValueError(
-                    f"X has {n_features} features, but SmallCNN is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
-        X4 = as_images(X, shape)
-        if reset:
-            self._image_shape = tuple(int(s) for s in X4.shape[1:])
-            self.n_features_in_ = int(np.prod(X4.shape[1:]))
-        return np.ascontiguousarray(X4, dtype=self.dtype)
+        return check_images(self, X, reset=reset, dtype=self.dtype)
 
     def _check_params(self) -> None:
         if not (isinstance(self.lr, Real) and self.lr > 0):

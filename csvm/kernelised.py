@@ -314,12 +314,13 @@ class KernelCSVM(BaseCSVM):
         eta = float(self.eta)
         velocity = np.zeros_like(filters)
         rises = 0
+        converged = False
         for it in range(int(self.n_iter)):
             if not np.isfinite(state.objective):
                 raise self._diverged(best, "non-finite", "the objective became non-finite")
             if state.objective <= best.objective:
                 best = state
-            last = it == self.n_iter - 1
+            last = it == self.n_iter - 1 or converged
             t_grad = time.perf_counter()
             grad = None if last else _gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
@@ -361,24 +362,10 @@ class KernelCSVM(BaseCSVM):
                         "objective-rising",
                         f"the objective rose {rises} iterations in a row with eta={eta:g}",
                     )
-            if self.tol and abs(new.objective - state.objective) <= self.tol * max(
-                1.0, abs(state.objective)
-            ):
-                state = new
-                recorder.record(
-                    state.filters,
-                    iteration=it + 1,
-                    step="iteration",
-                    objective=state.objective,
-                    **state.terms,
-                    filter_norm=float(np.linalg.norm(state.filters)),
-                    n_support=int(len(state.support)),
-                    train_accuracy=state.train_accuracy,
-                    eta=eta,
-                    seconds=time.perf_counter() - start,
-                    timings=dict(timings),
-                )
-                break
+            # Converged: record the new state on the next pass, then stop.
+            converged = bool(self.tol) and abs(new.objective - state.objective) <= (
+                self.tol * max(1.0, abs(state.objective))
+            )
             state = new
         state.history = recorder.history
         return state

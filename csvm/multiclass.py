@@ -18,11 +18,12 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from csvm.conv import as_images, correlate, map_shape
+from csvm.conv import correlate, map_shape
 from csvm.events import Callback, Recorder
 from csvm.exceptions import DivergenceError
+from csvm.validation import check_images
 
 __all__ = ["BaseCSVM", "binary_tasks", "ovo_decision"]
 
@@ -95,36 +96,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
 
     # -- input handling -------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
-        # check_array gives scikit-learn's standard messages for sparse, empty, 1-D,
-        # non-numeric and non-finite input; images may be 3-D or 4-D.
-        try:
-            X = check_array(X, allow_nd=True, dtype=[np.float32, np.float64], input_name="X")
-        except ValueError as exc:
-            if "NaN" in str(exc) or "infinity" in str(exc):
-                raise ValueError(
-                    f"{exc} Remove or impute those pixels before training or predicting."
-                ) from None
-            raise
-        if reset:
-            if self.image_shape is not None:
-                shape = tuple(self.image_shape)
-            elif X.ndim == 2:
-                shape = (1, 1, X.shape[1])  # a table is read as one row of pixels
-            else:
-                shape = (1, *X.shape[1:]) if X.ndim == 3 else X.shape[1:]
-        else:
-            shape = self._image_shape
-            n_features = int(np.prod(X.shape[1:]))
-            if n_features != self.n_features_in_:
-                raise ValueError(
-                    f"X has {n_features} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input (images of shape {shape})."
-                )
-        X4 = as_images(X, shape)
-        if reset:
-            self._image_shape = tuple(int(s) for s in X4.shape[1:])
-            self.n_features_in_ = int(np.prod(X4.shape[1:]))
-        return np.ascontiguousarray(X4, dtype=np.float32)
+        return check_images(self, X, reset=reset)
 
     def _check_common_params(self) -> None:
         p, q = (int(s) for s in self.filter_shape)
