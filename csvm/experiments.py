@@ -26,6 +26,7 @@ __all__ = [
     "config_to_query",
     "pinned_indices",
     "python_snippet",
+    "query_to_config",
     "run_model",
     "validate_config",
 ]
@@ -353,6 +354,10 @@ def config_from_query(query: dict[str, str]) -> dict[str, Any]:
         except ValueError:
             continue
     return config
+
+
+#: The name the issue uses for :func:`config_from_query`.
+query_to_config = config_from_query
 
 
 def python_snippet(config: dict[str, Any]) -> str:

@@ -20,8 +20,17 @@ FINAL_STATES = {"done", "error", "stopped"}
 
 @st.cache_resource
 def get_pool() -> JobPool:
-    """One pool of worker processes for the whole server, sized to the cores."""
-    return JobPool(max_workers=os.cpu_count() or 2, lease_seconds=180.0)
+    """One pool of worker processes for the whole server, sized to the cores.
+
+    Idle workers import the library and load the default dataset in advance
+    (:mod:`pages.worker_preload`), so a run starts streaming about a second after Start.
+    Jobs nobody polls for three minutes are cancelled (closed tabs free the cores).
+    """
+    return JobPool(
+        max_workers=os.cpu_count() or 2,
+        lease_seconds=180.0,
+        preload=("numpy", "sklearn.svm", "csvm.experiments", "pages.worker_preload"),
+    )
 
 
 @st.cache_data(ttl=60)

@@ -397,6 +397,18 @@ def export_button(run: dict, result: dict) -> None:
 
 
 # -- page ---------------------------------------------------------------------------------
+def config_model(run: dict, model: str) -> str:
+    """The label key of one of a run's models ("csvm" stands for the run's K- or L-CSVM)."""
+    return run["config"]["model"] if model == "csvm" else model
+
+
+def _rerun_with(config: dict, key: str, value: float) -> None:
+    """Button callback (runs before the widgets exist): the same run with one setting changed."""
+    changed = {**config, key: value}
+    _to_widgets(changed)
+    submit_run(changed)
+
+
 def _first_visit() -> None:
     """Settings from the URL (a shared link) on the first run of a browser session."""
     if st.session_state.get("_initialised"):
@@ -480,6 +492,7 @@ def page() -> None:
                 width="stretch",
             )
         st.info("Press **Start** to train. The classroom preset finishes in a few seconds.")
+        get_pool()  # after drawing: the spare workers warm up while the user reads
         return
 
     @st.fragment(run_every=1.0 if running else None)
@@ -492,20 +505,26 @@ def page() -> None:
     live()
     if running:
         return
-    diverged = [
-        v.result["diverged"]
-        for v in views.values()
-        if v is not None and v.result is not None and v.result.get("diverged")
-    ]
-    if diverged:
-        d = diverged[0]
-        st.warning(f"**The run diverged.** {d['message']}")
-        if d.get("suggested_eta") and st.button(
-            f"Rerun with η = {d['suggested_eta']:g}", key="rerun_eta"
-        ):
-            st.session_state["cfg_eta"] = float(d["suggested_eta"])
-            submit_run({**current["config"], "eta": float(d["suggested_eta"])})
-            st.rerun()
+    for model, view in views.items():
+        d = view.result.get("diverged") if view is not None and view.result else None
+        if not d:
+            continue
+        label = MODEL_LABELS[config_model(current, model)]
+        st.warning(
+            f"**{label} diverged** and stopped; the best state so far is kept and the "
+            f"history that led there is shown below. {d['message']}",
+            icon=":material/warning:",
+        )
+        if d.get("suggested_eta"):
+            key = "cnn_lr" if model == "cnn" else "eta"
+            name = "the CNN's learning rate" if model == "cnn" else "η"
+            st.button(
+                f"Rerun with {name} = {d['suggested_eta']:g}",
+                key=f"rerun_{model}",
+                type="primary",
+                on_click=_rerun_with,
+                args=(current["config"], key, float(d["suggested_eta"])),
+            )
     failed = [v for v in views.values() if v is not None and v.state == "error"]
     for v in failed:
         st.error(f"{v.name}: {v.error_type or 'error'} — {v.error.strip().splitlines()[-1]}")

@@ -22,11 +22,7 @@ def _wait_for_results(at, seconds=90):
     deadline = time.time() + seconds
     while time.time() < deadline:
         at.run()
-        if (
-            at.dataframe
-            and any(at.dataframe[0].value["status"].isin(["done"]))
-            and not any(at.dataframe[0].value["status"].isin(["running", "queued"]))
-        ):
+        if at.dataframe and not any(at.dataframe[0].value["status"].isin(["running", "queued"])):
             return at
         time.sleep(0.5)
     raise AssertionError("the run did not finish in time")
@@ -82,6 +78,19 @@ def test_reload_reattaches_to_a_finished_run():
     query = {k: at.query_params[k] for k in at.query_params}
     again = _app(query)  # a new session with the same URL
     assert again.dataframe and list(again.dataframe[0].value["model"]) == ["K-CSVM"]
+
+
+def test_divergence_names_a_safer_eta_and_reruns_with_one_click():
+    at = _app({"eta": "1000", "n_iter": "10", "baselines": "-"})
+    at.button(key="start").click().run()
+    at = _wait_for_results(at)
+    assert list(at.dataframe[0].value["status"]) == ["diverged"]
+    assert any("diverged" in w.value and "eta=100" in w.value for w in at.warning)
+    first_run = at.query_params["run"]
+    at.button(key="rerun_csvm").click().run()
+    assert not at.exception
+    assert at.session_state["cfg_eta"] == 100.0
+    assert at.query_params["eta"] == "100.0" and at.query_params["run"] != first_run
 
 
 @pytest.mark.parametrize("page", ["pages/about.py", "pages/compare.py"])
