@@ -1,25 +1,38 @@
-"""Command line: ``python -m csvm data list|fetch`` (more sub-commands in csvm.cli)."""
+"""Command line: ``python -m csvm <command> ...``.
+
+Each sub-command is a function ``handler(argv: list[str]) -> int`` registered in
+:data:`COMMANDS`; it parses its own arguments.  Handlers import their module lazily so
+that ``python -m csvm data list`` does not pay for the estimators.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+
+
+def _data(argv: list[str]) -> int:
+    from csvm.datasets import main_data
+
+    return main_data(argv)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "data": _data,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from csvm.datasets import main_data
-
-    commands = {"data": main_data}
-    try:
-        from csvm.cli import COMMANDS
-
-        commands.update(COMMANDS)
-    except ImportError:
-        pass
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in commands:
-        print(f"usage: python -m csvm {{{'|'.join(commands)}}} ...", file=sys.stderr)
+    """Dispatch ``argv[0]`` to its sub-command; return the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    usage = f"usage: python -m csvm {{{','.join(COMMANDS)}}} ... (add -h for help)"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    if argv[0] not in COMMANDS:
+        print(f"{usage}\nerror: unknown command {argv[0]!r}", file=sys.stderr)
         return 2
-    return commands[argv[0]](argv[1:])
+    return COMMANDS[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":

