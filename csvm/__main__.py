@@ -17,8 +17,22 @@ def _data(argv: list[str]) -> int:
     return main_data(argv)
 
 
+def _train(argv: list[str]) -> int:
+    from csvm.cli import main_train
+
+    return main_train(argv)
+
+
+def _reproduce(argv: list[str]) -> int:
+    from csvm.cli import main_reproduce
+
+    return main_reproduce(argv)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "data": _data,
+    "train": _train,
+    "reproduce": _reproduce,
 }
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from csvm.exceptions import CSVMError
 from csvm.experiments import DEFAULT_CONFIG, build_csvm
 
-__all__ = ["COMMANDS", "main_reproduce", "main_train"]
+__all__ = ["main_reproduce", "main_train"]
 
 #: The thesis's configurations and published test accuracies (MATH.md).
 THESIS = {
@@ -220,6 +220,3 @@ def main_train(argv: list[str]) -> int:
         f"({data.counts['test']} test images)"
     )
     return 0
-
-
-COMMANDS = {"train": main_train, "reproduce": main_reproduce}
