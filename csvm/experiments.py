@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from csvm.conv import correlate, map_shape
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import CSVMError, DivergenceError
 from csvm.kernels import KERNELS
 from csvm.regularisers import REGULARISERS
 
@@ -107,6 +107,8 @@ def validate_config(
         ("C", c["C"] is None or c["C"] > 0, "C must be greater than 0, or 'no limit'."),
         ("n_iter", 1 <= int(c["n_iter"]) <= 1000, "Iterations must be between 1 and 1000."),
         ("n_filters", 1 <= int(c["n_filters"]) <= 8, "Use between 1 and 8 filters."),
+        ("filter_size", int(c["filter_size"]) >= 1, "The filter size must be at least 1 pixel."),
+        ("cnn_hidden", int(c["cnn_hidden"]) >= 0, "The CNN's hidden units must be 0 or more."),
         (
             "n_train",
             c["n_train"] is None or int(c["n_train"]) >= 10,
@@ -122,6 +124,15 @@ def validate_config(
             map_shape(image_shape[-2:], (size, size))
         except ValueError as exc:
             errors.append(f"{exc} (the images are {image_shape[-2]}×{image_shape[-1]}).")
+    if not errors:
+        # The estimator's own checks too, so the page refuses whatever fit() would refuse.
+        try:
+            estimator = build_csvm(c, image_shape or (1, 28, 28))
+            check = getattr(estimator, "_check_params", None)
+            if check is not None:
+                check()
+        except (ValueError, TypeError, CSVMError) as exc:
+            errors.append(str(exc))
     if n_available is not None and c["n_train"] is not None and int(c["n_train"]) > n_available:
         errors.append(
             f"Only {n_available} training images of this pair exist: lower the training-set size."

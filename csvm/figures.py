@@ -36,6 +36,22 @@ _TERM_LABELS = {
 }
 
 
+def _square_pixels(fig: go.Figure) -> None:
+    """Give every subplot square pixels (each y axis anchored to its own x axis)."""
+    for name in list(fig.layout):
+        if name.startswith("yaxis"):
+            fig.layout[name].scaleanchor = "x" + name[len("yaxis") :]
+            fig.layout[name].constrain = "domain"
+    for name in list(fig.layout):
+        if name.startswith("xaxis"):
+            fig.layout[name].constrain = "domain"
+
+
+def _layout(**overrides: Any) -> dict[str, Any]:
+    """The shared layout, with room above the plot for a title over subplot titles."""
+    return {**_LAYOUT, **overrides}
+
+
 def _downsample(n: int) -> np.ndarray:
     if n <= MAX_POINTS:
         return np.arange(n)
@@ -128,7 +144,7 @@ def filter_figure(
                 zmid=0,
                 zmin=-vmax,
                 zmax=vmax,
-                texttemplate="%{z:.2f}",
+                texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
                 hovertemplate="row %{y}, col %{x}: %{z:.4f}<extra></extra>",
             ),
@@ -152,9 +168,12 @@ def filter_figure(
                 row=2,
                 col=i + 1,
             )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False, scaleanchor="x")
-    fig.update_layout(title=title, height=260 * rows, **_LAYOUT)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    _square_pixels(fig)
+    fig.update_layout(
+        title=title, height=270 * rows + 40, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    )
     return fig
 
 
@@ -195,9 +214,14 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
                 row=2 + k,
                 col=j + 1,
             )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
-    fig.update_layout(title="Before (top) and after the filter", height=170 * rows + 40, **_LAYOUT)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    _square_pixels(fig)
+    fig.update_layout(
+        title="Pinned images before (top) and after the filter (feature maps)",
+        height=180 * rows + 60,
+        **_layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
+    )
     return fig
 
 
@@ -316,8 +340,11 @@ def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: in
             row=i // cols + 1,
             col=i % cols + 1,
         )
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False)
-    fig.update_annotations(font_size=11)
-    fig.update_layout(title=title, height=130 * rows + 50, **_LAYOUT)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    _square_pixels(fig)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(
+        title=title, height=140 * rows + 70, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    )
     return fig

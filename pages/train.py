@@ -128,7 +128,7 @@ def sidebar(available: dict[str, dict]) -> dict:
         a.selectbox("Class −1", classes, key="cfg_class_a", help=HELP["class_a"])
         b.selectbox("Class +1", classes, key="cfg_class_b", help=HELP["class_b"])
         st.number_input(
-            "Training images (0 = all)", 0, 60000, step=100, key="cfg_n_train", help=HELP["n_train"]
+            "Training images (0 = all)", 0, step=100, key="cfg_n_train", help=HELP["n_train"]
         )
         protocols = ["random split"]
         if st.session_state["cfg_dataset"] in ("mnist", "fashion-mnist", "cifar10"):
@@ -153,10 +153,11 @@ def sidebar(available: dict[str, dict]) -> dict:
                 key="cfg_kernel",
                 help=HELP["kernel"],
             )
-            c1, c2, c3 = st.columns(3)
-            c1.number_input("Degree d", 1, 6, key="cfg_degree", help=HELP["degree"])
-            c2.number_input("γ", min_value=0.0, format="%g", key="cfg_gamma", help=HELP["gamma"])
-            c3.number_input("coef0", format="%g", key="cfg_coef0", help=HELP["coef0"])
+            if st.session_state["cfg_kernel"] == "poly":
+                c1, c2 = st.columns(2)
+                c1.number_input("Degree", step=1, key="cfg_degree", help=HELP["degree"])
+                c2.number_input("coef0", format="%g", key="cfg_coef0", help=HELP["coef0"])
+            st.number_input("γ", format="%g", key="cfg_gamma", help=HELP["gamma"])
             st.selectbox(
                 "Regulariser",
                 list(REGULARISERS),
@@ -165,13 +166,16 @@ def sidebar(available: dict[str, dict]) -> dict:
                 help=HELP["regulariser"],
             )
             c1, c2 = st.columns(2)
-            c1.number_input("λ", min_value=0.0, format="%g", key="cfg_lam", help=HELP["lam"])
-            c2.number_input("η", min_value=0.0, format="%g", key="cfg_eta", help=HELP["eta"])
-            c1, c2 = st.columns(2)
-            c1.selectbox("Step rule", ["constant", "armijo"], key="cfg_step", help=HELP["step"])
-            c2.number_input(
-                "Momentum", 0.0, 0.99, step=0.1, key="cfg_momentum", help=HELP["momentum"]
+            c1.number_input("λ", format="%g", key="cfg_lam", help=HELP["lam"])
+            c2.number_input("η", format="%g", key="cfg_eta", help=HELP["eta"])
+            st.radio(
+                "Step rule",
+                ["constant", "armijo"],
+                key="cfg_step",
+                horizontal=True,
+                help=HELP["step"],
             )
+            st.number_input("Momentum", step=0.1, key="cfg_momentum", help=HELP["momentum"])
             st.checkbox("No limit on C (hard margin)", key="cfg_C_none", help=HELP["C_none"])
             if not st.session_state["cfg_C_none"]:
                 st.select_slider(
@@ -188,13 +192,14 @@ def sidebar(available: dict[str, dict]) -> dict:
                 )
         else:
             c1, c2 = st.columns(2)
-            c1.number_input("λ_w", min_value=0.0, format="%g", key="cfg_lam_w", help=HELP["lam_w"])
-            c2.number_input("λ_f", min_value=0.0, format="%g", key="cfg_lam_f", help=HELP["lam_f"])
-        c1, c2, c3 = st.columns(3)
-        c1.number_input("Iterations", 1, 500, key="cfg_n_iter", help=HELP["n_iter"])
-        c2.number_input("Filter size", 1, 32, key="cfg_filter_size", help=HELP["filter_size"])
-        c3.number_input("Filters", 1, 8, key="cfg_n_filters", help=HELP["n_filters"])
-        st.number_input("Seed", 0, 10**6, key="cfg_seed", help=HELP["seed"])
+            c1.number_input("λ_w", format="%g", key="cfg_lam_w", help=HELP["lam_w"])
+            c2.number_input("λ_f", format="%g", key="cfg_lam_f", help=HELP["lam_f"])
+        c1, c2 = st.columns(2)
+        c1.number_input("Iterations", step=1, key="cfg_n_iter", help=HELP["n_iter"])
+        c2.number_input("Filter size", step=1, key="cfg_filter_size", help=HELP["filter_size"])
+        c1, c2 = st.columns(2)
+        c1.number_input("Filters", step=1, key="cfg_n_filters", help=HELP["n_filters"])
+        c2.number_input("Seed", 0, 10**6, key="cfg_seed", help=HELP["seed"])
     with sb.expander("Baselines"):
         st.multiselect(
             "Train alongside",
@@ -203,10 +208,10 @@ def sidebar(available: dict[str, dict]) -> dict:
             format_func=MODEL_LABELS.get,
             help=HELP["baselines"],
         )
-        c1, c2, c3 = st.columns(3)
-        c1.number_input("CNN epochs", 1, 200, key="cfg_cnn_epochs", help=HELP["cnn_epochs"])
-        c2.number_input("Hidden", 0, 2000, key="cfg_cnn_hidden", help=HELP["cnn_hidden"])
-        c3.number_input("CNN lr", min_value=0.0, format="%g", key="cfg_cnn_lr", help=HELP["cnn_lr"])
+        c1, c2 = st.columns(2)
+        c1.number_input("CNN epochs", step=1, key="cfg_cnn_epochs", help=HELP["cnn_epochs"])
+        c2.number_input("Hidden units", step=1, key="cfg_cnn_hidden", help=HELP["cnn_hidden"])
+        st.number_input("CNN learning rate", format="%g", key="cfg_cnn_lr", help=HELP["cnn_lr"])
     return _from_widgets()
 
 
