@@ -21,6 +21,7 @@ import os
 import pickle
 import sys
 import tarfile
+import tempfile
 import urllib.request
 import zlib
 from collections.abc import Callable
@@ -935,9 +936,13 @@ def _download(urls: tuple[str, ...], target: Path, md5: str, out: IO[str]) -> No
     Mirrors are tried in order; a target that exists only ever holds a verified file.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".part")
     failures = []
     for url in urls:
+        # A unique name in the target's folder: two fetches at once cannot clobber each
+        # other, and os.replace onto the target is atomic (same file system).
+        fd, name = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target.parent)
+        os.close(fd)
+        tmp = Path(name)
         try:
             _download_once(url, tmp, out)
             got = _md5(tmp)
