@@ -426,7 +426,8 @@ def test_fetch_openml_writes_idx(tmp_path, monkeypatch):
     assert calls == ["Fashion-MNIST"]
     d = load_pair("fashion-mnist", "Bag", "Coat", data_dir=tmp_path)
     assert d.counts["test"] == (1000, 1000) and d.counts["train"] == (5000, 5000)
-    np.testing.assert_allclose(d.X_test[0].ravel() * 255, X[60_004], atol=1e-4)  # test image 4, a Coat
+    # The first test image of the pair is test image 4, a Coat.
+    np.testing.assert_allclose(d.X_test[0].ravel() * 255, X[60_004], atol=1e-4)
     # For MNIST the canonical md5s are known: data in another order is refused.
     with pytest.raises(DatasetError, match="does not reproduce the canonical"):
         fetch("mnist", data_dir=tmp_path, source="openml", out=io.StringIO())
