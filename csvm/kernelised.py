@@ -52,7 +52,6 @@ class _KernelState:
     terms: dict[str, float]
     train_accuracy: float
     kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
-    history: list = field(default_factory=list, repr=False)
 
     def decision_function(self, X4: np.ndarray) -> np.ndarray:
         n = len(X4)
@@ -339,7 +338,6 @@ class KernelCSVM(BaseCSVM):
                 seconds=time.perf_counter() - start,
                 timings=dict(timings),
             )
-            state.history = recorder.history
             if last or not go_on:
                 break
             if self.step == "armijo":
@@ -367,7 +365,6 @@ class KernelCSVM(BaseCSVM):
                 self.tol * max(1.0, abs(state.objective))
             )
             state = new
-        state.history = recorder.history
         return state
 
     def _armijo(self, state, grad, eta, iteration, solve):

@@ -69,7 +69,6 @@ class _LinearState:
     intercept: float
     support: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     dual_coef: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    history: list = field(default_factory=list, repr=False)
 
     def decision_function(self, X4: np.ndarray) -> np.ndarray:
         Z = correlate(X4, self.filters.astype(np.float32)).reshape(len(X4), -1)
@@ -231,9 +230,7 @@ class LinearCSVM(BaseCSVM):
                 )
                 previous = terms["objective"]
                 if not go_on:
-                    state.history = recorder.history
                     return state
-        state.history = recorder.history
         return state
 
     @property
