@@ -21,6 +21,7 @@ __all__ = [
     "image_grid",
     "loss_figure",
     "objective_figure",
+    "progress_figure",
 ]
 
 MAX_POINTS = 1000
@@ -117,6 +118,60 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     fig.update_yaxes(title_text="objective", secondary_y=False)
     fig.update_yaxes(title_text="terms", secondary_y=True, showgrid=False)
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
+    return fig
+
+
+def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -> go.Figure:
+    """Train accuracy (left axis) and filter norm (right axis) per recorded step.
+
+    Parameters
+    ----------
+    events : sequence of dict
+        CSVM events with ``"iteration"`` and, where recorded, ``"train_accuracy"`` and
+        ``"filter_norm"``; L-CSVM half-steps sit at ``iteration + 0.5`` for the filter step.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    events = [e for e in events if "objective" in e]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    if events:
+        keep = _downsample(len(events))
+        events = [events[i] for i in keep]
+        x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[e.get("train_accuracy") for e in events],
+                mode="lines+markers",
+                name="train accuracy",
+                line={"width": 3},
+                hovertemplate="iteration %{x}: %{y:.1%}<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[e.get("filter_norm") for e in events],
+                mode="lines",
+                name="filter norm",
+                line={"dash": "dot"},
+                hovertemplate="iteration %{x}: ‖f‖ %{y:.4g}<extra></extra>",
+            ),
+            secondary_y=True,
+        )
+    fig.update_xaxes(title_text="iteration")
+    accuracies = [e.get("train_accuracy") for e in events if e.get("train_accuracy") is not None]
+    low = min(accuracies, default=0.0)
+    fig.update_yaxes(
+        title_text="train accuracy",
+        tickformat=".1%",
+        range=[max(0.0, low - max(0.01, 0.1 * (1 - low))), 1.003],
+        secondary_y=False,
+    )
+    fig.update_yaxes(title_text="filter norm", secondary_y=True, showgrid=False)
+    fig.update_layout(title=title, height=320, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
     return fig
 
 
@@ -263,7 +318,14 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
         )
     fig.update_xaxes(title_text="epoch")
     fig.update_yaxes(title_text="log loss", secondary_y=False)
-    fig.update_yaxes(title_text="accuracy", secondary_y=True, range=[0, 1], showgrid=False)
+    fig.update_yaxes(
+        title_text="train accuracy",
+        secondary_y=True,
+        range=[0, 1.02],
+        tickformat=".0%",
+        dtick=0.25,
+        showgrid=False,
+    )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
     return fig
 
@@ -285,6 +347,12 @@ def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 name=row["model"],
             )
         )
+    accs = [r["test accuracy"] for r in rows if r.get("test accuracy") is not None]
+    if accs:
+        low, high = min(accs), max(accs)
+        pad = max(0.5, 0.25 * (high - low))
+        fig.update_yaxes(range=[low - pad, min(100.0, high + pad) + 0.3])
+        fig.update_xaxes(rangemode="tozero")
     fig.update_layout(
         title="Test accuracy against training time",
         xaxis_title="seconds",

@@ -260,9 +260,23 @@ def live_panel(run: dict, views: dict) -> None:
             key=f"objective_{run['id']}",
             width="stretch",
         )
+        if events:
+            st.plotly_chart(
+                figures.progress_figure(events, "Train accuracy and filter norm"),
+                key=f"progress_{run['id']}",
+                width="stretch",
+            )
     with right:
         if events and "filters" in events[-1]:
-            previous = events[-2]["filters"] if len(events) > 1 else None
+            # The change since the filter last moved (an L-CSVM SVM half-step keeps f).
+            previous = next(
+                (
+                    e["filters"]
+                    for e in reversed(events[:-1])
+                    if "filters" in e and not np.array_equal(e["filters"], events[-1]["filters"])
+                ),
+                None,
+            )
             st.plotly_chart(
                 figures.filter_figure(
                     events[-1]["filters"], previous, "Learned filter (top) and last change"
@@ -307,13 +321,21 @@ def results_panel(run: dict, views: dict) -> None:
         label = MODEL_LABELS[config["model"]] if model == "csvm" else MODEL_LABELS[model]
         result = view.result if view is not None else None
         if result is None:
+            # Stopped or failed: the last recorded step still tells how far it got.
             state = view.state if view is not None else "lost"
+            last = next(
+                (e for e in reversed(view.events) if "train_accuracy" in e) if view else (), None
+            )
+            if last is not None:
+                state += f" at step {last.get('iteration', 0) + 1}"
             rows.append(
                 {
                     "model": label,
-                    "train accuracy": None,
+                    "train accuracy": None
+                    if last is None
+                    else round(100 * last["train_accuracy"], 2),
                     "test accuracy": None,
-                    "seconds": None,
+                    "seconds": None if last is None else round(last.get("seconds", 0.0), 2),
                     "status": state,
                 }
             )
@@ -328,7 +350,16 @@ def results_panel(run: dict, views: dict) -> None:
             }
         )
     st.subheader("Comparison on the same split")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+            "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+            "seconds": st.column_config.NumberColumn(format="%.2f s"),
+        },
+    )
     finished = [(m, v) for m, v in views.items() if v is not None and v.result is not None]
     if not finished:
         return
@@ -349,7 +380,7 @@ def results_panel(run: dict, views: dict) -> None:
     wrong = csvm_result["misclassified"]
     with st.expander(
         f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})",
-        expanded=False,
+        expanded=True,
     ):
         true_names = [names[0 if data.y_test[i] < 0 else 1] for i in wrong]
         st.plotly_chart(
