@@ -21,6 +21,7 @@ __all__ = [
     "image_grid",
     "loss_figure",
     "objective_figure",
+    "objectives_overlay",
     "progress_figure",
 ]
 
@@ -118,6 +119,46 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     fig.update_yaxes(title_text="objective", secondary_y=False)
     fig.update_yaxes(title_text="terms", secondary_y=True, showgrid=False)
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
+    return fig
+
+
+def objectives_overlay(
+    curves: Sequence[tuple[str, Sequence[dict[str, Any]]]], title: str = "Objective per iteration"
+) -> go.Figure:
+    """Several runs' objective curves on one log-scale chart (the Compare page).
+
+    Parameters
+    ----------
+    curves : sequence of (label, events)
+        One legend label and the recorded CSVM events of each run.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure()
+    for label, events in curves:
+        events = [e for e in events if "objective" in e]
+        keep = _downsample(len(events))
+        events = [events[i] for i in keep]
+        fig.add_trace(
+            go.Scatter(
+                x=[e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events],
+                y=[e["objective"] for e in events],
+                mode="lines+markers",
+                name=label,
+                hovertemplate=label + "<br>iteration %{x}: %{y:.5g}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="iteration",
+        yaxis_title="objective (log scale)",
+        yaxis_type="log",
+        legend={"orientation": "h", "y": -0.25},
+        height=460,
+        **_LAYOUT,
+    )
     return fig
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from csvm import figures
@@ -56,26 +55,22 @@ def page() -> None:
             if model == "csvm" and view is not None and view.state in FINAL_STATES:
                 events = [e for e in view.events if "objective" in e]
                 if events:
-                    curves.append((run["id"], events))
+                    curves.append((f"{run['id']}: {_summary(run['config'])}", events))
                     filters.append((run["id"], events[-1]["filters"]))
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption("A snapshot of this browser session's runs; open the page again to refresh it.")
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "settings": st.column_config.TextColumn(width="large"),
+            "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+            "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+            "seconds": st.column_config.NumberColumn(format="%.2f s"),
+        },
+    )
     if curves:
-        fig = go.Figure()
-        for run_id, events in curves:
-            x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0) for e in events]
-            fig.add_trace(
-                go.Scatter(
-                    x=x, y=[e["objective"] for e in events], mode="lines+markers", name=run_id
-                )
-            )
-        fig.update_layout(
-            title="Objective per iteration, all runs",
-            xaxis_title="iteration",
-            yaxis_title="objective",
-            yaxis_type="log",
-            uirevision="keep",
-            template="plotly_white",
-        )
+        fig = figures.objectives_overlay(curves, "Objective per iteration, all runs")
         st.plotly_chart(fig, key="compare_objectives", width="stretch")
         st.subheader("Final filters")
         cols = st.columns(min(len(filters), 4))
