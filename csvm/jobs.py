@@ -104,8 +104,17 @@ class _Worker:
                 else:
                     os.environ[key] = value
 
-    def stop(self) -> None:
-        if self.process.is_alive():
+    def stop(self, wait: bool = True) -> None:
+        """End the process; ``wait=False`` only signals it, for one that already reported.
+
+        Joining a child that is still tearing down numpy and scikit-learn takes tens of
+        milliseconds, all spent under the pool lock that every ``poll`` needs; a child
+        that has sent its final message is not waited for (``Process.start`` reaps it).
+        """
+        if not wait:
+            if self.process.is_alive():
+                self.process.terminate()
+        elif self.process.is_alive():
             self.process.terminate()
             self.process.join(1.0)
             if self.process.is_alive():
@@ -279,6 +288,8 @@ class JobPool:
             for job in self._jobs.values():
                 if job.state not in _FINAL:
                     self._finish(job, "stopped")
+                elif job.worker is not None and job.worker.process.is_alive():
+                    job.worker.stop()  # one that was only signalled when it finished
             for worker in self._spares:
                 worker.stop()
             self._spares.clear()
@@ -367,8 +378,9 @@ class JobPool:
         job.finished_at = time.time()
         if job.worker is not None:
             # A worker that was terminated mid-write must not be read again: its queue
-            # could hold half a message.
-            job.worker.stop()
+            # could hold half a message.  One that sent its final message is only
+            # signalled; a stopped one is waited for, so Stop frees the core for sure.
+            job.worker.stop(wait=state == "stopped" or self._closed)
 
     def _view(self, job: _Job) -> JobView:
         place = None
