@@ -67,8 +67,7 @@ class _Job:
     id: str
     name: str
     group: str | None
-    target: Callable[..., Any]
-    kwargs: dict[str, Any]
+    payload: bytes  # pickled (target, kwargs), checked at submit
     state: str = "queued"
     events: list[dict[str, Any]] = field(default_factory=list)
     result: Any = None
@@ -154,7 +153,6 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
         return
     if job is None:
         return
-    target, kwargs = job
 
     def emit(event: dict[str, Any]) -> None:
         _send(outbox, "event", event)
@@ -162,6 +160,9 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
     try:
         from threadpoolctl import threadpool_limits
 
+        # Unpickled here, inside the try, so a target whose module does not import in
+        # the child is reported as an ordinary error of this job.
+        target, kwargs = pickle.loads(job)
         with threadpool_limits(1):
             result = target(emit, **kwargs)
         _send(outbox, "done", result)
@@ -233,12 +234,19 @@ class JobPool:
         ``target`` must be a top-level function of an importable module (spawned workers
         import it by name), and its result must be picklable.
         """
+        try:
+            # Pickle now: the queue's feeder thread would only print the error and the job
+            # would wait for a message that never comes.
+            payload = pickle.dumps((target, dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - re-raised with what to do about it
+            raise TypeError(
+                f"job target and kwargs must be picklable (target must be a top-level "
+                f"function of an importable module): {exc}"
+            ) from exc
         with self._lock:
             if self._closed:
                 raise RuntimeError("the job pool has been shut down")
-            job = _Job(
-                id=uuid.uuid4().hex[:12], name=name, group=group, target=target, kwargs=dict(kwargs)
-            )
+            job = _Job(id=uuid.uuid4().hex[:12], name=name, group=group, payload=payload)
             self._jobs[job.id] = job
             self._queue.append(job.id)
             self._tick()
@@ -332,7 +340,7 @@ class JobPool:
             job.worker = worker
             job.state = "running"
             job.started_at = time.time()
-            worker.inbox.put((job.target, job.kwargs))
+            worker.inbox.put(job.payload)
             running += 1
         if not self._closed:
             # Keep warm spares for the next jobs (at most one per worker slot).

@@ -146,3 +146,9 @@ def test_unpicklable_result_is_an_error_and_queued_cancel_is_stopped():
         assert "exited unexpectedly" not in view.error and view.error_type
     finally:
         pool.shutdown()
+
+
+def test_unpicklable_target_is_refused_at_submit(pool):
+    with pytest.raises(TypeError, match="picklable"):
+        pool.submit(lambda emit: None, {})
+    assert pool.jobs() == []
