@@ -116,6 +116,13 @@ def sidebar(available: dict[str, dict]) -> dict:
     if chosen:
         sb.caption(chosen["description"])
     if st.session_state.get("cfg_dataset") not in available:
+        missing = st.session_state.get("cfg_dataset")
+        if missing:
+            sb.warning(
+                f"{missing} is not on this machine, so {DEFAULT_CONFIG['dataset']} is shown. "
+                f"Fetch it with `python -m csvm data fetch {missing}`.",
+                icon=":material/download:",
+            )
         st.session_state["cfg_dataset"] = DEFAULT_CONFIG["dataset"]
     with sb.expander("Data", expanded=True):
         st.selectbox("Dataset", list(available), key="cfg_dataset", help=HELP["dataset"])
@@ -561,9 +568,11 @@ def page() -> None:
                 on_click=_rerun_with,
                 args=(current["config"], key, float(d["suggested_eta"])),
             )
-    failed = [v for v in views.values() if v is not None and v.state == "error"]
-    for v in failed:
-        st.error(f"{v.name}: {v.error_type or 'error'} — {v.error.strip().splitlines()[-1]}")
+    for model, view in views.items():
+        if view is not None and view.state == "error":
+            message = view.error.strip().split("\n\n")[0] or view.error_type
+            label = MODEL_LABELS[config_model(current, model)]
+            st.error(f"**{label} failed** ({view.error_type or 'error'}): {message}")
     results_panel(current, views)
 
 
