@@ -30,6 +30,17 @@ half-step and flags any rise. In a solver's usual form the weight on the hinge l
 $C = 1/(\\lambda N)$.
 """
 )
+st.markdown(
+    """
+**Algorithm 4 (L-CSVM)**, as implemented:
+1. Start from a random filter $f$ rescaled to unit $L_1$ norm.
+2. *SVM step*: with $f$ fixed, solve the linear SVM on the maps $z_i = X_i f$ for $(w, b)$;
+   record $E$.
+3. *Filter step*: with $w$ fixed, solve the linear SVM on $X_i^\\top w$ for $(f, b)$;
+   record $E$.
+4. Repeat steps 2–3 for the chosen number of iterations.
+"""
+)
 st.header("K-CSVM: multiple kernel learning (Algorithm 5)")
 st.markdown("The kernelised model uses a kernel on the feature maps, for example")
 st.latex(
@@ -56,9 +67,19 @@ st.latex(
 )
 st.markdown(
     """
-so no $F\\times F$ matrix per pair of images is ever formed. Regularisers: none, L1, L2,
-L1², L2², and the thesis's *distance from one* $\\mathrm{DFO}_p = \\lambda\\max(0,
-\\|f\\|_p-1)^2$, which keeps the filter's norm near one.
+**Algorithm 5 (K-CSVM)**, as implemented:
+1. Start from a random filter $f$ rescaled to unit $L_1$ norm.
+2. Compute the maps $z_i = X_i f$ and the kernel $K(f)$.
+3. Solve the kernel SVM dual for $\\alpha^*$ (LIBSVM, precomputed kernel; no upper bound
+   unless C is set).
+4. Record $T(f)$ and its terms; compute $\\partial T/\\partial f$ over the support vectors.
+5. Step: $f \\leftarrow f - \\eta\\,\\partial T/\\partial f$ (constant $\\eta$, optionally
+   with momentum), or the largest $\\eta$ that lowers $T$ (Armijo backtracking).
+6. Repeat 2–5; stop early on divergence, keeping the best filter so far.
+
+The gradient never needs an $F\\times F$ matrix per pair of images.
+Regularisers: none, L1, L2, L1², L2², and the thesis's *distance from one*
+$\\mathrm{DFO}_p = \\lambda\\max(0, \\|f\\|_p-1)^2$, which keeps the filter's norm near one.
 """
 )
 st.header("Errata in the thesis that this code corrects")
