@@ -9,7 +9,7 @@ and 5s of the test set). CNN with 1 filter 5x5, 500 sigmoid hidden units, lr 0.1
 PyTorch on the CPU (same threads) gives a seconds-per-epoch ratio; torch is never a
 dependency of the product.
 Table 4.4: CIFAR-10 airplane vs automobile (data_batch_1 / test_batch, RGB planes stacked
-to 96x32): poly-3 SVC with C = 1e-8, and the CNN with 800 hidden units, lr 1e-4.
+to 96x32): poly-3 SVC with C = 1e-8, and the CNN with 800 hidden units, lr 1e-4, 30 epochs.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from bench._data import SHARED, mnist_pair  # noqa: E402
 from csvm.baselines import SmallCNN, make_plain_svm  # noqa: E402
 
 EPOCHS = 10
+CIFAR_EPOCHS = 30  # lr 1e-4 is slow: 10 epochs reach 76 %, 30 epochs the thesis's 80 %
 BATCH = 32
 
 
@@ -48,38 +49,41 @@ def cnn_runs(Xtr, ytr, Xte, yte, seeds, **params):
 
 
 def torch_seconds_per_epoch(Xtr, ytr, hidden=500, epochs=3):
-    """The same network in PyTorch on the CPU, or None when torch is not installed."""
+    """The same network in PyTorch on the CPU, at its best thread count (1 or 2), or None
+    when torch is not installed."""
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(max(1, len(__import__("os").sched_getaffinity(0))))
-    torch.manual_seed(0)
-    h2 = Xtr.shape[-2] - 4
-    w2 = Xtr.shape[-1] - 4
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(Xtr.shape[1], 1, 5),
-        torch.nn.Flatten(),
-        torch.nn.Linear(h2 * w2, hidden),
-        torch.nn.Sigmoid(),
-        torch.nn.Linear(hidden, 1),
-    )
-    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-5)
-    X = torch.from_numpy(np.ascontiguousarray(Xtr))
-    y = torch.from_numpy((ytr > 0).astype(np.float32))
-    loss_fn = torch.nn.BCEWithLogitsLoss()
-    times = []
-    for _ in range(epochs):
-        t0 = time.perf_counter()
-        order = torch.randperm(len(X))
-        for first in range(0, len(X), BATCH):
-            idx = order[first : first + BATCH]
-            opt.zero_grad()
-            loss = loss_fn(net(X[idx])[:, 0], y[idx])
-            loss.backward()
-            opt.step()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    best = np.inf
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        torch.manual_seed(0)
+        h2, w2 = Xtr.shape[-2] - 4, Xtr.shape[-1] - 4
+        net = torch.nn.Sequential(
+            torch.nn.Conv2d(Xtr.shape[1], 1, 5),
+            torch.nn.Flatten(),
+            torch.nn.Linear(h2 * w2, hidden),
+            torch.nn.Sigmoid(),
+            torch.nn.Linear(hidden, 1),
+        )
+        opt = torch.optim.SGD(
+            net.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-5
+        )
+        X = torch.from_numpy(np.ascontiguousarray(Xtr))
+        y = torch.from_numpy((ytr > 0).astype(np.float32))
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        for _ in range(epochs):
+            t0 = time.perf_counter()
+            order = torch.randperm(len(X))
+            for first in range(0, len(X), BATCH):
+                idx = order[first : first + BATCH]
+                opt.zero_grad()
+                loss = loss_fn(net(X[idx])[:, 0], y[idx])
+                loss.backward()
+                opt.step()
+            best = min(best, time.perf_counter() - t0)
+    return float(best)
 
 
 def main() -> None:
