@@ -163,10 +163,10 @@ def main() -> None:
             momentum=0.9,
             nesterov=True,
             weight_decay=1e-5,
-            epochs=EPOCHS,
+            epochs=CIFAR_EPOCHS,
         )
         rows.append(
-            f"| 4.4 | SmallCNN 1×5×5, 800 sigmoid, lr 1e-4, {EPOCHS} epochs | "
+            f"| 4.4 | SmallCNN 1×5×5, 800 sigmoid, lr 1e-4, {CIFAR_EPOCHS} epochs | "
             f"{accs.mean():.2f} ± {accs.std():.2f} | {per_epoch.mean():.3f} s/epoch | "
             "80.15 ± 1.09 |"
         )
