@@ -226,7 +226,8 @@ def run_model(
     Parameters
     ----------
     emit : callable
-        Receives each event dict (CSVM iterations, CNN epochs, the SVM's single result).
+        Receives each event dict: first ``{"step": "start"}`` once the data are loaded, then
+        the CSVM's iterations, the CNN's epochs, or the SVM's single ``"done"`` result.
         CSVM events carry ``"filters"`` and ``"pinned_maps"`` (the six pinned images'
         feature maps under the current filters).
     config : dict
@@ -242,6 +243,8 @@ def run_model(
     """
     c = {**DEFAULT_CONFIG, **config}
     data = load_data(c, data_dir)
+    # The data are loaded: the page can say "training" instead of "starting".
+    emit({"model": model, "step": "start", "iteration": -1, "n_train": int(len(data.y_train))})
     start = time.perf_counter()
     if model == "csvm":
         clf = build_csvm(c, data.image_shape)

@@ -233,6 +233,10 @@ def _status_line(model: str, view) -> str:
         return f"**{label}**: lost (the server restarted)"
     if view.state == "queued":
         return f"**{label}**: waiting — place {view.place} in the queue"
+    if view.state == "running" and not view.events:
+        return f"**{label}**: starting (loading the images)"
+    if view.state == "running":
+        return f"**{label}**: training"
     return f"**{label}**: {view.state}"
 
 
@@ -303,14 +307,15 @@ def live_panel(run: dict, views: dict) -> None:
         )
     cnn = views.get("cnn")
     svm = views.get("svm")
-    if cnn is not None and cnn.events:
+    if cnn is not None and any(e.get("step") == "epoch" for e in cnn.events):
         st.plotly_chart(
             figures.loss_figure(cnn.events, "Small CNN: loss per epoch"),
             key=f"cnn_{run['id']}",
             width="stretch",
         )
-    if svm is not None and svm.events:
-        e = svm.events[-1]
+    svm_done = [e for e in svm.events if e.get("step") == "done"] if svm is not None else []
+    if svm_done:
+        e = svm_done[-1]
         st.info(
             f"Plain SVM finished in {e['seconds']:.2f} s: train accuracy "
             f"{100 * e['train_accuracy']:.1f} %, test accuracy "
