@@ -159,6 +159,7 @@ def test_start_watch_stop_reload(server, browser):
     page.wait_for_function(_GROWN.replace("N", str(seen + 2)))  # it grows
     page.get_by_role("button", name="■ Stop").click()
     page.get_by_text("stopped").first.wait_for()
+    page.wait_for_timeout(1500)  # the rerun after Stop redraws the chart once more
     stopped_at = _objective_points(page)
     page.wait_for_timeout(2500)
     assert _objective_points(page) == stopped_at < 400, "no points after Stop"
