@@ -141,7 +141,20 @@ def validate_config(
 
 
 def build_csvm(config: dict[str, Any], image_shape: tuple[int, ...]):
-    """The KernelCSVM or LinearCSVM a configuration describes."""
+    """The KernelCSVM or LinearCSVM a configuration describes.
+
+    Parameters
+    ----------
+    config : dict
+        A run configuration (missing keys take :data:`DEFAULT_CONFIG`'s values).
+    image_shape : tuple of int
+        ``(C, H, W)`` of the images it will be trained on.
+
+    Returns
+    -------
+    KernelCSVM or LinearCSVM
+        Unfitted, with the configuration's hyperparameters and seed.
+    """
     from csvm.kernelised import KernelCSVM
     from csvm.linear import LinearCSVM
 
@@ -173,7 +186,19 @@ def build_csvm(config: dict[str, Any], image_shape: tuple[int, ...]):
 
 
 def load_data(config: dict[str, Any], data_dir: str | None = None):
-    """The pair a configuration names (cached inside :mod:`csvm.datasets`)."""
+    """The pair a configuration names (cached inside :mod:`csvm.datasets`).
+
+    Parameters
+    ----------
+    config : dict
+        A run configuration: dataset, classes, protocol, training size and seed are used.
+    data_dir : str, optional
+        Where the file datasets live (default: ``CSVM_DATA_DIR`` or the user cache).
+
+    Returns
+    -------
+    csvm.datasets.PairData
+    """
     from csvm.datasets import load_pair
 
     c = {**DEFAULT_CONFIG, **config}
@@ -189,7 +214,19 @@ def load_data(config: dict[str, Any], data_dir: str | None = None):
 
 
 def pinned_indices(y: np.ndarray, per_class: int = _N_PINNED) -> np.ndarray:
-    """The first ``per_class`` training images of each class: fixed for a given split."""
+    """The first ``per_class`` training images of each class: fixed for a given split.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    per_class : int, default 3
+
+    Returns
+    -------
+    ndarray of int
+        Indices of the -1 images, then of the +1 images.
+    """
     neg = np.flatnonzero(y < 0)[:per_class]
     pos = np.flatnonzero(y > 0)[:per_class]
     return np.concatenate([neg, pos])
@@ -329,7 +366,18 @@ _QUERY_TYPES = {k: type(v) for k, v in DEFAULT_CONFIG.items() if v is not None}
 
 
 def config_to_query(config: dict[str, Any]) -> dict[str, str]:
-    """Every setting as URL query parameters (only those that differ from the default)."""
+    """Every setting as URL query parameters (only those that differ from the default).
+
+    Parameters
+    ----------
+    config : dict
+        A run configuration.
+
+    Returns
+    -------
+    dict of str to str
+        ``None`` is written "none", lists comma-separated ("-" for an empty list).
+    """
     out = {}
     for key, default in DEFAULT_CONFIG.items():
         value = config.get(key, default)
@@ -345,8 +393,19 @@ def config_to_query(config: dict[str, Any]) -> dict[str, str]:
 
 
 def config_from_query(query: dict[str, str]) -> dict[str, Any]:
-    """Read a configuration back from URL query parameters; bad values fall back to the
-    default (a shared link must never crash the page)."""
+    """Read a configuration back from URL query parameters.
+
+    Parameters
+    ----------
+    query : dict of str to str
+        As written by :func:`config_to_query`; unknown keys are ignored.
+
+    Returns
+    -------
+    dict
+        A full configuration; values that do not parse fall back to the default (a shared
+        link must never crash the page).  Range checks are :func:`validate_config`'s job.
+    """
     config = dict(DEFAULT_CONFIG)
     for key, default in DEFAULT_CONFIG.items():
         if key not in query:
@@ -375,7 +434,19 @@ query_to_config = config_from_query
 
 
 def python_snippet(config: dict[str, Any]) -> str:
-    """A Python script that reproduces the run with the library."""
+    """A Python script that reproduces the run with the library.
+
+    Parameters
+    ----------
+    config : dict
+        A run configuration.
+
+    Returns
+    -------
+    str
+        Source code that loads the same pair, builds the same estimator and prints its
+        test accuracy.
+    """
     c = {**DEFAULT_CONFIG, **config}
     return f"""from csvm.datasets import load_pair
 from csvm.experiments import build_csvm

@@ -65,6 +65,17 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
 
     For the L-CSVM (events with step "svm"/"filter") each half-step is one point, labelled
     "SVM step" or "filter step", as in the thesis's figure 3.3.
+
+    Parameters
+    ----------
+    events : sequence of dict
+        CSVM events; those without ``"objective"`` are skipped.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The objective on the left axis, its terms (dotted) on the right axis.
     """
     events = [e for e in events if "objective" in e and e.get("step") != "batch"]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -220,7 +231,20 @@ def filter_figure(
     filters: np.ndarray, previous: np.ndarray | None = None, title: str = "Filter"
 ) -> go.Figure:
     """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
-    with ``previous``, a second row shows the change since the previous iteration."""
+    with ``previous``, a second row shows the change since the previous iteration.
+
+    Parameters
+    ----------
+    filters : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``; every plane is drawn.
+    previous : ndarray, optional
+        The filters of an earlier step, same shape.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     f = np.asarray(filters, dtype=float)
     f = f.reshape(-1, *f.shape[-2:])  # every (filter, channel) plane
     rows = 2 if previous is not None else 1
@@ -274,7 +298,19 @@ def filter_figure(
 
 
 def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
-    """Pinned example images (top row) and their feature maps after the filter (below)."""
+    """Pinned example images (top row) and their feature maps after the filter (below).
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W)
+    maps : ndarray of shape (n, n_filters, H', W')
+    labels : sequence of str
+        One caption per image.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     images = np.asarray(images, dtype=float)
     maps = np.asarray(maps, dtype=float)
     n = len(images)
@@ -322,7 +358,18 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
 
 
 def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> go.Figure:
-    """The CNN's training loss per epoch (and per logged batch) and its train accuracy."""
+    """The CNN's training loss per epoch (and per logged batch) and its train accuracy.
+
+    Parameters
+    ----------
+    events : sequence of dict
+        SmallCNN events (``"step"`` "epoch" or "batch").
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     epochs = [e for e in events if e.get("step") == "epoch"]
     batches = [e for e in events if e.get("step") == "batch"]
@@ -372,7 +419,17 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
 
 
 def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
-    """Test accuracy against training seconds, one marker per model."""
+    """Test accuracy against training seconds, one marker per model.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        Comparison rows with "model", "seconds" and "test accuracy" (percent; None skips).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for row in rows:
         if row.get("test accuracy") is None:
@@ -405,7 +462,19 @@ def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
 
 
 def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str) -> go.Figure:
-    """A confusion matrix (rows: true class, columns: predicted) with counts on the cells."""
+    """A confusion matrix (rows: true class, columns: predicted) with counts on the cells.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (2, 2)
+    class_names : sequence of str
+        Names of the -1 and +1 classes.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     m = np.asarray(matrix)
     names = [str(c) for c in class_names]
     fig = go.Figure(
@@ -427,7 +496,20 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
 
 
 def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: int = 8) -> go.Figure:
-    """A grid of grey images with captions (misclassified images, support vectors)."""
+    """A grid of grey images with captions (misclassified images, support vectors).
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W)
+        The first channel of each is drawn.
+    captions : sequence of str
+    title : str
+    cols : int, default 8
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     images = np.asarray(images, dtype=float)
     n = len(images)
     if n == 0:

@@ -43,6 +43,7 @@ def dataset_table() -> list[dict[str, Any]]:
 
 @st.cache_data
 def presets() -> list[dict[str, Any]]:
+    """The presets of ``assets/presets.json`` (name, description, optional requires, config)."""
     return json.loads((ASSETS / "presets.json").read_text())
 
 
@@ -64,6 +65,7 @@ def cached_data(
 
 
 def data_for(config: dict[str, Any]):
+    """The cached pair a run configuration uses (see :func:`cached_data`)."""
     c = {**DEFAULT_CONFIG, **config}
     return cached_data(
         c["dataset"],
@@ -96,6 +98,7 @@ def submit_run(config: dict[str, Any]) -> str:
 
 
 def jobs_param(run: dict[str, Any]) -> str:
+    """A run's jobs as one URL value, ``"csvm:ID,svm:ID"``."""
     return ",".join(f"{m}:{j}" for m, j in run["jobs"].items())
 
 
@@ -120,4 +123,5 @@ def poll_run(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_running(views: dict[str, Any]) -> bool:
+    """Whether any job of a run is still queued or running."""
     return any(v is not None and v.state not in FINAL_STATES for v in views.values())

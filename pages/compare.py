@@ -25,6 +25,7 @@ def _summary(config: dict) -> str:
 
 
 def page() -> None:
+    """The Compare page: every run of this session in one table, curves and filters."""
     st.title("Compare runs")
     pool = get_pool()
     session_runs = list(runs().values())

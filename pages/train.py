@@ -470,6 +470,7 @@ def _first_visit() -> None:
 
 
 def page() -> None:
+    """The Train page: settings, Start/Stop, the live fragment, results."""
     _first_visit()
     table = dataset_table()
     available = {d["name"]: d for d in table if d["available"]}
