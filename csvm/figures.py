@@ -259,14 +259,16 @@ def filter_figure(
     for i, plane in enumerate(f):
         fig.add_trace(
             go.Heatmap(
-                z=plane[::-1],
+                z=plane,
                 colorscale="RdBu_r",
                 zmid=0,
                 zmin=-vmax,
                 zmax=vmax,
                 texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
-                hovertemplate="row %{y}, col %{x}: %{z:.4f}<extra></extra>",
+                colorbar={"title": {"text": "weight"}, "len": 0.45 if rows == 2 else 1.0}
+                | ({"y": 0.78} if rows == 2 else {}),
+                hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
             ),
             row=1,
             col=i + 1,
@@ -277,19 +279,20 @@ def filter_figure(
         for i, plane in enumerate(d):
             fig.add_trace(
                 go.Heatmap(
-                    z=plane[::-1],
+                    z=plane,
                     colorscale="PuOr",
                     zmid=0,
                     zmin=-dmax,
                     zmax=dmax,
-                    showscale=False,
-                    hovertemplate="change %{z:.4f}<extra></extra>",
+                    showscale=i == cols - 1,
+                    colorbar={"title": {"text": "change"}, "len": 0.45, "y": 0.22},
+                    hovertemplate="row %{y}, column %{x}: change %{z:.4f}<extra></extra>",
                 ),
                 row=2,
                 col=i + 1,
             )
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
     _square_pixels(fig)
     fig.update_layout(
         title=title, height=270 * rows + 40, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
@@ -327,7 +330,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
         img = images[j].reshape(-1, *images.shape[-2:])[0]
         fig.add_trace(
             go.Heatmap(
-                z=img[::-1],
+                z=img,
                 colorscale="gray",
                 showscale=False,
                 hovertemplate="pixel %{z:.2f}<extra></extra>",
@@ -338,7 +341,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
         for k in range(maps.shape[1]):
             fig.add_trace(
                 go.Heatmap(
-                    z=maps[j, k][::-1],
+                    z=maps[j, k],
                     colorscale="Viridis",
                     showscale=False,
                     hovertemplate="map %{z:.3f}<extra></extra>",
@@ -347,7 +350,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
                 col=j + 1,
             )
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
     _square_pixels(fig)
     fig.update_layout(
         title="Pinned images before (top) and after the filter (feature maps)",
@@ -527,12 +530,12 @@ def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: in
     for i in range(n):
         img = images[i].reshape(-1, *images.shape[-2:])[0]
         fig.add_trace(
-            go.Heatmap(z=img[::-1], colorscale="gray", showscale=False, hoverinfo="skip"),
+            go.Heatmap(z=img, colorscale="gray", showscale=False, hoverinfo="skip"),
             row=i // cols + 1,
             col=i % cols + 1,
         )
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
     _square_pixels(fig)
     fig.update_annotations(font_size=12)
     fig.update_layout(
