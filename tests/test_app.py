@@ -98,3 +98,25 @@ def test_other_pages_render(page):
     at = AppTest.from_file(str(ROOT / page), default_timeout=30).run()
     assert not at.exception
     assert at.title
+
+
+def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
+    import numpy as np
+
+    from csvm import figures
+
+    long = [{"model": "kcsvm", "iteration": i, "objective": 1 / (i + 1)} for i in range(5000)]
+    fig = figures.objective_figure(long)
+    assert len(fig.data[0].x) <= 1000 and fig.layout.uirevision
+    halves = [
+        {"model": "lcsvm", "iteration": i // 2, "step": s, "objective": o}
+        for i, (s, o) in enumerate([("svm", 3.0), ("filter", 2.0), ("svm", 2.5), ("filter", 1.0)])
+    ]
+    fig = figures.objective_figure(halves)
+    assert list(fig.data[0].text) == ["SVM step", "filter step"] * 2
+    assert list(fig.data[0].x) == [0, 0.5, 1, 1.5]
+    assert fig.data[1].name == "rise (flagged)" and list(fig.data[1].y) == [2.5]
+    f = np.random.default_rng(0).normal(size=(1, 5, 5))
+    heat = figures.filter_figure(f, np.zeros((1, 5, 5)))
+    assert heat.data[0].zmid == 0 and heat.data[0].zmin == -heat.data[0].zmax
+    assert heat.data[1].zmid == 0  # the change since the previous filter
