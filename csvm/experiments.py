@@ -362,7 +362,6 @@ def run_model(
 
 
 # -- sharing ------------------------------------------------------------------------------
-_QUERY_TYPES = {k: type(v) for k, v in DEFAULT_CONFIG.items() if v is not None}
 
 
 def config_to_query(config: dict[str, Any]) -> dict[str, str]:

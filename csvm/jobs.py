@@ -197,6 +197,10 @@ class JobPool:
         Modules the idle workers import in advance.
     tick_seconds : float
         How often a background thread starts queued jobs and expires leases.
+    max_finished : int
+        Finished jobs (with their events and results) kept for reattaching; beyond this
+        the ones that finished longest ago are forgotten, so a server that runs for weeks
+        does not grow without bound.
     """
 
     def __init__(
@@ -205,7 +209,9 @@ class JobPool:
         lease_seconds: float = 180.0,
         preload: Sequence[str] = ("numpy", "sklearn.svm", "csvm.experiments"),
         tick_seconds: float = 0.5,
+        max_finished: int = 200,
     ):
+        self.max_finished = int(max_finished)
         self.max_workers = max(1, int(max_workers or os.cpu_count() or 1))
         self.lease_seconds = float(lease_seconds)
         self._ctx = mp.get_context("spawn")
@@ -330,6 +336,11 @@ class JobPool:
                         self._finish(job, "error")
             if job.state in ("queued", "running") and now - job.last_seen > self.lease_seconds:
                 self._finish(job, "stopped")
+        finished = [j for j in self._jobs.values() if j.state in _FINAL]
+        if len(finished) > self.max_finished:
+            finished.sort(key=lambda j: j.finished_at or 0.0)
+            for job in finished[: len(finished) - self.max_finished]:
+                del self._jobs[job.id]
         running = sum(j.state == "running" for j in self._jobs.values())
         while self._queue and running < self.max_workers and not self._closed:
             job = self._jobs[self._queue.popleft()]

@@ -152,3 +152,17 @@ def test_unpicklable_target_is_refused_at_submit(pool):
     with pytest.raises(TypeError, match="picklable"):
         pool.submit(lambda emit: None, {})
     assert pool.jobs() == []
+
+
+def test_only_the_newest_finished_jobs_are_kept():
+    pool = JobPool(max_workers=1, preload=(), max_finished=2)
+    try:
+        ids = []
+        for n in (1, 2, 3):
+            ids.append(pool.submit(targets.count, {"n": n}))
+            wait_for(pool, ids[-1], {"done"})
+        assert pool.get(ids[0]) is None, "the oldest finished job is forgotten"
+        assert pool.get(ids[1]).result["total"] == 2
+        assert pool.get(ids[2]).result["total"] == 3
+    finally:
+        pool.shutdown()
