@@ -125,3 +125,12 @@ def poll_run(run: dict[str, Any]) -> dict[str, Any]:
 def is_running(views: dict[str, Any]) -> bool:
     """Whether any job of a run is still queued or running."""
     return any(v is not None and v.state not in FINAL_STATES for v in views.values())
+
+
+def result_columns() -> dict[str, Any]:
+    """How the pages format accuracy and time columns of a results table."""
+    return {
+        "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+        "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+        "seconds": st.column_config.NumberColumn(format="%.2f s"),
+    }

@@ -8,7 +8,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.experiments import MODEL_LABELS
-from pages.common import FINAL_STATES, get_pool, runs
+from pages.common import FINAL_STATES, get_pool, result_columns, runs
 
 
 def _summary(config: dict) -> str:
@@ -63,12 +63,7 @@ def page() -> None:
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
-        column_config={
-            "settings": st.column_config.TextColumn(width="large"),
-            "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
-            "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
-            "seconds": st.column_config.NumberColumn(format="%.2f s"),
-        },
+        column_config={"settings": st.column_config.TextColumn(width="large"), **result_columns()},
     )
     if curves:
         fig = figures.objectives_overlay(curves, "Objective per iteration, all runs")

@@ -31,6 +31,7 @@ from pages.common import (
     poll_run,
     presets,
     reattach,
+    result_columns,
     runs,
     submit_run,
 )
@@ -366,11 +367,7 @@ def results_panel(run: dict, views: dict) -> None:
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
-        column_config={
-            "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
-            "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
-            "seconds": st.column_config.NumberColumn(format="%.2f s"),
-        },
+        column_config=result_columns(),
     )
     finished = [(m, v) for m, v in views.items() if v is not None and v.result is not None]
     if not finished:
