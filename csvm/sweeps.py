@@ -1,0 +1,121 @@
+"""Hyperparameter sweeps: a grid over two settings, scored on the validation split.
+
+Like the thesis's tables 4.2–4.6, every cell trains one CSVM and reports its accuracy on
+the validation images (never the test images, which stay for the final comparison).
+Cells are independent jobs, so the explorer runs them in parallel on its worker pool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from csvm.exceptions import DivergenceError
+from csvm.experiments import DEFAULT_CONFIG, build_csvm, load_data, validate_config
+
+__all__ = ["SWEEP_PARAMS", "parse_values", "run_validation", "sweep_configs"]
+
+#: Settings a sweep can vary, with their labels and value types.
+SWEEP_PARAMS: dict[str, tuple[str, type]] = {
+    "lam": ("λ", float),
+    "eta": ("η", float),
+    "degree": ("degree d", int),
+    "gamma": ("γ", float),
+    "C": ("C", float),
+    "filter_size": ("filter size", int),
+    "n_filters": ("filters", int),
+    "lam_w": ("λ_w", float),
+    "lam_f": ("λ_f", float),
+}
+
+
+def parse_values(name: str, text: str) -> list:
+    """Comma-separated values of one sweep axis, e.g. ``"0.01, 0.1, 1"``.
+
+    Raises
+    ------
+    ValueError
+        Naming the value that does not parse, or when there are none or more than eight.
+    """
+    if name not in SWEEP_PARAMS:
+        raise ValueError(f"Cannot sweep {name!r}: choose one of {', '.join(SWEEP_PARAMS)}.")
+    kind = SWEEP_PARAMS[name][1]
+    values = []
+    for item in (s.strip() for s in str(text).split(",")):
+        if not item:
+            continue
+        try:
+            values.append(kind(float(item)) if kind is int else kind(item))
+        except ValueError:
+            raise ValueError(f"{SWEEP_PARAMS[name][0]}: {item!r} is not a number.") from None
+    if not 1 <= len(values) <= 8:
+        raise ValueError(
+            f"{SWEEP_PARAMS[name][0]}: give between 1 and 8 values, separated by commas."
+        )
+    return values
+
+
+def sweep_configs(
+    base: dict[str, Any],
+    x_name: str,
+    x_values: list,
+    y_name: str,
+    y_values: list,
+    image_shape: tuple[int, ...] | None = None,
+) -> list[dict]:
+    """One configuration per grid cell, row-major (y outer, x inner).
+
+    Raises
+    ------
+    ValueError
+        When the two axes are the same setting, or a cell is invalid (the message names
+        the cell).
+    """
+    if x_name == y_name:
+        raise ValueError("Choose two different settings for the two axes.")
+    cells = []
+    for y in y_values:
+        for x in x_values:
+            config = {**DEFAULT_CONFIG, **base, x_name: x, y_name: y, "baselines": []}
+            errors = validate_config(config, image_shape)
+            if errors:
+                raise ValueError(f"{x_name}={x}, {y_name}={y}: {errors[0]}")
+            cells.append(config)
+    return cells
+
+
+def run_validation(
+    emit: Callable[[dict[str, Any]], Any], config: dict[str, Any], data_dir: str | None = None
+) -> dict[str, Any]:
+    """Train one CSVM and score it on the validation split (a sweep cell's job target).
+
+    Returns
+    -------
+    dict
+        ``val_accuracy``, ``train_accuracy``, ``seconds``, ``objective`` (last recorded)
+        and ``diverged`` (a message, or None; a diverged cell is scored with its best
+        state).
+    """
+    data = load_data(config, data_dir)
+    if len(data.y_val) == 0:
+        raise ValueError("This dataset has no validation images for the pair.")
+    clf = build_csvm(config, data.image_shape)
+    start = time.perf_counter()
+    diverged = None
+    try:
+        clf.fit(data.X_train, data.y_train)
+    except DivergenceError as exc:
+        diverged = str(exc)
+    seconds = time.perf_counter() - start
+    result = {
+        "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
+        "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
+        "seconds": seconds,
+        "objective": clf.history_[-1]["objective"] if clf.history_ else None,
+        "diverged": diverged,
+    }
+    emit({"model": "sweep", "step": "done", **result})
+    return result

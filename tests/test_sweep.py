@@ -1,0 +1,83 @@
+"""Sweeps: axis parsing, grid validation, and a small grid through the Sweep page."""
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from csvm.experiments import DEFAULT_CONFIG
+from csvm.sweeps import parse_values, run_validation, sweep_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _array(value) -> np.ndarray:
+    """A plotly spec array: a plain list or plotly's base64 typed-array encoding."""
+    if isinstance(value, dict) and "bdata" in value:
+        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        if isinstance(shape, str):
+            shape = tuple(int(s) for s in shape.split(","))
+        return data.reshape(shape) if shape else data
+    return np.array(value, dtype=float)
+
+
+def test_parse_values_and_messages():
+    assert parse_values("lam", "0.01, 0.1,1") == [0.01, 0.1, 1.0]
+    assert parse_values("degree", "2,3") == [2, 3]
+    with pytest.raises(ValueError, match="not a number"):
+        parse_values("eta", "0.1, fast")
+    with pytest.raises(ValueError, match="between 1 and 8"):
+        parse_values("eta", ",".join(["0.1"] * 9))
+    with pytest.raises(ValueError, match="Cannot sweep"):
+        parse_values("colour", "1")
+
+
+def test_grid_is_row_major_and_invalid_cells_are_named():
+    cells = sweep_configs(DEFAULT_CONFIG, "lam", [0.1, 1.0], "eta", [0.01, 0.1, 1.0])
+    assert [(c["eta"], c["lam"]) for c in cells[:3]] == [(0.01, 0.1), (0.01, 1.0), (0.1, 0.1)]
+    assert all(c["baselines"] == [] for c in cells)
+    with pytest.raises(ValueError, match="filter_size=40"):
+        sweep_configs(DEFAULT_CONFIG, "filter_size", [3, 40], "eta", [0.1], (1, 28, 28))
+    with pytest.raises(ValueError, match="two different"):
+        sweep_configs(DEFAULT_CONFIG, "eta", [0.1], "eta", [0.2])
+
+
+def test_a_cell_is_scored_on_the_validation_images():
+    events = []
+    result = run_validation(events.append, {**DEFAULT_CONFIG, "n_train": 100, "n_iter": 2})
+    assert 0.5 < result["val_accuracy"] <= 1.0
+    assert events[-1]["val_accuracy"] == result["val_accuracy"]
+
+
+def test_sweep_page_fills_the_heatmap():
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    assert not at.exception and not at.error
+    at.number_input(key="sw_n_train").set_value(100)
+    at.number_input(key="sw_n_iter").set_value(2)
+    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.button(key="sw_start").click().run()
+    deadline = time.time() + 120
+    z = None
+    while time.time() < deadline:
+        at.run()
+        charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        if charts:
+            z = _array(charts[0]["data"][0]["z"]).astype(float)
+            if not np.isnan(z).any():
+                break
+        time.sleep(0.5)
+    assert z is not None and z.shape == (2, 2) and not np.isnan(z).any()
+    assert at.success and "Best" in at.success[0].value
+
+
+def test_sweep_page_refuses_bad_values():
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    at.text_input(key="sw_x_values").set_value("0.01, lots").run()
+    assert any("not a number" in e.value for e in at.error)
+    assert at.button(key="sw_start").disabled
