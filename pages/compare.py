@@ -32,6 +32,21 @@ def page() -> None:
     if not session_runs:
         st.info("No runs yet in this browser session: start one on the Train page.")
         return
+    active = any(
+        v is not None and v.state not in FINAL_STATES
+        for run in session_runs
+        for v in (pool.get(j) for j in run["jobs"].values())
+    )
+
+    # While any run trains, the table and curves refresh every two seconds on their own.
+    @st.fragment(run_every=2.0 if active else None)
+    def body() -> None:
+        _draw(pool, session_runs)
+
+    body()
+
+
+def _draw(pool, session_runs: list[dict]) -> None:
     rows, curves, filters = [], [], []
     for run in session_runs:
         for model, job_id in run["jobs"].items():
@@ -53,12 +68,12 @@ def page() -> None:
                     "seconds": None if result is None else round(result["seconds"], 2),
                 }
             )
-            if model == "csvm" and view is not None and view.state in FINAL_STATES:
+            if model == "csvm" and view is not None:  # running runs too: the page refreshes
                 events = [e for e in view.events if "objective" in e]
                 if events:
                     curves.append((f"{run['id']}: {_summary(run['config'])}", events))
                     filters.append((run["id"], events[-1]["filters"]))
-    st.caption("A snapshot of this browser session's runs; open the page again to refresh it.")
+    st.caption("This browser session's runs; the page refreshes itself while any is training.")
     st.dataframe(
         pd.DataFrame(rows),
         hide_index=True,

@@ -120,3 +120,18 @@ def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
     heat = figures.filter_figure(f, np.zeros((1, 5, 5)))
     assert heat.data[0].zmid == 0 and heat.data[0].zmin == -heat.data[0].zmax
     assert heat.data[1].zmid == 0  # the change since the previous filter
+
+
+def test_compare_page_lists_the_sessions_runs():
+    at = _app(SMALL_RUN | {"baselines": "svm"})
+    at.button(key="start").click().run()
+    at = _wait_for_results(at)
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["K-CSVM", "plain SVM"]
+    titles = [
+        json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
+        for c in at.get("plotly_chart")
+    ]
+    assert any("all runs" in t for t in titles)
