@@ -29,6 +29,8 @@ SWEEP_PARAMS: dict[str, tuple[str, type]] = {
     "n_filters": ("filters", int),
     "lam_w": ("λ_w", float),
     "lam_f": ("λ_f", float),
+    # A seed axis shows how much a setting's score moves between random first filters.
+    "seed": ("seed", int),
 }
 
 

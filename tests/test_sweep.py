@@ -29,6 +29,7 @@ def _array(value) -> np.ndarray:
 def test_parse_values_and_messages():
     assert parse_values("lam", "0.01, 0.1,1") == [0.01, 0.1, 1.0]
     assert parse_values("degree", "2,3") == [2, 3]
+    assert parse_values("seed", "0, 1, 2") == [0, 1, 2]
     with pytest.raises(ValueError, match="not a number"):
         parse_values("eta", "0.1, fast")
     with pytest.raises(ValueError, match="between 1 and 8"):
