@@ -127,14 +127,149 @@ def test_huge_learning_rate_raises_divergence_and_still_predicts():
     "params,match",
     [
         ({"lr": 0}, "lr must be"),
+        ({"lr": -0.1}, "lr must be"),
         ({"activation": "softsign"}, "Unknown activation"),
         ({"filter_shape": (9, 9)}, "larger than the image"),
+        ({"filter_shape": (3,)}, "filter_shape must be"),
+        ({"hidden": -2}, "hidden must be"),
+        ({"momentum": 1.0}, "momentum must be"),
+        ({"weight_decay": -1.0}, "weight_decay must be"),
+        ({"events_every": -1}, "events_every must be"),
+        ({"epochs": 0}, "epochs must be"),
     ],
 )
 def test_validation_messages(params, match):
     X, y = _images()
     with pytest.raises(ValueError, match=match):
         SmallCNN(image_shape=(7, 7), **{"filter_shape": (3, 3), **params}).fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_pixels_are_rejected(bad):
+    X, y = _images()
+    X[3, 0, 2, 2] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        SmallCNN(image_shape=(7, 7), filter_shape=(3, 3)).fit(X, y)
+
+
+def test_one_class_is_rejected():
+    X, _ = _images()
+    with pytest.raises(ValueError, match="one class only"):
+        SmallCNN(image_shape=(7, 7), filter_shape=(3, 3)).fit(X, np.ones(len(X)))
+
+
+def _one_step_cnn(**params):
+    return SmallCNN(
+        image_shape=(7, 7),
+        filter_shape=(3, 3),
+        hidden=6,
+        batch_size=1000,  # one full batch per epoch: the update is deterministic
+        dtype="float64",
+        random_state=3,
+        **params,
+    )
+
+
+@pytest.mark.parametrize("nesterov", [True, False])
+def test_momentum_update_matches_the_formula(nesterov):
+    """Two full-batch steps against v <- mu v - lr g and p <- p + mu v - lr g (Nesterov,
+    the form of PyTorch's SGD) or p <- p + v (heavy ball)."""
+    X, y = _images(n=20)
+    lr, mu = 0.3, 0.8
+    # lr so small the update rounds away: the fitted weights are the initial ones.
+    start = _one_step_cnn(lr=1e-300, epochs=1).fit(X, y).params_
+    cnn = _one_step_cnn(lr=lr, momentum=mu, nesterov=nesterov, epochs=2).fit(X, y)
+    targets = cnn._targets(np.searchsorted(cnn.classes_, y))
+    p = {k: v.copy() for k, v in start.items()}
+    v = {k: np.zeros_like(a) for k, a in p.items()}
+    for _ in range(2):
+        grads = cnn._loss_grad(p, X, targets)[1]
+        for key, g in grads.items():
+            v[key] = mu * v[key] - lr * g
+            p[key] = p[key] + (mu * v[key] - lr * g if nesterov else v[key])
+    for key in p:
+        np.testing.assert_allclose(cnn.params_[key], p[key], rtol=1e-10, atol=1e-12)
+
+
+def test_input_layouts_give_the_same_model():
+    X, y = _images(n=20)
+    fits = [
+        SmallCNN(image_shape=(7, 7), filter_shape=(3, 3), hidden=4, epochs=2, random_state=0).fit(
+            Xv, y
+        )
+        for Xv in (X, X[:, 0], X.reshape(20, -1))
+    ]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.filters_, fits[0].filters_)
+        np.testing.assert_array_equal(
+            other.decision_function(X.reshape(20, -1)), fits[0].decision_function(X)
+        )
+
+
+def test_outputs_shapes_and_float32():
+    X, y = _images(n=21, classes=3)
+    cnn = SmallCNN(
+        image_shape=(7, 7), filter_shape=(3, 3), n_filters=2, hidden=0, epochs=2, random_state=0
+    ).fit(X, y)
+    assert "hid_W" not in cnn.params_  # hidden=0: the linear CNN
+    assert all(v.dtype == np.float32 for v in cnn.params_.values())
+    assert cnn.decision_function(X).shape == (21, 3)
+    proba = cnn.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(cnn.classes_[proba.argmax(1)], cnn.predict(X))
+    assert cnn.transform(X).shape == (21, 2, 5, 5) and cnn.transform(X).dtype == np.float32
+    assert cnn.filters_.shape == (1, 2, 3, 3)
+    binary = SmallCNN(image_shape=(7, 7), filter_shape=(3, 3), hidden=4, epochs=1).fit(
+        X, y % 2 == 0
+    )
+    assert binary.decision_function(X).shape == (21,)
+    colour = SmallCNN(image_shape=(3, 7, 7), filter_shape=(3, 2), n_filters=2, epochs=1)
+    colour.fit(np.repeat(X, 3, axis=1), y)
+    assert colour.filters_.shape == (1, 2, 3, 3, 2)
+
+
+def test_epoch_and_batch_events():
+    X, y = _images(n=30)
+    seen = []
+    cnn = SmallCNN(
+        image_shape=(7, 7),
+        filter_shape=(3, 3),
+        hidden=4,
+        epochs=3,
+        batch_size=4,  # 8 batches per epoch
+        events_every=3,
+        random_state=0,
+    ).fit(X, y, callback=seen.append)
+    epochs = [e for e in seen if e["step"] == "epoch"]
+    batches = [e for e in seen if e["step"] == "batch"]
+    assert [e["epoch"] for e in epochs] == [0, 1, 2] == [e["iteration"] for e in epochs]
+    assert [e["batch"] for e in batches] == [3, 6, 9, 12, 15, 18, 21, 24]
+    assert all(e["model"] == "cnn" and e["filters"].shape == (1, 1, 3, 3) for e in seen)
+    assert all(0 <= e["train_accuracy"] <= 1 and e["loss"] > 0 for e in epochs)
+    assert [e["seconds"] for e in seen] == sorted(e["seconds"] for e in seen)
+    # history_ keeps the epoch events, without the filters.
+    assert cnn.history_ == [{k: v for k, v in e.items() if k != "filters"} for e in epochs]
+
+
+def test_callback_false_on_an_epoch_event_keeps_one_epoch():
+    X, y = _images(n=30)
+    cnn = SmallCNN(image_shape=(7, 7), filter_shape=(3, 3), hidden=4, epochs=5, random_state=0)
+    cnn.fit(X, y, callback=lambda e: False)
+    assert cnn.stopped_ and len(cnn.history_) == 1
+    assert cnn.score(X, y) >= 0
+
+
+def test_divergence_on_the_first_batch_keeps_the_initial_weights(monkeypatch):
+    X, y = _images(n=40)
+    cnn = SmallCNN(image_shape=(7, 7), filter_shape=(3, 3), hidden=8, lr=0.1, random_state=0)
+    real = SmallCNN._loss_grad
+    # A non-finite loss at the very first batch, before any update.
+    monkeypatch.setattr(SmallCNN, "_loss_grad", lambda self, *a: (np.nan, *real(self, *a)[1:]))
+    with pytest.raises(DivergenceError, match="lr=0.01") as info:
+        cnn.fit(X, y)
+    assert info.value.cause == "non-finite" and info.value.suggested_eta == pytest.approx(0.01)
+    assert all(np.all(np.isfinite(v)) for v in cnn.params_.values())
+    assert cnn.predict(X).shape == (40,)
 
 
 def test_plain_svm_is_like_for_like():
