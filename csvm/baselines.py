@@ -10,6 +10,7 @@ trained by mini-batch SGD with momentum.  It shares the convolution of :mod:`csv
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
 
@@ -43,14 +44,17 @@ class FlattenImages(TransformerMixin, BaseEstimator):
         return X.reshape(len(X), -1)
 
 
-def make_plain_svm(params: Any, n_samples: int | None = None) -> Pipeline:
+def make_plain_svm(
+    params: dict[str, Any] | BaseEstimator, n_samples: int | None = None
+) -> Pipeline:
     """The plain SVM that matches a CSVM: same kernel, degree, gamma, coef0 and C.
 
     Parameters
     ----------
     params : dict or KernelCSVM or LinearCSVM
         The CSVM's constructor parameters (or the estimator).  ``C=None`` (no bound)
-        becomes the same large C the K-CSVM hands to LIBSVM.  For the linear model
+        becomes ``C = 1e10`` (``csvm.kernelised.HARD_MARGIN_C``), the same large C the
+        K-CSVM hands to LIBSVM, which no alpha reaches in practice.  For the linear model
         (``LinearCSVM`` or ``params["model"] == "lcsvm"``) a linear SVM with
         ``C = 1 / (lam_w * n_samples)``, the solver form of the L-CSVM's weight step.
     n_samples : int, optional
@@ -60,6 +64,11 @@ def make_plain_svm(params: Any, n_samples: int | None = None) -> Pipeline:
     -------
     Pipeline
         ``FlattenImages`` followed by ``SVC``; accepts images of any shape.
+
+    Raises
+    ------
+    ValueError
+        For the linear model without ``n_samples``.
     """
     from csvm.kernelised import HARD_MARGIN_C
     from csvm.linear import LinearCSVM, lambda_to_C
@@ -318,13 +327,34 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
         return np.eye(len(self.classes_), dtype=self.dtype)[y_index]
 
     # -- fitting --------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any, callback=None) -> SmallCNN:
-        """Train by mini-batch SGD; ``callback(event)`` returning False stops cleanly.
+    def fit(
+        self, X: Any, y: Any, callback: Callable[[dict], bool | None] | None = None
+    ) -> SmallCNN:
+        """Train by mini-batch SGD with momentum and weight decay.
+
+        Parameters
+        ----------
+        X : array of shape (n, H*W), (n, C*H*W), (n, H, W) or (n, C, H, W)
+            Training images; 2-D rows are read with ``image_shape``.
+        y : array of shape (n,)
+            Class labels (at least two classes).
+        callback : callable, optional
+            Called with each event dict (``model``, ``step`` "epoch" or "batch",
+            ``iteration``, ``epoch``, ``loss``, ``seconds``, ``train_accuracy`` on epoch
+            events, ``batch`` on batch events, and ``filters``, a copy of the conv
+            filters).  Returning False stops training cleanly and sets ``stopped_``.
+
+        Returns
+        -------
+        self : SmallCNN
 
         Raises
         ------
         DivergenceError
-            When the loss becomes non-finite; the last finite weights are kept.
+            When the loss becomes non-finite; the last weights with a finite loss are kept,
+            so the estimator can still predict.
+        ValueError
+            For invalid parameters or input, with a message saying what to change.
         """
         # Mini-batch products are too small to split across cores: with two BLAS threads
         # an epoch of the thesis's network took 1.6 s here, with one 0.13 s.

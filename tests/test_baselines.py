@@ -283,6 +283,12 @@ def test_plain_svm_is_like_for_like():
     linear = make_plain_svm(LinearCSVM(image_shape=(8, 8), lam_w=0.2), n_samples=40)
     assert linear.named_steps["svc"].C == pytest.approx(lambda_to_C(0.2, 40))
     assert make_plain_svm({"kernel": "rbf", "gamma": 0.1, "C": None}).named_steps["svc"].C >= 1e9
+    by_dict = make_plain_svm({"model": "lcsvm", "lam_w": 0.2}, n_samples=40).named_steps["svc"]
+    assert by_dict.kernel == "linear" and by_dict.C == pytest.approx(1 / (0.2 * 40))
+    with pytest.raises(ValueError, match="n_samples"):
+        make_plain_svm({"model": "lcsvm", "lam_w": 0.2})
+    # Images of any layout: (n, H, W) and flattened rows give the same decisions.
+    np.testing.assert_allclose(pipe.decision_function(X[:, 0]), pipe.decision_function(X))
 
 
 _MAPS = (
