@@ -34,6 +34,8 @@ __all__ = ["JobPool", "JobView"]
 
 _BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _FINAL = ("done", "error", "stopped")
+# Payloads below this are written to a fresh pipe at once (its buffer is 64 KiB on Linux).
+_INLINE_SEND = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,22 @@ class _Job:
 
 
 class _Worker:
-    """A spawned process that has imported the libraries and waits for one job."""
+    """A spawned process that has imported the libraries and waits for one job.
+
+    Both directions are one-way pipes, not ``multiprocessing.Queue``: the parent closes its
+    copies of the child's ends after ``start``.  A child killed in the middle of a message
+    (Stop, the OOM killer) then gives the reader "end of file" instead of a read that
+    waits forever under the pool lock, and a spare whose server died sees end of file on
+    its inbox and exits instead of lingering as an orphan.
+    """
 
     def __init__(self, ctx, preload: Sequence[str]):
-        self.inbox = ctx.Queue()
-        self.outbox = ctx.Queue()
+        # Pipe(duplex=False) returns (reading end, writing end).
+        child_inbox, self.inbox = ctx.Pipe(duplex=False)
+        self.outbox, child_outbox = ctx.Pipe(duplex=False)
+        self.eof = False  # the outbox has reached end of file (or a torn message)
         self.process = ctx.Process(
-            target=_worker_main, args=(self.inbox, self.outbox, tuple(preload)), daemon=True
+            target=_worker_main, args=(child_inbox, child_outbox, tuple(preload)), daemon=True
         )
         saved = {k: os.environ.get(k) for k in _BLAS_ENV}
         # One BLAS thread per worker, so N jobs do not fight over N cores.  The variables
@@ -102,6 +113,46 @@ class _Worker:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
+            # The child has its own copies now; ours would hide the child's exit from us.
+            child_inbox.close()
+            child_outbox.close()
+
+    def send_job(self, payload: bytes) -> None:
+        """Hand the pickled job to the process without blocking the caller.
+
+        A payload that fits the pipe's buffer (64 KiB on Linux) is written at once; a
+        larger one is written by a short-lived thread, since a spare still importing its
+        libraries does not read yet.  If the process ends first, the write fails with a
+        broken pipe and the thread ends.
+        """
+        if len(payload) < _INLINE_SEND:
+            self._send_quietly(payload)
+        else:
+            threading.Thread(
+                target=self._send_quietly, args=(payload,), name="csvm-job-send", daemon=True
+            ).start()
+
+    def _send_quietly(self, payload: bytes) -> None:
+        try:
+            self.inbox.send_bytes(payload)
+        except OSError:  # the process ended; the pool reports the job from its exit code
+            pass
+
+    def read(self) -> list[bytes]:
+        """Every complete message waiting in the outbox, without blocking on an empty pipe.
+
+        A message that has begun arriving is read to its end (the child is writing it);
+        a child that died in the middle of one gives end of file, recorded in ``eof``.
+        """
+        messages: list[bytes] = []
+        while not self.eof:
+            try:
+                if not self.outbox.poll():
+                    break
+                messages.append(self.outbox.recv_bytes())
+            except (EOFError, OSError):
+                self.eof = True
+        return messages
 
     def stop(self, wait: bool = True) -> None:
         """End the process; ``wait=False`` only signals it, for one that already reported.
@@ -121,19 +172,49 @@ class _Worker:
                 self.process.join(1.0)
         else:
             self.process.join(0.1)
-        for q in (self.inbox, self.outbox):
-            q.cancel_join_thread()
-            q.close()
+        self.eof = True
+        for conn in (self.inbox, self.outbox):
+            conn.close()
 
 
-def _send(outbox, kind: str, payload: Any) -> None:
-    """Pickle in the caller, not in the queue's feeder thread.
+class _Sender:
+    """The child's outbox: ``put`` never blocks the training, a thread writes the pipe.
 
-    ``multiprocessing.Queue`` pickles in a background thread and only prints (then drops)
-    a message that cannot be pickled; the parent would then see a silent exit.  Pickling
-    here turns such a message into an ordinary exception in the job.
+    Writing the pipe directly would stall the target whenever the parent has not read
+    for a while (the pipe holds 64 KiB, a few events with images); the thread plays the
+    part of ``multiprocessing.Queue``'s feeder.  Messages are pickled by the caller, so a
+    message that cannot be pickled is an ordinary exception in the job.
     """
-    outbox.put(pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._pending: queue_module.SimpleQueue[bytes | None] = queue_module.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="csvm-job-out", daemon=True)
+        self._thread.start()
+
+    def put(self, kind: str, payload: Any) -> None:
+        self._pending.put(pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _run(self) -> None:
+        while (data := self._pending.get()) is not None:
+            try:
+                self._conn.send_bytes(data)
+            except OSError:  # the parent went away; nobody is left to read
+                return
+
+    def close(self) -> None:
+        """Wait until everything put has been written, so the last message is not lost."""
+        self._pending.put(None)
+        self._thread.join()
+        self._conn.close()
+
+
+def _exit_when_orphaned(inbox) -> None:
+    try:
+        inbox.poll(None)
+    except OSError:
+        pass
+    os._exit(0)
 
 
 def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
@@ -148,14 +229,19 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
         except Exception:  # noqa: BLE001 - a failed preload shows up when the job runs
             pass
     try:
-        job = inbox.get()
-    except (EOFError, OSError):  # the parent went away while this spare waited
+        job = inbox.recv_bytes()
+    except (EOFError, OSError):  # shut down, or the server died, while this spare waited
         return
-    if job is None:
-        return
+    # The parent writes nothing more to the inbox, so it becomes readable only at end of
+    # file: the server died (even by SIGKILL, when no atexit runs) or let this worker go.
+    # Either way nobody wants the result, and the core is freed at once.
+    threading.Thread(
+        target=_exit_when_orphaned, args=(inbox,), name="csvm-job-watch", daemon=True
+    ).start()
+    sender = _Sender(outbox)
 
     def emit(event: dict[str, Any]) -> None:
-        _send(outbox, "event", event)
+        sender.put("event", event)
 
     try:
         from threadpoolctl import threadpool_limits
@@ -165,7 +251,7 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
         target, kwargs = pickle.loads(job)
         with threadpool_limits(1):
             result = target(emit, **kwargs)
-        _send(outbox, "done", result)
+        sender.put("done", result)
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
         info = {k: getattr(exc, k) for k in ("cause", "suggested_eta") if hasattr(exc, k)}
         error = {
@@ -175,12 +261,11 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
             "info": info,
         }
         try:
-            _send(outbox, "error", error)
+            sender.put("error", error)
         except Exception:  # noqa: BLE001 - e.g. an attribute that cannot be pickled
             error["info"] = {k: repr(v) for k, v in info.items()}
-            _send(outbox, "error", error)
-    outbox.close()
-    outbox.join_thread()  # make sure the last message left before the process ends
+            sender.put("error", error)
+    sender.close()
 
 
 class JobPool:
@@ -351,7 +436,7 @@ class JobPool:
             job.worker = worker
             job.state = "running"
             job.started_at = time.time()
-            worker.inbox.put(job.payload)
+            worker.send_job(job.payload)
             running += 1
         if not self._closed:
             # Keep warm spares for the next jobs (at most one per worker slot).
@@ -360,16 +445,7 @@ class JobPool:
                 self._spares.append(_Worker(self._ctx, self._preload))
 
     def _drain(self, job: _Job) -> None:
-        outbox = job.worker.outbox
-        while True:
-            try:
-                raw = outbox.get_nowait()
-            except queue_module.Empty:
-                return
-            except (EOFError, OSError):
-                # A pipe torn by a process that died mid-write; the liveness check in
-                # _tick reports the job.
-                return
+        for raw in job.worker.read():
             try:
                 kind, payload = pickle.loads(raw)
             except Exception as exc:  # noqa: BLE001 - e.g. a class that does not import here

@@ -63,3 +63,30 @@ def child_info(emit):
         "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
         "threads": [info["num_threads"] for info in threadpool_info()],
     }
+
+
+def torn_message(emit):
+    """Start a message on the outbox pipe, then die before its end (as under the OOM killer)."""
+    import gc
+    import struct
+    from multiprocessing.connection import Connection
+
+    emit({"before": True})
+    time.sleep(0.3)  # let the parent read the first event
+    outbox = [
+        c for c in gc.get_objects() if isinstance(c, Connection) and not c.closed and c.writable
+    ]
+    assert len(outbox) == 1, outbox
+    # A header announcing 10 MB, then only 1 kB of it.
+    os.write(outbox[0].fileno(), struct.pack("!i", 10_000_000) + b"x" * 1000)
+    time.sleep(0.5)  # the parent is now inside the read of that message
+    os._exit(9)
+
+
+def chatty(emit, n_events=300, result_mb=16):
+    """Many image-sized events at full speed, then a result of several MB."""
+    t0 = time.perf_counter()
+    for i in range(n_events):
+        emit({"i": i, "image": np.full((28, 28), float(i))})
+    seconds = time.perf_counter() - t0
+    return {"emit_seconds": seconds, "big": np.ones(result_mb * 2**20 // 8)}

@@ -1,6 +1,10 @@
 """The worker pool: events, results, Stop inside a C-level solve, crashes, queue, leases."""
 
 import multiprocessing as mp
+import os
+import subprocess
+import sys
+import threading
 import time
 
 import _job_targets as targets
@@ -166,3 +170,68 @@ def test_only_the_newest_finished_jobs_are_kept():
         assert pool.get(ids[2]).result["total"] == 3
     finally:
         pool.shutdown()
+
+
+def test_worker_dying_in_the_middle_of_a_message_does_not_hang_the_pool(pool):
+    job = pool.submit(targets.torn_message, {})
+    views = []
+
+    def watch():
+        views.append(wait_for(pool, job, {"done", "error", "stopped"}, timeout=30))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    watcher.join(30)
+    assert not watcher.is_alive(), "poll() blocked on a half-written message"
+    view = views[0]
+    assert view.state == "error" and "exit code 9" in view.error
+    assert view.events == [{"before": True}]
+    after = pool.submit(targets.count, {"n": 2})
+    assert wait_for(pool, after, {"done"}).result["total"] == 2
+
+
+def test_many_events_and_a_large_result_arrive_whole(pool):
+    job = pool.submit(targets.chatty, {"n_events": 300, "result_mb": 16})
+    view = wait_for(pool, job, {"done"})
+    assert [e["i"] for e in view.events] == list(range(300))
+    assert view.events[-1]["image"][0, 0] == 299.0
+    assert view.result["big"].nbytes == 16 * 2**20 and view.result["big"].sum() == 2**21
+    # emit() does not wait for the parent to read (a thread in the child writes the pipe)
+    assert view.result["emit_seconds"] < 1.0
+
+
+ORPHAN_SCRIPT = """
+import os, signal, sys, time
+import _job_targets as targets
+from csvm.jobs import JobPool
+
+pool = JobPool(max_workers=1, preload=())
+job = pool.submit(targets.sleeper, {"seconds": 60})
+while pool.poll(job).state != "running" or not pool.poll(job).events:
+    time.sleep(0.05)
+pids = [pool._jobs[job].worker.process.pid] + [w.process.pid for w in pool._spares]
+print(" ".join(map(str, pids)), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no shutdown()
+"""
+
+
+def _pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_exit_when_the_server_is_killed():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.path.join(root, "tests")]))
+    out = subprocess.run(
+        [sys.executable, "-c", ORPHAN_SCRIPT], env=env, capture_output=True, text=True, timeout=60
+    )
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2, out.stderr  # the running job and one warm spare
+    deadline = time.time() + 5
+    while any(_pid_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(_pid_alive(p) for p in pids), "workers outlived their server"
