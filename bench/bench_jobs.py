@@ -197,6 +197,21 @@ def report(r: dict[str, Any], cold: float) -> str:
     return "\n".join(lines)
 
 
+NOTES_HEADING = "## Notes"
+
+
+def write_keeping_notes(path: str, text: str) -> None:
+    """Write the table to ``path``, keeping a hand-written "## Notes" section already there."""
+    notes = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            old = fh.read()
+        if NOTES_HEADING in old:
+            notes = "\n" + old[old.index(NOTES_HEADING) :]
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text + notes)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line: run the benchmark, print the table, optionally write it to a file."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -209,8 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     text = report(r, cold)
     print(text)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_keeping_notes(args.out, text)
     if r["done"] != r["n_jobs"]:
         sys.exit(1)
 

@@ -21,6 +21,7 @@ import multiprocessing as mp
 import os
 import pickle
 import queue as queue_module
+import signal
 import threading
 import time
 import traceback
@@ -268,6 +269,20 @@ def _worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
     sender.close()
 
 
+def _crash_message(code: int | None) -> str:
+    """What the app shows for a worker that ended without a final message."""
+    text = f"the worker process exited unexpectedly (exit code {code}"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        # SIGKILL from outside is most often the kernel's out-of-memory killer.
+        hint = ", perhaps out of memory" if -code == signal.SIGKILL else ""
+        text += f": killed by {name}{hint}"
+    return text + ")"
+
+
 class JobPool:
     """A server-wide pool of worker processes with a FIFO queue.
 
@@ -415,8 +430,7 @@ class JobPool:
                 if job.state == "running" and not job.worker.process.is_alive():
                     self._drain(job)
                     if job.state == "running":
-                        code = job.worker.process.exitcode
-                        job.error = f"the worker process exited unexpectedly (exit code {code})"
+                        job.error = _crash_message(job.worker.process.exitcode)
                         job.error_type = "WorkerCrashed"
                         self._finish(job, "error")
             if job.state in ("queued", "running") and now - job.last_seen > self.lease_seconds:
