@@ -37,6 +37,9 @@ _BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _FINAL = ("done", "error", "stopped")
 # Payloads below this are written to a fresh pipe at once (its buffer is 64 KiB on Linux).
 _INLINE_SEND = 32 * 1024
+# Messages read per job in one tick: a job emitting faster than the parent unpickles
+# could otherwise hold the pool lock (and every other session's poll) indefinitely.
+_READ_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -136,17 +139,20 @@ class _Worker:
     def _send_quietly(self, payload: bytes) -> None:
         try:
             self.inbox.send_bytes(payload)
-        except OSError:  # the process ended; the pool reports the job from its exit code
+        except (OSError, TypeError):
+            # The process ended (broken pipe) or stop() closed the pipe under us (the
+            # handle becomes None); the pool reports the job from its state or exit code.
             pass
 
-    def read(self) -> list[bytes]:
-        """Every complete message waiting in the outbox, without blocking on an empty pipe.
+    def read(self, limit: int | None = None) -> list[bytes]:
+        """The complete messages waiting in the outbox (at most ``limit``), without blocking
+        on an empty pipe.
 
         A message that has begun arriving is read to its end (the child is writing it);
         a child that died in the middle of one gives end of file, recorded in ``eof``.
         """
         messages: list[bytes] = []
-        while not self.eof:
+        while not self.eof and (limit is None or len(messages) < limit):
             try:
                 if not self.outbox.poll():
                     break
@@ -387,7 +393,7 @@ class JobPool:
             if job is None or job.state in _FINAL:
                 return
             if job.state == "running":
-                self._drain(job)
+                self._drain(job, limit=_READ_LIMIT)
             if job.state in _FINAL:  # it finished while we looked
                 return
             self._finish(job, "stopped")
@@ -426,8 +432,10 @@ class JobPool:
         now = time.monotonic()
         for job in list(self._jobs.values()):
             if job.state == "running":
-                self._drain(job)
+                self._drain(job, limit=_READ_LIMIT)
                 if job.state == "running" and not job.worker.process.is_alive():
+                    # Everything the child wrote before it ended, so a final message
+                    # behind many events is not taken for a crash.
                     self._drain(job)
                     if job.state == "running":
                         job.error = _crash_message(job.worker.process.exitcode)
@@ -458,8 +466,8 @@ class JobPool:
             while len(self._spares) < self.max_workers:
                 self._spares.append(_Worker(self._ctx, self._preload))
 
-    def _drain(self, job: _Job) -> None:
-        for raw in job.worker.read():
+    def _drain(self, job: _Job, limit: int | None = None) -> None:
+        for raw in job.worker.read(limit):
             try:
                 kind, payload = pickle.loads(raw)
             except Exception as exc:  # noqa: BLE001 - e.g. a class that does not import here

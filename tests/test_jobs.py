@@ -200,6 +200,15 @@ def test_many_events_and_a_large_result_arrive_whole(pool):
     assert view.result["emit_seconds"] < 1.0
 
 
+def test_more_events_than_one_tick_reads_still_end_done(pool):
+    # A tick reads at most 1000 messages per job; the rest, and the result behind them,
+    # must still arrive (not be taken for a crash once the child has exited).
+    job = pool.submit(targets.count, {"n": 2500})
+    view = wait_for(pool, job, {"done", "error"})
+    assert view.state == "done", view.error
+    assert [e["i"] for e in view.events] == list(range(2500))
+
+
 ORPHAN_SCRIPT = """
 import os, signal, sys, time
 import _job_targets as targets
