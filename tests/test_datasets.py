@@ -21,12 +21,15 @@ from csvm.datasets import (
     DEFAULT_DATASET,
     available,
     data_home,
+    downloads,
     fetch,
     list_datasets,
     load_images,
     load_multiclass,
     load_pair,
     main_data,
+    offline,
+    registry,
 )
 from csvm.exceptions import DatasetError
 
@@ -96,7 +99,7 @@ def _write_cifar(folder: Path, first: bytes | None = None, str_keys=False, meta=
         data = pickle.dumps(_batch(seed=i, str_keys=str_keys), protocol=2)
         (folder / name).write_bytes(first if first is not None and i == 0 else data)
     if meta:
-        names = [n.encode() for n in ds._CIFAR]
+        names = [n.encode() for n in registry.CIFAR]
         meta_dict = {b"label_names": names, b"num_cases_per_batch": 20, b"num_vis": 3072}
         (folder / "batches.meta").write_bytes(pickle.dumps(meta_dict, protocol=2))
     return folder
@@ -287,8 +290,8 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
 
     monkeypatch.setattr(socket, "socket", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    ds._mnist_5k.cache_clear()
-    ds._offline_split.cache_clear()
+    offline.mnist_5k.cache_clear()
+    offline.offline_split.cache_clear()
     assert DEFAULT_DATASET == "mnist-5k"
     full = load_pair(DEFAULT_DATASET, 3, 5)
     assert full.counts == {"train": (350, 350), "validation": (50, 50), "test": (100, 100)}
@@ -303,7 +306,7 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
     }
     assert not rows["train"] & rows["test"] and not rows["train"] & rows["val"]
     # The split never depends on the run's seed; the n_train subsample does, reproducibly.
-    ds._offline_split.cache_clear()
+    offline.offline_split.cache_clear()
     again = load_pair(DEFAULT_DATASET, 3, 5, random_state=7)
     np.testing.assert_array_equal(full.X_test, again.X_test)
     np.testing.assert_array_equal(full.X_train, again.X_train)
@@ -367,7 +370,7 @@ def _serve(monkeypatch, tmp_path, name: str, files: dict[str, bytes], md5s=None)
         dead = (served / "missing" / filename).as_uri()
         md5 = (md5s or {}).get(filename, _md5(data))
         sources[filename] = (md5, (dead, (served / filename).as_uri()))
-    monkeypatch.setitem(ds._SOURCES, name, sources)
+    monkeypatch.setitem(downloads._SOURCES, name, sources)
 
 
 def test_fetch_verifies_and_then_loads(tmp_path, monkeypatch):
