@@ -13,7 +13,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from csvm.datasets._files import file_key
+from csvm.datasets._files import file_key, os_error
 from csvm.datasets.registry import CIFAR
 from csvm.exceptions import DatasetError
 
@@ -61,6 +61,8 @@ def unpickle(path: Path) -> dict[str, Any]:
             obj = _BatchUnpickler(fh, path).load()
     except DatasetError:
         raise
+    except OSError as exc:  # the system refused (permission, I/O): not the file's fault
+        raise os_error(path, exc) from None
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means a bad file
         raise DatasetError(f"{path} is corrupt: {type(exc).__name__}: {exc}.") from None
     if not isinstance(obj, dict):
