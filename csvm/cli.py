@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from csvm.config import RunConfig, add_cli_arguments, from_cli
 from csvm.exceptions import CSVMError
-from csvm.experiments import DEFAULT_CONFIG, build_csvm
 
 __all__ = ["main_reproduce", "main_train"]
 
@@ -63,8 +63,8 @@ THESIS = {
 }
 
 
-def _config(overrides: dict[str, Any]) -> dict[str, Any]:
-    return {**DEFAULT_CONFIG, **overrides}
+def _config(overrides: dict[str, Any]) -> RunConfig:
+    return RunConfig().replace(**overrides)
 
 
 def _mean_std(values: list[float]) -> str:
@@ -81,14 +81,20 @@ def _reproduce_pair(name: str, data_dir: str | None, seeds: int, epochs: int) ->
     print(f"{data.source}; train {data.counts['train']}, test {data.counts['test']}")
     rows = {"plain SVM": [], "small CNN": [], "K-CSVM": []}
     seconds = {k: 0.0 for k in rows}
-    csvm_config = _config({**spec["csvm"], "filter_size": 5})
+    csvm_config = _config({**spec["csvm"], "filter_size": 5, "dataset": spec["dataset"]})
     t0 = time.perf_counter()
-    svm = make_plain_svm({**csvm_config, "C": spec["svm_C"]}).fit(data.X_train, data.y_train)
+    svm = make_plain_svm(
+        kernel=csvm_config.kernel,
+        degree=csvm_config.degree,
+        gamma=csvm_config.gamma,
+        coef0=csvm_config.coef0,
+        C=spec["svm_C"],
+    ).fit(data.X_train, data.y_train)
     seconds["plain SVM"] = time.perf_counter() - t0
     rows["plain SVM"].append(svm.score(data.X_test, data.y_test))
     for seed in range(seeds):
         t0 = time.perf_counter()
-        clf = build_csvm({**csvm_config, "seed": seed}, data.image_shape)
+        clf = csvm_config.replace(seed=seed).build_estimator(data.image_shape)
         clf.fit(data.X_train, data.y_train)
         seconds["K-CSVM"] += (time.perf_counter() - t0) / seeds
         rows["K-CSVM"].append(clf.score(data.X_test, data.y_test))
@@ -176,45 +182,38 @@ def main_reproduce(argv: list[str]) -> int:
 
 
 def main_train(argv: list[str]) -> int:
-    """``python -m csvm train``: train one CSVM and print each step and the accuracies."""
-    parser = argparse.ArgumentParser(prog="python -m csvm train")
-    parser.add_argument("--dataset", default=DEFAULT_CONFIG["dataset"])
-    parser.add_argument(
-        "--pair", nargs=2, default=[DEFAULT_CONFIG["class_a"], DEFAULT_CONFIG["class_b"]]
-    )
-    parser.add_argument("--protocol", choices=["thesis"], default=None)
-    parser.add_argument("--data-dir", default=None)
-    for key in ("model", "kernel", "regulariser", "step"):
-        parser.add_argument(f"--{key.replace('_', '-')}", default=DEFAULT_CONFIG[key])
-    for key in ("degree", "n_iter", "filter_size", "n_filters", "seed", "n_train"):
-        parser.add_argument(f"--{key.replace('_', '-')}", type=int, default=DEFAULT_CONFIG[key])
-    for key in ("gamma", "coef0", "lam", "lam_w", "lam_f", "eta", "momentum"):
-        parser.add_argument(f"--{key.replace('_', '-')}", type=float, default=DEFAULT_CONFIG[key])
-    parser.add_argument("--C", type=float, default=None, help="omit for no upper bound")
-    args = vars(parser.parse_args(argv))
-    from csvm.datasets import load_pair
+    """``python -m csvm train``: train one CSVM and print each step and the accuracies.
 
-    a, b = args.pop("pair")
-    data_dir = args.pop("data_dir")
-    config = _config({**args, "dataset": args["dataset"], "class_a": a, "class_b": b})
+    Every setting of :class:`csvm.config.RunConfig` is a flag (``--n-iter``, ``--C``, …),
+    checked against the same table as the app's widgets and URLs.
+    """
+    parser = argparse.ArgumentParser(prog="python -m csvm train")
+    parser.add_argument(
+        "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
+    )
+    parser.add_argument("--data-dir", default=None)
+    add_cli_arguments(parser)
+    args = parser.parse_args(argv)
+    config = from_cli(args)
+    if args.pair:
+        config = config.replace(class_a=args.pair[0], class_b=args.pair[1])
+    from csvm.runs import load_data
+
     try:
-        data = load_pair(
-            config["dataset"],
-            a,
-            b,
-            protocol=config["protocol"],
-            data_dir=data_dir,
-            n_train=config["n_train"],
-            random_state=config["seed"],
-        )
-        clf = build_csvm(config, data.image_shape)
+        errors = config.problems()
+        if errors:
+            raise ValueError(" ".join(errors))
+        data = load_data(config, args.data_dir)
+        clf = config.build_estimator(data.image_shape)
         clf.fit(
             data.X_train,
             data.y_train,
             callback=lambda e: print(
                 f"{e['iteration']:4d} {e['step']:9s} objective {e['objective']:.6g}  "
                 f"train acc {100 * e['train_accuracy']:.1f} %  |f| {e['filter_norm']:.3g}"
-            ),
+            )
+            if "objective" in e
+            else None,
         )
     except (CSVMError, ValueError) as exc:
         print(f"error: {exc}")

@@ -15,6 +15,8 @@ from plotly.subplots import make_subplots
 
 __all__ = [
     "accuracy_vs_time",
+    "divergence_figure",
+    "for_projector",
     "confusion_figure",
     "feature_maps_figure",
     "filter_figure",
@@ -58,6 +60,65 @@ def _downsample(n: int) -> np.ndarray:
     if n <= MAX_POINTS:
         return np.arange(n)
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int))
+
+
+def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
+    """Larger type for a projector: title, ticks, legend and heatmap numbers scaled up.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        Changed in place (and returned).
+    scale : float
+        Factor on every font size.
+    """
+    base = (fig.layout.font.size or 14) * scale
+    fig.update_layout(
+        font={"size": base},
+        title_font={"size": base * 1.25},
+        legend_font={"size": base},
+        height=int((fig.layout.height or 320) * 1.2),
+    )
+    fig.update_xaxes(tickfont={"size": base}, title_font={"size": base})
+    fig.update_yaxes(tickfont={"size": base}, title_font={"size": base})
+    fig.update_annotations(font_size=base)  # subplot titles
+    fig.update_traces(textfont_size=base * 0.8, selector={"type": "heatmap"})
+    return fig
+
+
+def divergence_figure(
+    steps: Sequence[dict[str, Any]], divergence: dict[str, Any], title: str = "Blow-up"
+) -> go.Figure:
+    """The filter norm per step up to the step that diverged, on a log axis.
+
+    Parameters
+    ----------
+    steps : sequence of dict
+        The step events before the divergence (``iteration``, ``filter_norm``).
+    divergence : dict
+        The ``"divergence"`` event: ``filter_norm_after`` (when known) is the last point.
+    """
+    x = [int(e.get("iteration", i)) for i, e in enumerate(steps)]
+    y = [float(e.get("filter_norm", np.nan)) for e in steps]
+    after = divergence.get("filter_norm_after")
+    if after is not None and np.isfinite(after):
+        x.append(int(divergence.get("iteration", len(steps) - 1)) + 1)
+        y.append(float(after))
+    fig = go.Figure(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines+markers",
+            name="filter norm",
+            marker={"color": ["#1f77b4"] * (len(y) - 1) + ["#d62728"]},
+        )
+    )
+    fig.update_xaxes(title_text="iteration", dtick=1, tickformat="d")
+    fig.update_yaxes(title_text="filter norm (log)", type="log", dtick=1)
+    fig.update_layout(
+        title=f"{title}: {divergence.get('cause', 'diverged')}", height=320, **_LAYOUT
+    )
+    return fig
 
 
 def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective") -> go.Figure:

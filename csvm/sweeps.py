@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from csvm.config import RunConfig
 from csvm.exceptions import DivergenceError
-from csvm.experiments import DEFAULT_CONFIG, build_csvm, load_data, validate_config
+from csvm.runs import as_config, load_data
 
 __all__ = ["SWEEP_PARAMS", "parse_values", "run_validation", "sweep_configs"]
 
@@ -61,7 +62,7 @@ def parse_values(name: str, text: str) -> list:
 
 
 def sweep_configs(
-    base: dict[str, Any],
+    base: RunConfig | dict[str, Any],
     x_name: str,
     x_values: list,
     y_name: str,
@@ -78,14 +79,18 @@ def sweep_configs(
     """
     if x_name == y_name:
         raise ValueError("Choose two different settings for the two axes.")
+    base = as_config(base)
     cells = []
     for y in y_values:
         for x in x_values:
-            config = {**DEFAULT_CONFIG, **base, x_name: x, y_name: y, "baselines": []}
-            errors = validate_config(config, image_shape)
+            try:
+                config = base.replace(**{x_name: x, y_name: y, "baselines": ()})
+            except ValueError as exc:
+                raise ValueError(f"{x_name}={x}, {y_name}={y}: {exc}") from None
+            errors = config.problems(image_shape)
             if errors:
                 raise ValueError(f"{x_name}={x}, {y_name}={y}: {errors[0]}")
-            cells.append(config)
+            cells.append(config.to_dict())
     return cells
 
 
@@ -101,10 +106,11 @@ def run_validation(
         and ``diverged`` (a message, or None; a diverged cell is scored with its best
         state).
     """
+    config = as_config(config)
     data = load_data(config, data_dir)
     if len(data.y_val) == 0:
         raise ValueError("This dataset has no validation images for the pair.")
-    clf = build_csvm(config, data.image_shape)
+    clf = config.build_estimator(data.image_shape)
     start = time.perf_counter()
     diverged = None
     try:
@@ -119,5 +125,5 @@ def run_validation(
         "objective": clf.history_[-1]["objective"] if clf.history_ else None,
         "diverged": diverged,
     }
-    emit({"model": "sweep", "step": "done", **result})
+    emit({"kind": "result", "model": "sweep", **result})
     return result

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from pathlib import Path
@@ -11,8 +10,9 @@ from typing import Any
 
 import streamlit as st
 
-from csvm.experiments import DEFAULT_CONFIG, load_data, run_model
-from csvm.jobs import JobPool
+from csvm.config import RunConfig, parse
+from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
+from csvm.runs import load_data, run_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 FINAL_STATES = {"done", "error", "stopped"}
@@ -20,17 +20,27 @@ FINAL_STATES = {"done", "error", "stopped"}
 
 @st.cache_resource
 def get_pool() -> JobPool:
-    """One pool of worker processes for the whole server, sized to the cores.
+    """One pool of worker processes for the whole server (limits: ``PoolSettings``, read
+    from ``CSVM_*`` environment variables; see the README's classroom section).
 
     Idle workers import the library and load the default dataset in advance
     (:mod:`pages.worker_preload`), so a run starts streaming about a second after Start.
-    Jobs nobody polls for three minutes are cancelled (closed tabs free the cores).
     """
     return JobPool(
-        max_workers=os.cpu_count() or 2,
-        lease_seconds=180.0,
-        preload=("numpy", "sklearn.svm", "csvm.experiments", "pages.worker_preload"),
+        settings=PoolSettings.from_env(),
+        preload=("numpy", "sklearn.svm", "csvm.runs", "pages.worker_preload"),
     )
+
+
+def owner() -> str:
+    """This browser session's id: it owns the runs it starts (only it can stop them)."""
+    return st.session_state.setdefault("owner", uuid.uuid4().hex)
+
+
+def heartbeat() -> None:
+    """Tell the pool this session is alive: renews the leases of all its jobs, whichever
+    page it is on, and keeps its finished runs from being forgotten."""
+    get_pool().heartbeat(owner())
 
 
 @st.cache_data(ttl=60)
@@ -41,40 +51,43 @@ def dataset_table() -> list[dict[str, Any]]:
     return list_datasets()
 
 
+def available_datasets() -> dict[str, dict[str, Any]]:
+    """The datasets on this machine, by name."""
+    return {d["name"]: d for d in dataset_table() if d["available"]}
+
+
 @st.cache_data
 def presets() -> list[dict[str, Any]]:
-    """The presets of ``assets/presets.json`` (name, description, optional requires, config)."""
-    return json.loads((ASSETS / "presets.json").read_text())
+    """The presets of ``assets/presets.json``, each with its parsed ``run_config``.
+
+    A preset whose settings do not parse is a bug of the repository (a test checks them
+    all); it is left out rather than shown broken.
+    """
+    out = []
+    for preset in json.loads((ASSETS / "presets.json").read_text()):
+        config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
+        if not problems:
+            out.append({**preset, "run_config": config})
+    return out
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading images…")
-def cached_data(
-    dataset: str, class_a: str, class_b: str, protocol: str | None, n_train: int | None, seed: int
-):
+def cached_data(config: RunConfig):
     """The pair a run uses (the same call its worker makes, so indices agree)."""
-    return load_data(
-        {
-            "dataset": dataset,
-            "class_a": class_a,
-            "class_b": class_b,
-            "protocol": protocol,
-            "n_train": n_train,
-            "seed": seed,
-        }
-    )
+    return load_data(config)
 
 
-def data_for(config: dict[str, Any]):
-    """The cached pair a run configuration uses (see :func:`cached_data`)."""
-    c = {**DEFAULT_CONFIG, **config}
-    return cached_data(
-        c["dataset"],
-        str(c["class_a"]),
-        str(c["class_b"]),
-        c["protocol"],
-        c["n_train"],
-        int(c["seed"]),
+def data_for(config: RunConfig):
+    """The cached pair a run configuration uses; only the data settings key the cache."""
+    key = RunConfig(
+        dataset=config.dataset,
+        class_a=config.class_a,
+        class_b=config.class_b,
+        protocol=config.protocol,
+        n_train=config.n_train,
+        seed=config.seed,
     )
+    return cached_data(key)
 
 
 def runs() -> dict[str, dict[str, Any]]:
@@ -82,17 +95,38 @@ def runs() -> dict[str, dict[str, Any]]:
     return st.session_state.setdefault("runs", {})
 
 
-def submit_run(config: dict[str, Any]) -> str:
-    """Queue the CSVM and the chosen baselines as jobs; returns the run id."""
+def submit_run(config: RunConfig, paused: bool = False) -> str | None:
+    """Queue the CSVM and the chosen baselines as jobs; returns the run id.
+
+    A session has one active Train run: its previous run's jobs are stopped first.  When
+    the server's cap on a session's jobs is reached, says so and returns None.
+    """
     pool = get_pool()
+    me = owner()
+    pool.cancel_owner(me, group="train")
     run_id = uuid.uuid4().hex[:8]
-    group = st.session_state.setdefault("session_group", uuid.uuid4().hex)
-    models = ["csvm"] + [b for b in ("svm", "cnn") if b in config.get("baselines", [])]
-    jobs = {
-        m: pool.submit(run_model, {"config": config, "model": m}, name=f"{run_id}:{m}", group=group)
-        for m in models
+    models = ["csvm", *config.baselines]
+    jobs = {}
+    try:
+        for model in models:
+            kwargs = {"config": config.to_dict(), "model": model}
+            if model != "svm":
+                kwargs["paused"] = paused
+            jobs[model] = pool.submit(
+                run_model, kwargs, name=f"{run_id}:{model}", group="train", owner=me
+            )
+    except QuotaExceeded as exc:
+        for job in jobs.values():
+            pool.cancel(job, me)
+        st.error(str(exc), icon=":material/block:")
+        return None
+    runs()[run_id] = {
+        "id": run_id,
+        "config": config,
+        "jobs": jobs,
+        "owner": me,
+        "created": time.time(),
     }
-    runs()[run_id] = {"id": run_id, "config": dict(config), "jobs": jobs, "created": time.time()}
     st.session_state["current_run"] = run_id
     return run_id
 
@@ -102,24 +136,54 @@ def jobs_param(run: dict[str, Any]) -> str:
     return ",".join(f"{m}:{j}" for m, j in run["jobs"].items())
 
 
-def reattach(run_id: str, jobs: str, config: dict[str, Any]) -> None:
-    """After a reload, find a run's jobs in the server-wide pool again."""
+def reattach(run_id: str, jobs: str, config: RunConfig) -> bool:
+    """After a reload or from a shared link, find a run's jobs in the pool again.
+
+    The run is this session's own (it can stop it) only if the pool says so; otherwise it
+    is a read-only shared view.  Returns False when the jobs are no longer on the server.
+    """
     if run_id in runs():
-        return
-    pool = get_pool()
-    try:
-        pairs = dict(item.split(":", 1) for item in jobs.split(",") if item)
-    except ValueError:
-        return
-    if pairs and all(pool.get(j) is not None for j in pairs.values()):
-        runs()[run_id] = {"id": run_id, "config": config, "jobs": pairs, "created": time.time()}
         st.session_state["current_run"] = run_id
+        return True
+    if len(jobs) > 200 or len(run_id) > 16:
+        return False
+    pool = get_pool()
+    pairs = {}
+    for item in jobs.split(","):
+        model, _, job = item.partition(":")
+        if model in ("csvm", "svm", "cnn") and job:
+            pairs[model] = job
+    views = {m: pool.get(j) for m, j in pairs.items()}
+    if not pairs or any(v is None for v in views.values()):
+        return False
+    runs()[run_id] = {
+        "id": run_id,
+        "config": config,
+        "jobs": pairs,
+        "owner": views["csvm"].owner if "csvm" in views else None,
+        "created": time.time(),
+    }
+    st.session_state["current_run"] = run_id
+    return True
+
+
+def owns(run: dict[str, Any]) -> bool:
+    """Whether this session started the run (only then can it stop or step it)."""
+    return run.get("owner") == owner()
 
 
 def poll_run(run: dict[str, Any]) -> dict[str, Any]:
-    """Current views of a run's jobs (draining their new events)."""
+    """Current views of a run's jobs (draining their new events; None: forgotten)."""
     pool = get_pool()
     return {m: pool.poll(j) for m, j in run["jobs"].items()}
+
+
+def outcomes(views: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """A run's job views in the terms of :func:`csvm.runs.result_rows`."""
+    return {
+        m: None if v is None else {"state": v.state, "result": v.result, "events": v.events}
+        for m, v in views.items()
+    }
 
 
 def is_running(views: dict[str, Any]) -> bool:
@@ -134,3 +198,21 @@ def result_columns() -> dict[str, Any]:
         "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
         "seconds": st.column_config.NumberColumn(format="%.2f s"),
     }
+
+
+def url_extra() -> dict[str, str]:
+    """What the URL holds besides the settings: the current run and the view options."""
+    extra = {}
+    run = runs().get(st.session_state.get("current_run", ""))
+    if run is not None:
+        extra.update(run=run["id"], jobs=jobs_param(run))
+    else:
+        for key in ("run", "jobs"):  # a link not yet reattached keeps its run
+            if key in st.query_params:
+                extra[key] = st.query_params[key][:200]
+    pace = st.session_state.get("pace")
+    if pace and pace != "1 s per step":
+        extra["pace"] = pace
+    if st.session_state.get("projector"):
+        extra["projector"] = "1"
+    return extra

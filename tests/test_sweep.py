@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from csvm.experiments import DEFAULT_CONFIG
+from csvm.config import RunConfig
 from csvm.sweeps import parse_values, run_validation, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,18 +39,18 @@ def test_parse_values_and_messages():
 
 
 def test_grid_is_row_major_and_invalid_cells_are_named():
-    cells = sweep_configs(DEFAULT_CONFIG, "lam", [0.1, 1.0], "eta", [0.01, 0.1, 1.0])
+    cells = sweep_configs(RunConfig(), "lam", [0.1, 1.0], "eta", [0.01, 0.1, 1.0])
     assert [(c["eta"], c["lam"]) for c in cells[:3]] == [(0.01, 0.1), (0.01, 1.0), (0.1, 0.1)]
     assert all(c["baselines"] == [] for c in cells)
     with pytest.raises(ValueError, match="filter_size=40"):
-        sweep_configs(DEFAULT_CONFIG, "filter_size", [3, 40], "eta", [0.1], (1, 28, 28))
+        sweep_configs(RunConfig(), "filter_size", [3, 40], "eta", [0.1], (1, 28, 28))
     with pytest.raises(ValueError, match="two different"):
-        sweep_configs(DEFAULT_CONFIG, "eta", [0.1], "eta", [0.2])
+        sweep_configs(RunConfig(), "eta", [0.1], "eta", [0.2])
 
 
 def test_a_cell_is_scored_on_the_validation_images():
     events = []
-    result = run_validation(events.append, {**DEFAULT_CONFIG, "n_train": 100, "n_iter": 2})
+    result = run_validation(events.append, {**RunConfig(), "n_train": 100, "n_iter": 2})
     assert 0.5 < result["val_accuracy"] <= 1.0
     assert events[-1]["val_accuracy"] == result["val_accuracy"]
 
