@@ -258,14 +258,17 @@ def _divergence_event(view):
 
 
 def _filters_view(run: dict, shown: list) -> None:
-    last = shown[-1]
-    if last.get("filters") is None:
+    # Long runs keep arrays on a thinned subset of steps (the pool's compaction): show
+    # the latest step that has them, and the change since the one before.
+    with_filters = [e for e in shown if e.get("filters") is not None]
+    if not with_filters:
         return
+    last = with_filters[-1]
     previous = next(
         (
             e["filters"]
-            for e in reversed(shown[:-1])
-            if e.get("filters") is not None and not np.array_equal(e["filters"], last["filters"])
+            for e in reversed(with_filters[:-1])
+            if not np.array_equal(e["filters"], last["filters"])
         ),
         None,
     )
@@ -283,7 +286,7 @@ def _filters_view(run: dict, shown: list) -> None:
 
 
 def _examples_view(run: dict, shown: list) -> None:
-    last = shown[-1]
+    last = next((e for e in reversed(shown) if e.get("pinned_maps") is not None), {})
     data = data_for(run["config"])
     names = _class_labels(data)
     if last.get("pinned_maps") is not None:
