@@ -115,3 +115,9 @@ def wait_then_echo(emit, seconds=1.0):
     while (command := emit.receive(timeout=0.5)) is not None:
         received.append(command)
     return {"pending": pending, "received": received}
+
+
+def blob(emit, kb=100):
+    """A result of ``kb`` KiB, to fill the finished-job byte budget."""
+    emit({"kb": kb})
+    return b"x" * (kb * 1024)

@@ -390,3 +390,61 @@ def test_heartbeat_renews_every_job_of_its_owner():
         assert pool.get(a).state == "running" and pool.get(b).state == "stopped"
     finally:
         pool.shutdown()
+
+
+# -- eviction -----------------------------------------------------------------------------
+
+
+def test_retention_spares_live_owners_unless_one_alone_is_over():
+    from csvm.jobs.retention import Retention
+
+    r = Retention(budget_bytes=250, max_count=100)
+    alive = {"alice", "bob"}
+    r.add("u1", None, 100)
+    r.add("a1", "alice", 100)
+    assert r.victims(alive.__contains__) == []
+    r.add("u2", None, 100)
+    assert r.victims(alive.__contains__) == ["u1"], "abandoned work goes first"
+    r.add("a2", "alice", 100)
+    assert r.victims(alive.__contains__) == ["u2"]
+    r.add("a3", "alice", 100)
+    assert r.victims(alive.__contains__) == ["a1"], "alice alone is over: her oldest"
+    r.add("b1", "bob", 100)
+    assert r.victims(alive.__contains__) == [], "no owner alone is over: all kept"
+    assert r.total_bytes == 300
+    alive.discard("alice")  # her tab closed
+    assert r.victims(alive.__contains__) == ["a2"]
+    r.add("big", "bob", 1000)  # bigger than the whole budget: his newest stays
+    assert r.victims(alive.__contains__) == ["a3", "b1"]
+    assert "big" in r and len(r) == 1
+    counted = Retention(budget_bytes=10**9, max_count=2)
+    for name in ("x", "y", "z"):
+        counted.add(name, "carol", 1)
+    assert counted.victims(lambda o: True) == ["x"], "the count bound still holds"
+
+
+def test_pool_forgets_abandoned_jobs_first_and_says_none():
+    kb = 100
+    size = kb * 1024
+    settings = PoolSettings(max_workers=1, lease_seconds=2.0, finished_bytes_budget=int(2.5 * size))
+    pool = JobPool(settings=settings, preload=())
+    try:
+        done = {}
+        for name, owner in (("u1", None), ("a1", "alice"), ("u2", None), ("a2", "alice")):
+            done[name] = pool.submit(targets.blob, {"kb": kb}, owner=owner)
+            wait_for(pool, done[name], {"done"}, viewer="alice")
+            pool.heartbeat("alice")
+        assert pool.poll(done["u1"]) is None and pool.get(done["u2"]) is None
+        assert pool.poll(done["a1"], viewer="alice").result == b"x" * size
+        stats = pool.stats()
+        assert stats["evicted"] == 2 and stats["finished"] == 2
+        assert size * 2 <= stats["finished_bytes"] <= settings.finished_bytes_budget
+        assert pool.get(done["a2"]).nbytes > size
+        # alice's tab closes: after her lease her runs are abandoned work too
+        time.sleep(2.5)
+        b = pool.submit(targets.blob, {"kb": kb}, owner="bob")
+        wait_for(pool, b, {"done"}, viewer="bob")
+        assert pool.get(done["a1"]) is None and pool.get(done["a2"]) is not None
+        assert pool.get(b).result == b"x" * size
+    finally:
+        pool.shutdown()

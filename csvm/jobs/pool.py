@@ -34,6 +34,7 @@ from typing import Any
 
 from csvm.jobs.compaction import EventStore
 from csvm.jobs.process import Worker, crash_message
+from csvm.jobs.retention import Retention
 from csvm.jobs.settings import ENV_VARS, PoolSettings
 from csvm.jobs.worker import time_limit_message
 
@@ -182,7 +183,7 @@ class JobPool:
         self._spares: list[Worker] = []
         self._dying: list[Worker] = []  # signalled, not yet reaped
         self._owner_seen: dict[str, float] = {}
-        self._finished_bytes = 0
+        self._retention = Retention(self.settings.finished_bytes_budget, self.settings.max_finished)
         self._n_evicted = 0
         self._closed = False
         self._ticker = threading.Thread(
@@ -409,7 +410,7 @@ class JobPool:
                 "queued": states["queued"],
                 "running": states["running"],
                 "finished": sum(states[s] for s in _FINAL),
-                "finished_bytes": self._finished_bytes,
+                "finished_bytes": self._retention.total_bytes,
                 "finished_bytes_budget": self.settings.finished_bytes_budget,
                 "evicted": self._n_evicted,
                 "owners": owners,
@@ -600,49 +601,18 @@ class JobPool:
         # Counted once, now: the pickled size of what the pool keeps for this job.
         job.nbytes = len(pickle.dumps(job.store.events(), protocol=pickle.HIGHEST_PROTOCOL))
         job.nbytes += job.result_bytes
-        self._finished_bytes += job.nbytes
+        self._retention.add(job.id, job.owner, job.nbytes)
         self._evict(time.monotonic())
 
     def _evict(self, now: float) -> None:
-        """Forget finished jobs while over the byte budget or the count bound.
-
-        The oldest finished job of no owner, or of an owner silent for ``lease_seconds``,
-        goes first.  A live owner's jobs go only when that owner alone is over a bound,
-        oldest first, and never its newest.
-        """
-        budget, max_count = self.settings.finished_bytes_budget, self.settings.max_finished
-        finished = [j for j in self._jobs.values() if j.state in _FINAL]
-        if self._finished_bytes <= budget and len(finished) <= max_count:
+        """Forget finished jobs while over the byte budget or the count bound (see
+        :mod:`csvm.jobs.retention`: abandoned work first, a live owner's only when it
+        alone is over a bound)."""
+        if not self._retention.over():
             return
-        finished.sort(key=lambda j: j.finished_at or 0.0)
-        count = len(finished)
-        while self._finished_bytes > budget or count > max_count:
-            victim = next((j for j in finished if not self._alive(j.owner, now)), None)
-            if victim is None:
-                victim = self._live_victim(finished, budget, max_count)
-            if victim is None:
-                return
-            finished.remove(victim)
-            del self._jobs[victim.id]
-            self._finished_bytes -= victim.nbytes
+        for job_id in self._retention.victims(lambda owner: self._alive(owner, now)):
+            del self._jobs[job_id]
             self._n_evicted += 1
-            count -= 1
-
-    @staticmethod
-    def _live_victim(finished: list[_Job], budget: int, max_count: int) -> _Job | None:
-        """The oldest job of a live owner who alone is over a bound (not its newest)."""
-        size: Counter[str | None] = Counter()
-        number: Counter[str | None] = Counter()
-        newest: dict[str | None, _Job] = {}
-        for j in finished:  # oldest first, so the last one seen is the newest
-            size[j.owner] += j.nbytes
-            number[j.owner] += 1
-            newest[j.owner] = j
-        for j in finished:
-            over = size[j.owner] > budget or number[j.owner] > max_count
-            if over and newest[j.owner] is not j:
-                return j
-        return None
 
     def _view(self, job: _Job) -> JobView:
         place = None
