@@ -90,3 +90,34 @@ def chatty(emit, n_events=300, result_mb=16):
         emit({"i": i, "image": np.full((28, 28), float(i))})
     seconds = time.perf_counter() - t0
     return {"emit_seconds": seconds, "big": np.ones(result_mb * 2**20 // 8)}
+
+
+def echo_commands(emit, timeout=20.0):
+    """Wait for commands sent with JobPool.send; emit each one; end on {"cmd": "stop"}."""
+    emit({"ready": True, "pending": emit.pending()})
+    received = []
+    while True:
+        command = emit.receive(timeout=timeout)
+        if command is None:
+            break
+        received.append(command)
+        emit({"got": command, "pending": emit.pending()})
+        if command.get("cmd") == "stop":
+            break
+    return received
+
+
+def wait_then_echo(emit, seconds=1.0):
+    """Sleep first, so commands pile up; then report whether one is pending and drain them."""
+    time.sleep(seconds)
+    pending = emit.pending()
+    received = []
+    while (command := emit.receive(timeout=0.5)) is not None:
+        received.append(command)
+    return {"pending": pending, "received": received}
+
+
+def blob(emit, kb=100):
+    """A result of ``kb`` KiB, to fill the finished-job byte budget."""
+    emit({"kb": kb})
+    return b"x" * (kb * 1024)

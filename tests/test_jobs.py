@@ -11,13 +11,13 @@ import _job_targets as targets
 import numpy as np
 import pytest
 
-from csvm.jobs import JobPool
+from csvm.jobs import JobPool, NotOwner, PoolSettings, QuotaExceeded
 
 
-def wait_for(pool, job_id, states, timeout=60.0):
+def wait_for(pool, job_id, states, timeout=60.0, viewer=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        view = pool.poll(job_id)
+        view = pool.poll(job_id, viewer=viewer)
         if view.state in states:
             return view
         time.sleep(0.05)
@@ -200,13 +200,19 @@ def test_many_events_and_a_large_result_arrive_whole(pool):
     assert view.result["emit_seconds"] < 1.0
 
 
-def test_more_events_than_one_tick_reads_still_end_done(pool):
+def test_more_events_than_one_tick_reads_still_end_done():
     # A tick reads at most 1000 messages per job; the rest, and the result behind them,
     # must still arrive (not be taken for a crash once the child has exited).
-    job = pool.submit(targets.count, {"n": 2500})
-    view = wait_for(pool, job, {"done", "error"})
-    assert view.state == "done", view.error
-    assert [e["i"] for e in view.events] == list(range(2500))
+    settings = PoolSettings(max_workers=1, max_points_per_series=5000)
+    pool = JobPool(settings=settings, preload=())
+    try:
+        job = pool.submit(targets.count, {"n": 2500})
+        view = wait_for(pool, job, {"done", "error"})
+        assert view.state == "done", view.error
+        assert [e["i"] for e in view.events] == list(range(2500))
+        assert view.n_events == 2500
+    finally:
+        pool.shutdown()
 
 
 ORPHAN_SCRIPT = """
@@ -219,6 +225,9 @@ job = pool.submit(targets.sleeper, {"seconds": 60})
 while pool.poll(job).state != "running" or not pool.poll(job).events:
     time.sleep(0.05)
 pids = [pool._jobs[job].worker.process.pid] + [w.process.pid for w in pool._spares]
+if pool.settings.start_method == "forkserver":
+    from multiprocessing import forkserver
+    pids.append(forkserver._forkserver._forkserver_pid)
 print(" ".join(map(str, pids)), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no shutdown()
 """
@@ -239,8 +248,203 @@ def test_workers_exit_when_the_server_is_killed():
         [sys.executable, "-c", ORPHAN_SCRIPT], env=env, capture_output=True, text=True, timeout=60
     )
     pids = [int(p) for p in out.stdout.split()]
-    assert len(pids) == 2, out.stderr  # the running job and one warm spare
+    assert len(pids) >= 2, out.stderr  # the running job, the warm spares, the fork server
     deadline = time.time() + 5
     while any(_pid_alive(p) for p in pids) and time.time() < deadline:
         time.sleep(0.05)
     assert not any(_pid_alive(p) for p in pids), "workers outlived their server"
+
+
+# -- settings, owners, caps, commands -----------------------------------------------------
+
+
+def test_settings_come_from_the_environment_with_clear_errors():
+    env = {
+        "CSVM_MAX_WORKERS": "3",
+        "CSVM_LEASE_SECONDS": "90",
+        "CSVM_MAX_ACTIVE_PER_SESSION": "4",
+        "CSVM_MAX_JOB_SECONDS": "120",
+        "CSVM_FINISHED_BYTES": "64M",
+    }
+    s = PoolSettings.from_env(env)
+    assert (s.max_workers, s.lease_seconds, s.max_active_per_owner) == (3, 90.0, 4)
+    assert (s.max_job_seconds, s.finished_bytes_budget) == (120.0, 64 * 2**20)
+    assert s.spare_workers == 4, "enough warm workers for a run's three jobs"
+    assert PoolSettings.from_env({}, max_workers=2).max_workers == 2
+    assert PoolSettings.from_env({}).max_points_per_series == 1000
+    with pytest.raises(ValueError, match="CSVM_MAX_JOB_SECONDS='ten'.*not a number"):
+        PoolSettings.from_env({"CSVM_MAX_JOB_SECONDS": "ten"})
+    with pytest.raises(ValueError, match="CSVM_FINISHED_BYTES.*256M"):
+        PoolSettings.from_env({"CSVM_FINISHED_BYTES": "lots"})
+    with pytest.raises(ValueError, match="max_workers.*CSVM_MAX_WORKERS"):
+        PoolSettings(max_workers=-1)
+    # the old keyword arguments still win over the settings
+    pool = JobPool(max_workers=1, lease_seconds=5, preload=(), settings=s)
+    try:
+        assert (pool.settings.max_workers, pool.lease_seconds) == (1, 5.0)
+        assert pool.settings.max_active_per_owner == 4
+    finally:
+        pool.shutdown()
+
+
+@pytest.fixture
+def one_worker():
+    p = JobPool(settings=PoolSettings(max_workers=1, max_active_per_owner=2), preload=())
+    yield p
+    p.shutdown()
+
+
+def test_each_owner_has_a_cap_and_the_queue_stays_fifo(one_worker):
+    pool = one_worker
+    a1 = pool.submit(targets.sleeper, {"seconds": 30}, owner="alice")
+    b1 = pool.submit(targets.count, {"n": 1}, owner="bob")
+    a2 = pool.submit(targets.count, {"n": 1}, owner="alice")
+    with pytest.raises(QuotaExceeded) as caught:
+        pool.submit(targets.count, {"n": 1}, owner="alice")
+    message = str(caught.value)
+    assert "2 runs queued or running" in message and "(2," in message
+    assert "CSVM_MAX_ACTIVE_PER_SESSION" in message
+    assert "wait for your runs to finish or stop one" in message
+    assert isinstance(caught.value, RuntimeError) and caught.value.limit == 2
+    assert [pool.poll(j).place for j in (b1, a2)] == [1, 2], "one FIFO queue for everyone"
+    assert pool.poll(b1).owner == "bob"
+    stats = pool.stats()
+    assert stats["owners"]["alice"]["queued"] + stats["owners"]["alice"]["running"] == 2
+    assert stats["owners"]["bob"]["queued"] == 1
+    assert {v.id for v in pool.jobs(owner="alice")} == {a1, a2}
+    pool.cancel(a1, "alice")
+    a3 = pool.submit(targets.count, {"n": 1}, owner="alice")  # room again
+    views = [wait_for(pool, j, {"done"}) for j in (b1, a2, a3)]
+    assert views[0].started_at <= views[1].started_at <= views[2].started_at
+    assert pool.stats()["owners"]["alice"]["finished"] == 3
+
+
+def test_only_the_owner_may_stop_or_command_a_job(one_worker):
+    pool = one_worker
+    job = pool.submit(targets.echo_commands, {}, owner="alice", group="train")
+    other = pool.submit(targets.count, {"n": 1}, owner="alice", group="sweep")
+    with pytest.raises(NotOwner, match="shared view"):
+        pool.cancel(job, "bob")
+    with pytest.raises(NotOwner):
+        pool.send(job, {"cmd": "stop"}, "bob")
+    assert isinstance(NotOwner("x"), PermissionError)
+    view = pool.poll(job, viewer="bob")  # anyone may watch
+    assert view.state in ("queued", "running") and view.owner == "alice"
+    assert pool.cancel_owner("alice", group="train") == 1
+    assert pool.poll(job).state == "stopped"
+    assert pool.poll(other).state in ("queued", "running", "done")
+    admin = pool.submit(targets.sleeper, {"seconds": 30}, owner="carol")
+    pool.cancel(admin, None)  # the server itself may stop anything
+    assert pool.poll(admin).state == "stopped"
+
+
+def test_commands_reach_the_running_job_in_order(one_worker):
+    pool = one_worker
+    job = pool.submit(targets.echo_commands, {}, owner="alice")
+    # sent while still queued or starting: delivered when the job runs
+    assert pool.send(job, {"cmd": "pause"}, "alice")
+    view = wait_for(pool, job, {"running"})
+    deadline = time.time() + 30
+    while len(pool.poll(job).events) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the job now waits in receive(): no CPU used
+    idle = pool.poll(job)
+    assert idle.cpu_seconds < 0.5, idle.cpu_seconds
+    for command in ({"cmd": "step"}, {"cmd": "resume"}, {"cmd": "stop"}):
+        assert pool.send(job, command, "alice")
+    view = wait_for(pool, job, {"done", "error"})
+    assert view.state == "done", view.error
+    assert view.result == [{"cmd": "pause"}, {"cmd": "step"}, {"cmd": "resume"}, {"cmd": "stop"}]
+    assert view.events[0]["ready"] is True
+    assert [e["got"]["cmd"] for e in view.events[1:]] == ["pause", "step", "resume", "stop"]
+    assert pool.send(job, {"cmd": "pause"}, "alice") is False, "a finished job reads nothing"
+    with pytest.raises(TypeError, match="dict"):
+        pool.send(job, "pause", "alice")
+
+
+def test_pending_tells_a_command_is_waiting(one_worker):
+    pool = one_worker
+    job = pool.submit(targets.wait_then_echo, {"seconds": 1.0})
+    wait_for(pool, job, {"running"})
+    pool.send(job, {"cmd": "a"}, None)
+    pool.send(job, {"cmd": "b"}, None)
+    view = wait_for(pool, job, {"done", "error"})
+    assert view.result == {"pending": True, "received": [{"cmd": "a"}, {"cmd": "b"}]}
+
+
+def test_heartbeat_renews_every_job_of_its_owner():
+    pool = JobPool(settings=PoolSettings(max_workers=2, lease_seconds=1.5), preload=())
+    try:
+        a = pool.submit(targets.sleeper, {"seconds": 30}, owner="alice")
+        b = pool.submit(targets.sleeper, {"seconds": 30}, owner="alice")
+        lost = pool.submit(targets.sleeper, {"seconds": 30}, owner="bob")
+        for _ in range(8):  # 4 s, well past the lease
+            assert pool.heartbeat("alice") == 2
+            time.sleep(0.5)
+        assert pool.get(a).state == pool.get(b).state == "running"
+        assert pool.get(lost).state == "stopped", "bob's tab is gone: his job is stopped"
+        # a poll by any viewer renews that one job (watching from another page)
+        for _ in range(8):
+            assert pool.poll(a, viewer="bob").state == "running"
+            time.sleep(0.5)
+        assert pool.get(a).state == "running" and pool.get(b).state == "stopped"
+    finally:
+        pool.shutdown()
+
+
+# -- eviction -----------------------------------------------------------------------------
+
+
+def test_retention_spares_live_owners_unless_one_alone_is_over():
+    from csvm.jobs.retention import Retention
+
+    r = Retention(budget_bytes=250, max_count=100)
+    alive = {"alice", "bob"}
+    r.add("u1", None, 100)
+    r.add("a1", "alice", 100)
+    assert r.victims(alive.__contains__) == []
+    r.add("u2", None, 100)
+    assert r.victims(alive.__contains__) == ["u1"], "abandoned work goes first"
+    r.add("a2", "alice", 100)
+    assert r.victims(alive.__contains__) == ["u2"]
+    r.add("a3", "alice", 100)
+    assert r.victims(alive.__contains__) == ["a1"], "alice alone is over: her oldest"
+    r.add("b1", "bob", 100)
+    assert r.victims(alive.__contains__) == [], "no owner alone is over: all kept"
+    assert r.total_bytes == 300
+    alive.discard("alice")  # her tab closed
+    assert r.victims(alive.__contains__) == ["a2"]
+    r.add("big", "bob", 1000)  # bigger than the whole budget: his newest stays
+    assert r.victims(alive.__contains__) == ["a3", "b1"]
+    assert "big" in r and len(r) == 1
+    counted = Retention(budget_bytes=10**9, max_count=2)
+    for name in ("x", "y", "z"):
+        counted.add(name, "carol", 1)
+    assert counted.victims(lambda o: True) == ["x"], "the count bound still holds"
+
+
+def test_pool_forgets_abandoned_jobs_first_and_says_none():
+    kb = 100
+    size = kb * 1024
+    settings = PoolSettings(max_workers=1, lease_seconds=2.0, finished_bytes_budget=int(2.5 * size))
+    pool = JobPool(settings=settings, preload=())
+    try:
+        done = {}
+        for name, owner in (("u1", None), ("a1", "alice"), ("u2", None), ("a2", "alice")):
+            done[name] = pool.submit(targets.blob, {"kb": kb}, owner=owner)
+            wait_for(pool, done[name], {"done"}, viewer="alice")
+            pool.heartbeat("alice")
+        assert pool.poll(done["u1"]) is None and pool.get(done["u2"]) is None
+        assert pool.poll(done["a1"], viewer="alice").result == b"x" * size
+        stats = pool.stats()
+        assert stats["evicted"] == 2 and stats["finished"] == 2
+        assert size * 2 <= stats["finished_bytes"] <= settings.finished_bytes_budget
+        assert pool.get(done["a2"]).nbytes > size
+        # alice's tab closes: after her lease her runs are abandoned work too
+        time.sleep(2.5)
+        b = pool.submit(targets.blob, {"kb": kb}, owner="bob")
+        wait_for(pool, b, {"done"}, viewer="bob")
+        assert pool.get(done["a1"]) is None and pool.get(done["a2"]) is not None
+        assert pool.get(b).result == b"x" * size
+    finally:
+        pool.shutdown()
