@@ -364,3 +364,27 @@ def test_nonconvex_points_finds_a_downward_bend():
     assert len(nonconvex_points(t, -np.abs(t))) == 1
     with pytest.raises(ValueError, match="increasing"):
         nonconvex_points(t[::-1], t)
+
+
+# -- the lab's figures --------------------------------------------------------------------
+def test_lab_figures_mark_the_filter_the_step_and_the_bends():
+    from csvm.figures import gradient_figure, landscape_1d_figure, landscape_2d_figure
+
+    g = np.array([[1.0, -2.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 3.0]])
+    fig = gradient_figure(g)
+    heat = fig.data[0]
+    assert heat.zmid == 0 and heat.zmin == -3 and heat.zmax == 3  # centred on zero
+    t = np.linspace(-2, 2, 9)
+    v = np.cos(t) + 2
+    fig = landscape_1d_figure(t, v, bends=nonconvex_points(t, v))
+    names = [trace.name for trace in fig.data]
+    assert "current filter (t = 0)" in names and "after one gradient step (t = 1)" in names
+    assert any("not convex" in n for n in names)
+    assert fig.layout.yaxis.type == "linear"
+    steep = landscape_1d_figure(t, np.exp(3 * t))
+    assert steep.layout.yaxis.type == "log"  # 10^5 range: one side would flatten the other
+    z = np.arange(12.0).reshape(3, 4) + 1
+    z[2, 3] = np.nan  # a cell still being computed
+    fig = landscape_2d_figure(np.arange(4.0), np.arange(3.0), z)
+    np.testing.assert_array_equal(fig.data[0].z, z)
+    assert list(fig.data[1].x) == [0.0, 1.0]
