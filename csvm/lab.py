@@ -4,8 +4,9 @@ A K-CSVM alternates two things: solve the SVM for the current filter, then move 
 against ``dT/df``.  This module separates them so that a person can choose the filter by
 hand and see what the SVM makes of it:
 
-* :func:`classic_filter` / :func:`starting_filters`: identity, box blur, Gaussian, Sobel,
-  Laplacian and random filters of odd size 3 to 9;
+* :func:`classic_filter` / :func:`starting_filters` (from :mod:`csvm.lab_filters`):
+  identity, box blur, Gaussian, Sobel, Laplacian and random filters of odd size 3 to 9,
+  and :func:`load_filters` for filters uploaded as .npy, JSON or a run export;
 * :func:`solve_fixed_filter`: the SVM (same kernel, degree, gamma, coef0, C) on the feature
   maps of one fixed filter, with train/test accuracy, the support vectors, the outer
   objective ``T(f) = sum(alpha) - 1/2 a^T K a + r(f)`` and its terms, and the gradient;
@@ -27,7 +28,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from math import comb
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_array
 
 from csvm.conv import _as_filters, as_images, correlate, map_shape
 from csvm.kernelised import HARD_MARGIN_C, KernelCSVM, _gradient, _KernelState, _solve
+from csvm.lab_filters import FILTER_NAMES, classic_filter, load_filters, starting_filters
 from csvm.regularisers import check_regulariser
 
 __all__ = [
@@ -47,144 +48,16 @@ __all__ = [
     "landscape_1d",
     "landscape_2d",
     "landscape_directions",
+    "load_filters",
     "nonconvex_points",
     "solve_fixed_filter",
     "solve_raw_pixels",
     "starting_filters",
 ]
 
-#: The classic starting points, with what each one does to an image.
-FILTER_NAMES: dict[str, str] = {
-    "identity": "delta at the centre: the map is the image itself (cropped)",
-    "box": "box blur: the mean of the window",
-    "gaussian": "Gaussian blur: a weighted mean, heaviest at the centre",
-    "sobel_x": "Sobel x: responds to brightness rising from left to right",
-    "sobel_y": "Sobel y: responds to brightness rising from top to bottom",
-    "laplacian": "Laplacian: centre against surround (edges and spots)",
-    "random": "random: the start a KernelCSVM with this seed would use",
-}
-MIN_SIZE, MAX_SIZE = 3, 9
 
 #: Called with (points done, points in all) after each solve of a landscape.
 Progress = Callable[[int, int], Any]
-
-
-# -- classic filters ----------------------------------------------------------------------
-def _check_size(size: Any) -> int:
-    ok = isinstance(size, (int, np.integer)) and MIN_SIZE <= size <= MAX_SIZE and size % 2
-    if not ok:
-        raise ValueError(
-            f"Filter size must be an odd whole number from {MIN_SIZE} to {MAX_SIZE}, "
-            f"got {size!r}: choose 3, 5, 7 or 9."
-        )
-    return int(size)
-
-
-def _binomial(n: int) -> np.ndarray:
-    """Row ``n`` of Pascal's triangle: the discrete Gaussian of length n + 1."""
-    return np.array([comb(n, i) for i in range(n + 1)], dtype=np.float64)
-
-
-def _kcsvm_random_start(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    """The first filters of a two-class ``KernelCSVM(random_state=seed)`` fit.
-
-    ``BaseCSVM.fit`` draws a 32-bit seed from ``RandomState(seed)``, spawns one generator
-    per binary problem from it, and ``_fit_binary`` draws uniform weights rescaled to unit
-    L1 norm.  Drawing the same way here makes "random" in the lab the very filter a
-    training run with that seed starts from (tests/test_lab.py pins this).
-    """
-    seed32 = np.random.RandomState(seed).randint(np.iinfo(np.int32).max)
-    rng = np.random.default_rng(np.random.SeedSequence(seed32).spawn(1)[0])
-    f = rng.random(shape)
-    return f / np.abs(f).sum()
-
-
-def classic_filter(name: str, size: int, seed: int = 0) -> np.ndarray:
-    """A classic image filter of odd size, scaled to unit L1 norm.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`FILTER_NAMES`: "identity", "box", "gaussian", "sobel_x", "sobel_y",
-        "laplacian", "random".
-    size : int
-        Odd, 3 to 9.
-    seed : int, default=0
-        Seed of the "random" filter (ignored by the others).
-
-    Returns
-    -------
-    filter : float64 array (size, size)
-        Row 0 is the top of the window; it is applied by correlation (not flipped), as
-        every filter of the library is.  Every filter has unit L1 norm, the scale of a
-        ``KernelCSVM``'s random start, so the DFO regularisers are zero at it and
-        filters differ in shape, not in size:
-
-        * identity: 1 at the centre; box: ``1/size^2`` everywhere (sums to 1);
-        * gaussian: sampled ``exp(-r^2 / 2 sigma^2)`` with OpenCV's default width
-          ``sigma = 0.3 ((size - 1)/2 - 1) + 0.8``, summing to 1;
-        * sobel_x: binomial smoothing down the rows times a binomial derivative along
-          the columns (the 3x3 Sobel ``[[-1,0,1],[-2,0,2],[-1,0,1]]`` / 8 for size 3),
-          summing to 0 and antisymmetric left-right; sobel_y is its transpose;
-        * laplacian: the 4-neighbour stencil ``[[0,1,0],[1,-4,1],[0,1,0]]`` / 8 for size
-          3; for larger sizes the sampled Laplacian of that Gaussian minus its mean.  It
-          sums to 0, is symmetric, and is most negative at the centre;
-        * random: uniform weights with unit L1 norm, exactly the first filter of a
-          two-class, one-filter ``KernelCSVM(random_state=seed)``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name or a size that is not odd in 3..9.
-    """
-    size = _check_size(size)
-    key = str(name).lower().replace("-", "_").replace(" ", "_")
-    if key not in FILTER_NAMES:
-        raise ValueError(f"Unknown filter {name!r}: choose one of {', '.join(FILTER_NAMES)}.")
-    r = np.arange(size, dtype=np.float64) - size // 2
-    sigma = 0.3 * ((size - 1) / 2 - 1) + 0.8
-    r2 = r[:, None] ** 2 + r[None, :] ** 2
-    if key == "identity":
-        f = np.zeros((size, size))
-        f[size // 2, size // 2] = 1.0
-    elif key == "box":
-        f = np.ones((size, size))
-    elif key == "gaussian":
-        f = np.exp(-r2 / (2 * sigma**2))
-    elif key in ("sobel_x", "sobel_y"):
-        derivative = np.convolve(_binomial(size - 2), [-1.0, 1.0])
-        f = np.outer(_binomial(size - 1), derivative)
-        if key == "sobel_y":
-            f = f.T
-    elif key == "laplacian":
-        if size == 3:
-            f = np.array([[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]])
-        else:
-            f = (r2 - 2 * sigma**2) / sigma**4 * np.exp(-r2 / (2 * sigma**2))
-            f -= f.mean()
-    else:
-        return _kcsvm_random_start(int(seed), (size, size))
-    return f / np.abs(f).sum()
-
-
-def starting_filters(name: str, size: int, n_filters: int = 1, seed: int = 0) -> np.ndarray:
-    """``n_filters`` copies of a classic filter (or a random start), as one stack.
-
-    The stack has unit L1 norm over all its filters together, which is how the
-    regularisers measure several filters and how ``KernelCSVM`` scales its random start;
-    for "random" it is exactly that start, shape ``(n_filters, size, size)``.
-
-    Returns
-    -------
-    filters : float64 array (n_filters, size, size)
-    """
-    if not isinstance(n_filters, (int, np.integer)) or n_filters < 1:
-        raise ValueError(f"n_filters must be a whole number >= 1, got {n_filters!r}.")
-    size = _check_size(size)
-    if str(name).lower() == "random":
-        return _kcsvm_random_start(int(seed), (int(n_filters), size, size))
-    one = classic_filter(name, size, seed)
-    return np.repeat(one[None], n_filters, axis=0) / n_filters
 
 
 # -- the SVM at a fixed filter ------------------------------------------------------------

@@ -1,7 +1,10 @@
 """The filter lab library: classic filters, the SVM at a fixed filter, gradients, landscapes."""
 
 import inspect
+import io
+import json
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ from csvm import KernelCSVM
 from csvm.baselines import make_plain_svm
 from csvm.conv import correlate
 from csvm.datasets import load_pair
+from csvm.images import UploadError
 from csvm.kernelised import HARD_MARGIN_C, outer_objective
 from csvm.kernels import kernel_matrix
 from csvm.lab import (
@@ -20,6 +24,7 @@ from csvm.lab import (
     landscape_1d,
     landscape_2d,
     landscape_directions,
+    load_filters,
     nonconvex_points,
     solve_fixed_filter,
     solve_raw_pixels,
@@ -388,3 +393,52 @@ def test_lab_figures_mark_the_filter_the_step_and_the_bends():
     fig = landscape_2d_figure(np.arange(4.0), np.arange(3.0), z)
     np.testing.assert_array_equal(fig.data[0].z, z)
     assert list(fig.data[1].x) == [0.0, 1.0]
+
+
+# -- filters from a file ------------------------------------------------------------------
+def _npy(array, **kwargs):
+    buf = io.BytesIO()
+    np.save(buf, array, **kwargs)
+    return buf.getvalue()
+
+
+def _zip(members):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def test_load_filters_reads_npy_json_and_the_run_export():
+    f = starting_filters("sobel_x", 5, n_filters=2)
+    np.testing.assert_array_equal(load_filters(_npy(f)), f[:, None])
+    np.testing.assert_array_equal(load_filters(_npy(f[0])), f[:1, None])
+    doc = json.dumps({"config": {"eta": 0.1}, "filters": f.tolist()}).encode()
+    np.testing.assert_array_equal(load_filters(doc), f[:, None])
+    nested = json.dumps({"result": {"filters": f[0].tolist()}}).encode()
+    np.testing.assert_array_equal(load_filters(nested), f[:1, None])
+    export = _zip({"config.json": "{}", "history.csv": "a\n1\n", "filters.npy": _npy(f)})
+    np.testing.assert_array_equal(load_filters(export), f[:, None])
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (_npy(np.array([{"a": 1}], dtype=object), allow_pickle=True), "unpickling"),
+        (pickle.dumps(np.ones((3, 3))), "not a .npy, JSON or zip"),
+        (b"\x93NUMPY" + b"\x00" * 20, "damaged"),
+        (b'{"config": {}}', 'no "filters"'),
+        (b"{not json", "not valid JSON"),
+        (json.dumps({"filters": [[1, 2], [3]]}).encode(), "not an array of numbers"),
+        (json.dumps({"filters": [[1, 2, 3]]}).encode(), "square filters"),
+        (json.dumps({"filters": [[1, None], [3, 4]]}).encode(), "NaN or infinite"),
+        (_zip({"config.json": "{}"}), "no filters.npy"),
+        (_zip({"filters.npy": b"\x00" * 2_000_000}), "would unpack to"),  # a zip bomb
+        (b"PK\x03\x04 broken", "zip file is damaged"),
+        (b"x" * 1_000_001, "more than 1,000,000"),
+    ],
+)
+def test_load_filters_refuses_with_a_message(data, message):
+    with pytest.raises(UploadError, match=message):
+        load_filters(data)
