@@ -4,12 +4,14 @@ the location of the real files, and the isolation every dataset test needs."""
 from __future__ import annotations
 
 import gzip
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from csvm import datasets as ds
+from csvm.datasets.registry import CIFAR
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -62,3 +64,28 @@ def write_idx(folder: Path, gz: bool, dotted: bool = False, **replace: bytes) ->
             (folder / (name + ".gz")).write_bytes(gzip.compress(data))
         else:
             (folder / name).write_bytes(data)
+
+
+def cifar_batch(n=20, seed=0, str_keys=False) -> dict:
+    """A CIFAR-10 batch dict of ``n`` random images, labels 0..9 in turn."""
+    rng = np.random.default_rng(seed)
+    batch = {
+        b"batch_label": b"test batch",
+        b"labels": [i % 10 for i in range(n)],
+        b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+        b"filenames": [b"x.png"] * n,
+    }
+    return {k.decode(): v for k, v in batch.items()} if str_keys else batch
+
+
+def write_cifar(folder: Path, first: bytes | None = None, str_keys=False, meta=True) -> Path:
+    """Three batches (the first replaced by ``first``) and batches.meta in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, name in enumerate(["data_batch_1", "data_batch_2", "test_batch"]):
+        data = pickle.dumps(cifar_batch(seed=i, str_keys=str_keys), protocol=2)
+        (folder / name).write_bytes(first if first is not None and i == 0 else data)
+    if meta:
+        names = [n.encode() for n in CIFAR]
+        meta_dict = {b"label_names": names, b"num_cases_per_batch": 20, b"num_vis": 3072}
+        (folder / "batches.meta").write_bytes(pickle.dumps(meta_dict, protocol=2))
+    return folder

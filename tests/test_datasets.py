@@ -1,27 +1,26 @@
-"""Datasets: the offline default, file formats, corrupt and hostile files, fetch, the CLI and
+"""Datasets: the offline default, file formats, corrupt and hostile files, the CLI and
 the thesis's exact counts on the real files."""
 
-import gzip
-import hashlib
-import io
 import os
 import pickle
 import socket
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 import pytest
 from _dataset_files import (
     ROOT,
     SHARED,
+    cifar_batch,
     idx_bytes,
     idx_files,
     isolate,
     needs_cifar,
     needs_mnist,
+    write_cifar,
     write_idx,
 )
 
@@ -31,15 +30,11 @@ from csvm.datasets import (
     DEFAULT_DATASET,
     available,
     data_home,
-    downloads,
-    fetch,
     list_datasets,
     load_images,
     load_multiclass,
     load_pair,
-    main_data,
     offline,
-    registry,
 )
 from csvm.exceptions import DatasetError
 
@@ -47,29 +42,6 @@ from csvm.exceptions import DatasetError
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch, tmp_path):
     isolate(monkeypatch, tmp_path)
-
-
-def _batch(n=20, seed=0, str_keys=False) -> dict:
-    rng = np.random.default_rng(seed)
-    batch = {
-        b"batch_label": b"test batch",
-        b"labels": [i % 10 for i in range(n)],
-        b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-        b"filenames": [b"x.png"] * n,
-    }
-    return {k.decode(): v for k, v in batch.items()} if str_keys else batch
-
-
-def _write_cifar(folder: Path, first: bytes | None = None, str_keys=False, meta=True) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i, name in enumerate(["data_batch_1", "data_batch_2", "test_batch"]):
-        data = pickle.dumps(_batch(seed=i, str_keys=str_keys), protocol=2)
-        (folder / name).write_bytes(first if first is not None and i == 0 else data)
-    if meta:
-        names = [n.encode() for n in registry.CIFAR]
-        meta_dict = {b"label_names": names, b"num_cases_per_batch": 20, b"num_vis": 3072}
-        (folder / "batches.meta").write_bytes(pickle.dumps(meta_dict, protocol=2))
-    return folder
 
 
 # -- IDX ----------------------------------------------------------------------------------
@@ -151,8 +123,8 @@ def test_replaced_file_is_reloaded(tmp_path):
 @pytest.mark.parametrize("str_keys", [False, True])
 def test_cifar_batches_in_every_colour_mode(tmp_path, nested, str_keys):
     sub = tmp_path / "cifar10" if nested else tmp_path
-    _write_cifar(sub / "cifar-10-batches-py", str_keys=str_keys)
-    raw = _batch(seed=0)[b"data"]
+    write_cifar(sub / "cifar-10-batches-py", str_keys=str_keys)
+    raw = cifar_batch(seed=0)[b"data"]
     planes = raw.reshape(-1, 3, 32, 32) / 255.0
     expected = {
         "stacked": ((1, 96, 32), raw.reshape(-1, 1, 96, 32)[0] / 255.0),
@@ -169,7 +141,7 @@ def test_cifar_batches_in_every_colour_mode(tmp_path, nested, str_keys):
 
 
 def test_cifar_class_names_come_from_batches_meta(tmp_path):
-    folder = _write_cifar(tmp_path / "cifar-10-batches-py")
+    folder = write_cifar(tmp_path / "cifar-10-batches-py")
     meta = {b"label_names": [f"thing{i}".encode() for i in range(10)]}
     (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
     d = load_pair("cifar10", 0, "THING7", data_dir=tmp_path)
@@ -189,13 +161,13 @@ class _Evil:
 def test_malicious_pickle_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "PWNED"
     evil = pickle.dumps({b"data": _Evil(marker), b"labels": [0]}, protocol=2)
-    _write_cifar(tmp_path / "cifar-10-batches-py", first=evil)
+    write_cifar(tmp_path / "cifar-10-batches-py", first=evil)
     with pytest.raises(DatasetError, match=r"data_batch_1.*system.*refused") as info:
         load_pair("cifar10", 0, 1, data_dir=tmp_path)
     assert "nothing was run" in str(info.value)
     assert not marker.exists(), "the pickle must not run code"
     # The same in batches.meta, which is read too.
-    folder = _write_cifar(tmp_path / "other" / "cifar-10-batches-py")
+    folder = write_cifar(tmp_path / "other" / "cifar-10-batches-py")
     (folder / "batches.meta").write_bytes(evil)
     with pytest.raises(DatasetError, match="batches.meta"):
         load_pair("cifar10", 0, 1, data_dir=tmp_path / "other")
@@ -206,7 +178,7 @@ def test_malicious_pickle_is_refused_and_never_runs(tmp_path):
     "case", ["builtins-eval", "truncated", "not-a-dict", "bad-shape", "bad-dtype", "count"]
 )
 def test_corrupt_batches_name_the_file(tmp_path, case):
-    good = pickle.dumps(_batch(), protocol=2)
+    good = pickle.dumps(cifar_batch(), protocol=2)
     bad = {
         "builtins-eval": b"cbuiltins\neval\n(S'1+1'\ntR.",
         "truncated": good[: len(good) // 2],
@@ -215,7 +187,7 @@ def test_corrupt_batches_name_the_file(tmp_path, case):
         "bad-dtype": pickle.dumps({b"data": np.zeros((2, 3072)), b"labels": [0, 1]}),
         "count": pickle.dumps({b"data": np.zeros((2, 3072), np.uint8), b"labels": [0]}),
     }[case]
-    _write_cifar(tmp_path / "cifar-10-batches-py", first=bad)
+    write_cifar(tmp_path / "cifar-10-batches-py", first=bad)
     with pytest.raises(DatasetError, match="data_batch_1"):
         load_pair("cifar10", 0, 1, data_dir=tmp_path)
 
@@ -243,7 +215,7 @@ def test_bad_arguments_say_what_is_valid():
 
 
 def test_class_names_by_name_and_cifar_classes(tmp_path):
-    _write_cifar(tmp_path / "cifar-10-batches-py")
+    write_cifar(tmp_path / "cifar-10-batches-py")
     with pytest.raises(DatasetError, match="airplane, automobile, bird"):
         load_pair("cifar10", "plane", "truck", data_dir=tmp_path)
     d = load_pair("cifar10", "truck", 1, data_dir=tmp_path)
@@ -301,9 +273,13 @@ def test_digits_multiclass_and_images():
 
 # -- where files live ---------------------------------------------------------------------
 def test_data_home_precedence(monkeypatch, tmp_path):
-    assert data_home() == tmp_path / "xdg-cache" / "csvm"
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    assert data_home() == Path.home() / ".cache" / "csvm"
+    # The default is platformdirs' per-user cache folder for "csvm", which on Linux
+    # honours XDG_CACHE_HOME.
+    assert data_home() == Path(platformdirs.user_cache_dir("csvm"))
+    if sys.platform.startswith("linux"):
+        assert data_home() == tmp_path / "xdg-cache" / "csvm"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        assert data_home() == Path.home() / ".cache" / "csvm"
     monkeypatch.setenv("CSVM_DATA_DIR", str(tmp_path / "env"))
     assert data_home() == tmp_path / "env"
     assert data_home(tmp_path / "arg") == tmp_path / "arg"
@@ -322,90 +298,9 @@ def test_listing_reports_availability_and_location(tmp_path, monkeypatch):
     assert rows["cifar10"]["image_shape"] == (1, 96, 32)
 
 
-# -- fetch (local file:// URLs only: no network here) -------------------------------------
-def _md5(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
-
-
-def _serve(monkeypatch, tmp_path, name: str, files: dict[str, bytes], md5s=None) -> None:
-    """Point the fetch sources of ``name`` at local files (a dead mirror first)."""
-    served = tmp_path / "served"
-    served.mkdir(exist_ok=True)
-    sources = {}
-    for filename, data in files.items():
-        (served / filename).write_bytes(data)
-        dead = (served / "missing" / filename).as_uri()
-        md5 = (md5s or {}).get(filename, _md5(data))
-        sources[filename] = (md5, (dead, (served / filename).as_uri()))
-    monkeypatch.setitem(downloads._SOURCES, name, sources)
-
-
-def test_fetch_verifies_and_then_loads(tmp_path, monkeypatch):
-    files = {k + ".gz": gzip.compress(v) for k, v in idx_files().items()}
-    _serve(monkeypatch, tmp_path, "mnist", files)
-    out = io.StringIO()
-    folder = fetch("mnist", data_dir=tmp_path / "data", out=out)
-    assert folder == tmp_path / "data" / "mnist"
-    assert sorted(p.name for p in folder.iterdir()) == sorted(files)  # no .part left over
-    assert "100 %" in out.getvalue()
-    assert load_pair("mnist", 3, 5, data_dir=tmp_path / "data").counts["train"] == (3, 3)
-    fetch("mnist", data_dir=tmp_path / "data", out=out)  # intact files are not fetched again
-    assert "already here and intact" in out.getvalue()
-
-
-def test_fetch_refuses_a_corrupt_download(tmp_path, monkeypatch):
-    files = {k + ".gz": gzip.compress(v) for k, v in idx_files().items()}
-    _serve(monkeypatch, tmp_path, "mnist", files, md5s={"train-images-idx3-ubyte.gz": "0" * 32})
-    with pytest.raises(DatasetError, match=r"train-images-idx3-ubyte.gz.*md5 .* expected 0{32}"):
-        fetch("mnist", data_dir=tmp_path / "data", out=io.StringIO())
-    folder = tmp_path / "data" / "mnist"
-    assert not (folder / "train-images-idx3-ubyte.gz").exists()
-    assert not list(folder.glob("*.part"))
-    # Through the CLI: exit status 1 and the reason on stderr.
-    status = main_data(["fetch", "mnist", "--data-dir", str(tmp_path / "data")])
-    assert status == 1
-
-
-def test_fetch_cifar_archive(tmp_path, monkeypatch):
-    folder = _write_cifar(tmp_path / "build" / "cifar-10-batches-py")
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
-        tar.add(folder, arcname="cifar-10-batches-py")
-    _serve(monkeypatch, tmp_path, "cifar10", {"cifar-10-python.tar.gz": archive.getvalue()})
-    where = fetch("cifar10", data_dir=tmp_path / "data", out=io.StringIO())
-    assert where == tmp_path / "data" / "cifar10" / "cifar-10-batches-py"
-    assert not (tmp_path / "data" / "cifar-10-python.tar.gz").exists()
-    assert load_pair("cifar10", 0, 1, data_dir=tmp_path / "data").counts["test"] == (2, 2)
-
-
-def test_fetch_openml_writes_idx(tmp_path, monkeypatch):
-    import sklearn.datasets
-    from sklearn.utils import Bunch
-
-    X = np.zeros((70_000, 784), np.uint8)
-    X[:, 400] = np.arange(70_000) % 256
-    y = (np.arange(70_000) % 10).astype(str)
-    calls = []
-
-    def fake_fetch_openml(name, **kwargs):
-        calls.append(name)
-        return Bunch(data=X, target=y)
-
-    monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
-    fetch("fashion-mnist", data_dir=tmp_path, source="openml", out=io.StringIO())
-    assert calls == ["Fashion-MNIST"]
-    d = load_pair("fashion-mnist", "Bag", "Coat", data_dir=tmp_path)
-    assert d.counts["test"] == (1000, 1000) and d.counts["train"] == (5000, 5000)
-    # The first test image of the pair is test image 4, a Coat.
-    np.testing.assert_allclose(d.X_test[0].ravel() * 255, X[60_004], atol=1e-4)
-    # For MNIST the canonical md5s are known: data in another order is refused.
-    with pytest.raises(DatasetError, match="does not reproduce the canonical"):
-        fetch("mnist", data_dir=tmp_path, source="openml", out=io.StringIO())
-
-
 # -- command line -------------------------------------------------------------------------
 def test_cli_data_list(tmp_path, capsys):
-    _write_cifar(tmp_path / "cifar10" / "cifar-10-batches-py")
+    write_cifar(tmp_path / "cifar10" / "cifar-10-batches-py")
     assert cli_main(["data", "list", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"data folder: {tmp_path}" in out

@@ -5,7 +5,6 @@ import builtins
 import errno
 import gzip
 import os
-import pickle
 import re
 import time
 import tracemalloc
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _dataset_files import idx_bytes, idx_header, isolate, write_idx
+from _dataset_files import idx_bytes, idx_header, isolate, write_cifar, write_idx
 
 from csvm.datasets import load_pair
 from csvm.datasets.idx import MAX_IDX_BYTES, read_idx
@@ -117,18 +116,10 @@ def _refuse(monkeypatch, target: Path, exc: OSError) -> None:
     monkeypatch.setattr(builtins, "open", fake_open)
 
 
-def _write_cifar(folder: Path) -> None:
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in ("data_batch_1", "data_batch_2", "test_batch"):
-        batch = {b"data": rng.integers(0, 256, (10, 3072), dtype=np.uint8), b"labels": [0, 1] * 5}
-        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
-
-
 @pytest.mark.parametrize("dataset", ["mnist-gz", "mnist-raw", "cifar10"])
 def test_permission_denied_says_so_and_names_the_file(tmp_path, monkeypatch, dataset):
     if dataset == "cifar10":
-        _write_cifar(tmp_path / "cifar-10-batches-py")
+        write_cifar(tmp_path / "cifar-10-batches-py")
         target = tmp_path / "cifar-10-batches-py" / "test_batch"
     else:
         gz = dataset == "mnist-gz"

@@ -241,20 +241,9 @@ def load_pair(
     raw = _raw(name, protocol, data_dir, color, multiclass=False)
     ia, ib = _resolve_pair(name, raw.class_names, a, b)
 
-    def pick(part: tuple[np.ndarray, np.ndarray], keep_n: int | None = None):
-        X, y = part
-        idx = np.flatnonzero((y == ia) | (y == ib))
-        labels = np.where(y[idx] == ib, 1, -1).astype(np.int64)
-        sub = _subsample(labels, keep_n, random_state)
-        if sub is not None:
-            idx, labels = idx[sub], labels[sub]
-        # Select on the uint8 images, then scale: converting a whole 50,000-image split
-        # to float32 first would cost 150 MB and a tenth of a second per call.
-        return np.ascontiguousarray(raw.to_float(X[idx]), dtype=np.float32), labels
-
-    X_train, y_train = pick(raw.train, n_train)
-    X_val, y_val = pick(raw.val)
-    X_test, y_test = pick(raw.test)
+    X_train, y_train = _pick_pair(raw, raw.train, ia, ib, n_train, random_state)
+    X_val, y_val = _pick_pair(raw, raw.val, ia, ib, None, random_state)
+    X_test, y_test = _pick_pair(raw, raw.test, ia, ib, None, random_state)
 
     def count(y: np.ndarray) -> tuple[int, int]:
         return int(np.sum(y < 0)), int(np.sum(y > 0))
@@ -273,6 +262,26 @@ def load_pair(
         source=raw.source,
         dataset=name,
     )
+
+
+def _pick_pair(
+    raw: _Raw,
+    part: tuple[np.ndarray, np.ndarray],
+    ia: int,
+    ib: int,
+    keep_n: int | None,
+    random_state: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Classes ``ia`` (label -1) and ``ib`` (+1) of one split, optionally subsampled."""
+    X, y = part
+    idx = np.flatnonzero((y == ia) | (y == ib))
+    labels = np.where(y[idx] == ib, 1, -1).astype(np.int64)
+    sub = _subsample(labels, keep_n, random_state)
+    if sub is not None:
+        idx, labels = idx[sub], labels[sub]
+    # Select on the uint8 images, then scale: converting a whole 50,000-image split
+    # to float32 first would cost 150 MB and a tenth of a second per call.
+    return np.ascontiguousarray(raw.to_float(X[idx]), dtype=np.float32), labels
 
 
 def _resolve_pair(name: str, names: tuple[str, ...], a: Any, b: Any) -> tuple[int, int]:

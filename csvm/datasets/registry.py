@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from csvm.exceptions import DatasetError
 
 DEFAULT_DATASET = "mnist-5k"
@@ -114,7 +116,9 @@ def data_home(data_dir: str | os.PathLike | None = None) -> Path:
     ----------
     data_dir : path, optional
         Used when given; otherwise ``$CSVM_DATA_DIR``; otherwise the per-user cache
-        folder ``$XDG_CACHE_HOME/csvm`` (``~/.cache/csvm`` when that is unset).
+        folder ``platformdirs.user_cache_dir("csvm")``: ``$XDG_CACHE_HOME/csvm`` on
+        Linux (``~/.cache/csvm`` when that is unset), ``~/Library/Caches/csvm`` on
+        macOS, the local application data folder on Windows.
 
     Returns
     -------
@@ -125,8 +129,7 @@ def data_home(data_dir: str | os.PathLike | None = None) -> Path:
         return Path(data_dir).expanduser()
     if os.environ.get("CSVM_DATA_DIR"):
         return Path(os.environ["CSVM_DATA_DIR"]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache).expanduser() / "csvm"
+    return Path(platformdirs.user_cache_dir("csvm"))
 
 
 def spec(name: str) -> DatasetSpec:
