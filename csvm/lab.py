@@ -45,6 +45,7 @@ __all__ = [
     "Landscape2D",
     "classic_filter",
     "filter_gradient",
+    "lab_job",
     "landscape_1d",
     "landscape_2d",
     "landscape_directions",
@@ -56,8 +57,9 @@ __all__ = [
 ]
 
 
-#: Called with (points done, points in all) after each solve of a landscape.
-Progress = Callable[[int, int], Any]
+#: Called with (points done, points in all, T at the point just solved) after each solve of
+#: a landscape, so a page can draw the slice while it fills in.
+Progress = Callable[[int, int, float], Any]
 
 
 # -- the SVM at a fixed filter ------------------------------------------------------------
@@ -541,7 +543,7 @@ def _sweep(
         state, _ = problem.solve(f)
         out[:, i] = state.objective, state.train_accuracy, len(state.support)
         if progress is not None:
-            progress(i + 1, len(points))
+            progress(i + 1, len(points), float(state.objective))
     return out[0], out[1], out[2].astype(int)
 
 
@@ -576,7 +578,7 @@ def landscape_1d(
         As for :func:`solve_fixed_filter`.
     direction : array with one weight per filter weight
     ts : 1-D array, default ``linspace(-2, 2, 21)``
-    progress : callable (done, total), optional
+    progress : callable (done, total, objective), optional
         Called after each solve (the page forwards it from a worker process).
     kernel, degree, gamma, coef0, C, regulariser, lam, svm_tol
         As for :func:`solve_fixed_filter`.
@@ -634,8 +636,9 @@ def landscape_2d(
         orthogonal to it of the same length.
     grid : 1-D array, or a pair (s, t) of 1-D arrays, default ``linspace(-2, 2, 15)``
         Positions along ``d1`` and ``d2``.
-    progress : callable (done, total), optional
-        Called after each of the ``len(s) * len(t)`` solves.
+    progress : callable (done, total, objective), optional
+        Called after each of the ``len(s) * len(t)`` solves, in row-major order over
+        ``(t, s)``.
     kernel, degree, gamma, coef0, C, regulariser, lam, svm_tol
         As for :func:`solve_fixed_filter`.
 
@@ -708,3 +711,71 @@ def nonconvex_points(ts: Any, values: Any, rtol: float = 1e-6) -> np.ndarray:
     scale = max(float(np.ptp(v)), 1e-300)
     drops = slopes[:-1] - slopes[1:]  # positive where the slope decreases
     return np.flatnonzero(drops > rtol * scale / max(float(np.min(np.diff(t))), 1e-300)) + 1
+
+
+# -- the explorer's worker jobs -----------------------------------------------------------
+#: Settings a lab computation takes, by name (those of :func:`solve_fixed_filter`).
+SETTING_NAMES = ("kernel", "degree", "gamma", "coef0", "C", "regulariser", "lam")
+
+
+def lab_job(
+    emit: Callable[[dict[str, Any]], Any],
+    *,
+    task: str,
+    data: dict[str, Any],
+    filters: Any,
+    settings: dict[str, Any],
+    d1: Any = None,
+    d2: Any = None,
+    grid: Any = None,
+) -> LabResult | Landscape1D | Landscape2D:
+    """One lab computation in a worker process: the explorer's job-pool target.
+
+    The worker loads the pair itself (the same :func:`csvm.datasets.load_pair` call the
+    page makes, so the images agree), which keeps the job's message small whatever the
+    dataset.
+
+    Parameters
+    ----------
+    emit : callable
+        Receives ``{"kind": "landscape", "done", "total", "objective"}`` after every
+        point of a landscape.
+    task : {"solve", "landscape_1d", "landscape_2d"}
+    data : dict
+        ``dataset``, ``class_a``, ``class_b``, ``protocol``, ``n_train``, ``seed``.
+    filters : array
+    settings : dict
+        Keywords of :func:`solve_fixed_filter` (see ``SETTING_NAMES``).
+    d1, d2, grid
+        Directions and positions of the landscapes (``grid`` is ``ts`` for 1-D).
+
+    Returns
+    -------
+    LabResult (with the test split's accuracy), Landscape1D or Landscape2D
+    """
+    from csvm.datasets import load_pair
+
+    n_train = data.get("n_train")
+    pair = load_pair(
+        data["dataset"],
+        data["class_a"],
+        data["class_b"],
+        protocol=data.get("protocol"),
+        n_train=None if n_train is None else int(n_train),
+        random_state=int(data.get("seed", 0)),
+    )
+    kwargs = {k: settings[k] for k in SETTING_NAMES if k in settings}
+
+    def progress(done: int, total: int, objective: float) -> None:
+        emit({"kind": "landscape", "done": done, "total": total, "objective": objective})
+
+    X, y = pair.X_train, pair.y_train
+    if task == "solve":
+        return solve_fixed_filter(X, y, filters, X_test=pair.X_test, y_test=pair.y_test, **kwargs)
+    if task == "landscape_1d":
+        return landscape_1d(X, y, filters, d1, grid, progress=progress, **kwargs)
+    if task == "landscape_2d":
+        return landscape_2d(X, y, filters, d1, d2, grid, progress=progress, **kwargs)
+    raise ValueError(
+        f"Unknown lab task {task!r}: expected 'solve', 'landscape_1d' or 'landscape_2d'."
+    )

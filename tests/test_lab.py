@@ -21,6 +21,7 @@ from csvm.lab import (
     FILTER_NAMES,
     classic_filter,
     filter_gradient,
+    lab_job,
     landscape_1d,
     landscape_2d,
     landscape_directions,
@@ -322,7 +323,7 @@ def test_landscape_1d_passes_through_the_filter_and_the_gradient_step(pair):
     assert line.n_support[1] == r.n_support and line.train_accuracy[1] == r.train_accuracy
     stepped = solve_fixed_filter(X, y, f - 0.1 * r.gradient[0, 0], **SETTINGS)
     assert line.objectives[2] == pytest.approx(stepped.objective, rel=1e-12)  # t = 1: a step
-    assert calls == [(1, 3), (2, 3), (3, 3)]
+    assert calls == [(i + 1, 3, line.objectives[i]) for i in range(3)]
     assert line.seconds > 0
     default = landscape_1d(X[:40], y[:40], f, d1, **SETTINGS)
     assert len(default.ts) == 21 and default.ts[0] == -2 and default.ts[-1] == 2
@@ -341,7 +342,8 @@ def test_landscape_2d_grid_layout_and_centre(pair):
     )
     assert plane.objectives.shape == (3, 4)
     assert plane.objectives[1, 1] == r.objective
-    assert len(calls) == 12 and calls[-1] == (12, 12)
+    assert [c[:2] for c in calls] == [(i + 1, 12) for i in range(12)]
+    np.testing.assert_array_equal([c[2] for c in calls], plane.objectives.ravel())
     # Row j follows t[j] along d2; column i follows s[i] along d1.
     along_d2 = landscape_1d(X, y, f, d2, ts=t, **SETTINGS)
     np.testing.assert_allclose(plane.objectives[:, 1], along_d2.objectives, rtol=1e-12)
@@ -442,3 +444,44 @@ def test_load_filters_reads_npy_json_and_the_run_export():
 def test_load_filters_refuses_with_a_message(data, message):
     with pytest.raises(UploadError, match=message):
         load_filters(data)
+
+
+# -- the worker-pool job ------------------------------------------------------------------
+def test_lab_job_loads_the_pair_and_reports_each_point():
+    data = {"dataset": "mnist-5k", "class_a": "3", "class_b": "5", "n_train": 60, "seed": 0}
+    pair = load_pair("mnist-5k", "3", "5", n_train=60, random_state=0)
+    f = classic_filter("box", 3)
+    settings = {**SETTINGS, "regulariser": "dfo1", "lam": 0.01}
+    solved = lab_job(print, task="solve", data=data, filters=f, settings=settings)
+    direct = solve_fixed_filter(
+        pair.X_train, pair.y_train, f, X_test=pair.X_test, y_test=pair.y_test, **settings
+    )
+    assert solved.objective == direct.objective
+    assert solved.test_accuracy == direct.test_accuracy
+    d1, d2 = landscape_directions(direct.gradient, step=0.1)
+    events = []
+    plane = lab_job(
+        events.append,
+        task="landscape_2d",
+        data=data,
+        filters=f,
+        settings=settings,
+        d1=d1,
+        d2=d2,
+        grid=[-1.0, 0.0, 1.0],
+    )
+    assert plane.objectives[1, 1] == direct.objective
+    assert [e["kind"] for e in events] == ["landscape"] * 9
+    assert [e["objective"] for e in events] == list(plane.objectives.ravel())
+    line = lab_job(
+        events.append,
+        task="landscape_1d",
+        data=data,
+        filters=f,
+        settings=settings,
+        d1=d1,
+        grid=[0.0],
+    )
+    assert line.objectives[0] == direct.objective
+    with pytest.raises(ValueError, match="Unknown lab task"):
+        lab_job(print, task="train", data=data, filters=f, settings=settings)
