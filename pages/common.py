@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -32,9 +33,38 @@ def get_pool() -> JobPool:
     )
 
 
+def _browser_token() -> str | None:
+    """The token of Streamlit's XSRF cookie: one per browser, kept across reloads.
+
+    Tornado writes it as ``2|mask|masked_token|timestamp`` and may re-mask it on every
+    response, so the unmasked token (mask XOR masked) is what stays the same.
+    """
+    try:
+        cookie = st.context.cookies.get("_streamlit_xsrf")
+    except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
+        return None
+    if not cookie:
+        return None
+    parts = cookie.split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            return bytes(a ^ b for a, b in zip(mask, masked, strict=True)).hex()
+    except ValueError:
+        pass
+    return cookie
+
+
 def owner() -> str:
-    """This browser session's id: it owns the runs it starts (only it can stop them)."""
-    return st.session_state.setdefault("owner", uuid.uuid4().hex)
+    """Who owns the runs this page starts: the browser (so a reload keeps control of its
+    run, while a shared link opened in another browser is a read-only view), or the
+    session when no browser cookie is available."""
+    if "owner" not in st.session_state:
+        token = _browser_token()
+        st.session_state["owner"] = (
+            hashlib.sha256(token.encode()).hexdigest()[:32] if token else uuid.uuid4().hex
+        )
+    return st.session_state["owner"]
 
 
 def heartbeat() -> None:

@@ -50,7 +50,7 @@ _READ_LIMIT = 1000
 _LIMIT_GRACE = 2.0
 _PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
 
-_DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.experiments")
+_DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs")
 
 
 class QuotaExceeded(RuntimeError):
