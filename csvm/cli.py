@@ -326,12 +326,14 @@ def main_train(argv: list[str]) -> int:
         clf.fit(
             data.X_train,
             data.y_train,
-            callback=lambda e: print(
-                f"{e['iteration']:4d} {e['step']:9s} objective {e['objective']:.6g}  "
-                f"train acc {100 * e['train_accuracy']:.1f} %  |f| {e['filter_norm']:.3g}"
-            )
-            if "objective" in e
-            else None,
+            callback=lambda e: (
+                print(
+                    f"{e['iteration']:4d} {e['step']:9s} objective {e['objective']:.6g}  "
+                    f"train acc {100 * e['train_accuracy']:.1f} %  |f| {e['filter_norm']:.3g}"
+                )
+                if "objective" in e
+                else None
+            ),
         )
     except (CSVMError, ValueError) as exc:
         print(f"error: {exc}")

@@ -414,6 +414,17 @@ class RunConfig:
             choices=("svm", "cnn"),
         ),
     )
+    tune_baselines: bool = _field(
+        False,
+        Spec(
+            "bool",
+            "Tune the baselines",
+            "Tune the plain SVM (C and γ or degree) and the CNN (learning rate, epochs) on the "
+            "validation split, with a budget of fits comparable to the CSVM's, so the "
+            "comparison is fair; off: they use the CSVM's own kernel settings.",
+            "baselines",
+        ),
+    )
     cnn_epochs: int = _field(
         5,
         Spec(

@@ -353,7 +353,8 @@ def result_rows(
 
     rows = []
     for key, outcome in outcomes.items():
-        label = MODEL_LABELS[config.model if key == "csvm" else key]
+        result = (outcome or {}).get("result")
+        label = (result or {}).get("label") or MODEL_LABELS[config.model if key == "csvm" else key]
         row = {
             "model": label,
             "train accuracy": None,

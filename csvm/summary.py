@@ -11,15 +11,16 @@ from typing import Any
 import numpy as np
 
 from csvm.config import MODEL_LABELS, RunConfig
-from csvm.stats import describe_difference, mcnemar_exact
+from csvm.stats import describe_difference, format_p, mcnemar_exact
 
 __all__ = ["comparisons", "headline"]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
 
-def _label(config: RunConfig, key: str) -> str:
-    return MODEL_LABELS[config.model if key == "csvm" else key]
+def _label(config: RunConfig, key: str, result: Mapping[str, Any] | None = None) -> str:
+    """A model's name; a tuned baseline's result carries its own ("… (tuned …)")."""
+    return (result or {}).get("label") or MODEL_LABELS[config.model if key == "csvm" else key]
 
 
 def _result(outcomes: Outcomes, key: str) -> Mapping[str, Any] | None:
@@ -27,12 +28,20 @@ def _result(outcomes: Outcomes, key: str) -> Mapping[str, Any] | None:
     return None if outcome is None else outcome.get("result")
 
 
-def _baselines_text(config: RunConfig, outcomes: Outcomes) -> str:
+def _baselines_text(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray | None) -> str:
+    """The baselines' accuracies, each with McNemar's p against the CSVM when known."""
+    mine = _result(outcomes, "csvm") or {}
     parts = []
     for key in ("svm", "cnn"):
         result = _result(outcomes, key)
-        if key in outcomes and result is not None:
-            parts.append(f"{_label(config, key)} {100 * result['test_accuracy']:.1f} %")
+        if key not in outcomes or result is None:
+            continue
+        text = f"{_label(config, key, result)} {100 * result['test_accuracy']:.1f} %"
+        if y_test is not None and mine.get("test_predictions") is not None:
+            test = mcnemar_exact(y_test, mine["test_predictions"], result["test_predictions"])
+            verdict = "significant" if test.p_value < 0.05 else "not significant"
+            text += f" (p {format_p(test.p_value)}, {verdict})"
+        parts.append(text)
     return (" — " + ", ".join(parts)) if parts else ""
 
 
@@ -41,6 +50,7 @@ def headline(
     outcomes: Outcomes,
     shown: Sequence[Mapping[str, Any]],
     finished: bool,
+    y_test: np.ndarray | None = None,
 ) -> str:
     """One large line (markdown heading) on the state or outcome of a run.
 
@@ -53,6 +63,8 @@ def headline(
         The CSVM's step events shown so far.
     finished : bool
         Whether the run has ended and every step has been shown.
+    y_test : ndarray, optional
+        The test labels: each baseline then gets McNemar's p against the CSVM.
 
     Returns
     -------
@@ -89,14 +101,14 @@ def headline(
         return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
         f"### {label}: {acc} test, {len(shown)} steps, {result['seconds']:.1f} s"
-        f"{_baselines_text(config, outcomes)}"
+        f"{_baselines_text(config, outcomes, y_test)}"
     )
 
 
 def comparisons(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray) -> list[str]:
     """An exact McNemar test for each pair of models evaluated on the same test images."""
     evaluated = [
-        (key, result["test_predictions"])
+        (_label(config, key, result), result["test_predictions"])
         for key in outcomes
         if (result := _result(outcomes, key)) is not None
         and result.get("test_predictions") is not None
@@ -104,5 +116,5 @@ def comparisons(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray) -> li
     lines = []
     for (a, pred_a), (b, pred_b) in combinations(evaluated, 2):
         test = mcnemar_exact(y_test, pred_a, pred_b)
-        lines.append(describe_difference(_label(config, a), _label(config, b), test))
+        lines.append(describe_difference(a, b, test))
     return lines

@@ -14,6 +14,7 @@ import streamlit as st
 from csvm.config import RunConfig, parse
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs import load_data, run_model
+from csvm.tuning import run_tuned_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 FINAL_STATES = {"done", "error", "stopped"}
@@ -140,10 +141,13 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     try:
         for model in models:
             kwargs = {"config": config.to_dict(), "model": model}
-            if model != "svm":
+            target = run_model
+            if model != "csvm" and config.tune_baselines:
+                target = run_tuned_model  # tuned on the validation split
+            elif model != "svm":
                 kwargs["paused"] = paused
             jobs[model] = pool.submit(
-                run_model, kwargs, name=f"{run_id}:{model}", group="train", owner=me
+                target, kwargs, name=f"{run_id}:{model}", group="train", owner=me
             )
     except QuotaExceeded as exc:
         for job in jobs.values():

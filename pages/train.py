@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
+from csvm.ablation import run_ablation
 from csvm.config import MODEL_LABELS, RunConfig
 from csvm.persistence import export_run
 from csvm.runs import pinned_indices, progress, result_rows, step_events
@@ -221,7 +222,8 @@ def live_panel(run: dict, views: dict, shown: list) -> None:
     """The headline, progress and the live figures of the steps shown so far."""
     config: RunConfig = run["config"]
     finished = not is_running(views) and len(shown) >= len(_steps(views))
-    st.markdown(headline(config, outcomes(views), shown, finished), help=None)
+    y_test = data_for(config).y_test
+    st.markdown(headline(config, outcomes(views), shown, finished, y_test))
     st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
     csvm_view = views.get("csvm")
     fraction, text = progress(config, shown, running=not finished)
@@ -353,6 +355,8 @@ def results_panel(run: dict, views: dict) -> None:
     csvm_result = finished.get("csvm")
     if csvm_result is None:
         return
+    if config.model == "kcsvm":
+        ablation_panel(run, csvm_result)
     wrong = csvm_result["misclassified"]
     with st.expander(
         f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})"
@@ -373,6 +377,67 @@ def results_panel(run: dict, views: dict) -> None:
         mime="application/zip",
         key=f"export_{run['id']}",
     )
+
+
+def ablation_panel(run: dict, result: dict) -> None:
+    """Fixed filters against the learned one: one click, trained in the worker pool."""
+    st.subheader("What did learning the filter buy?")
+    st.caption(
+        "The same kernel and SVM on fixed filters — the random start, a delta and a Gaussian, "
+        "each rescaled to the learned filter's norm — and the learned filter shrunk to the "
+        "start's norm. If a fixed filter at the same norm does as well, the gain came from "
+        "the filter's scale (a change of kernel bandwidth), not from its shape."
+    )
+    pool = get_pool()
+    job = run.get("ablation")
+    if job is None:
+        if owns(run) and st.button("Run the ablation", key=f"ablate_{run['id']}"):
+            run["ablation"] = pool.submit(
+                run_ablation,
+                {
+                    "config": run["config"].to_dict(),
+                    "learned_filters": np.asarray(result["filters"]).tolist(),
+                    "start_filters": None
+                    if result.get("start_filters") is None
+                    else np.asarray(result["start_filters"]).tolist(),
+                },
+                name=f"{run['id']}:ablation",
+                group="ablation",
+                owner=owner(),
+            )
+            st.rerun()
+        return
+    first = pool.poll(job)
+    pending = first is not None and first.state in ("queued", "running")
+
+    @st.fragment(run_every=1.0 if pending else None)
+    def result_view() -> None:
+        view = pool.poll(job)
+        if view is None:
+            st.warning("The ablation is no longer on the server: run it again.")
+        elif view.state in ("queued", "running"):
+            st.progress(0.0, text="Training the SVMs on fixed filters…")
+        elif view.state == "error":
+            st.error(md_escape(view.error.strip().split("\n\n")[0]))
+        else:
+            _ablation_table(view.result)
+
+    result_view()
+
+
+def _ablation_table(result: dict) -> None:
+    rows = [
+        {
+            "filter": r["label"],
+            "norm": round(r["norm"], 3),
+            "test accuracy": round(100 * r["test_accuracy"], 2),
+            "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f} %",
+            "against the learned filter": r.get("verdict") or "–",
+        }
+        for r in result["rows"]
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(md_escape(result["explanation"]))
 
 
 def divergence_help(run: dict, views: dict) -> None:
