@@ -142,3 +142,13 @@ def long_run(emit, n_events=20000, n_filters=8, maps_shape=(6, 24, 24)):
             }
         )
     return {"iterations": n_events}
+
+
+def spin(emit, seconds=60.0):
+    """Busy Python code (a CPU limit must end it long before ``seconds`` of wall time)."""
+    emit({"spinning": True})
+    deadline = time.monotonic() + seconds
+    total = 0
+    while time.monotonic() < deadline:
+        total += sum(range(1000))
+    return total

@@ -548,3 +548,36 @@ def test_memory_is_flat_over_a_thousand_long_jobs():
     assert retention.total_bytes <= budget
     assert samples[1000] < 2 * budget, samples
     assert samples[1000] < samples[100] * 1.25 + 2**20, f"memory grows: {samples}"
+
+
+# -- CPU time limit -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def limited():
+    p = JobPool(settings=PoolSettings(max_workers=2, max_job_seconds=1.5), preload=())
+    yield p
+    p.shutdown()
+
+
+def test_a_busy_job_ends_at_its_cpu_limit_but_a_waiting_one_does_not(limited):
+    pool = limited
+    busy = pool.submit(targets.spin, {"seconds": 60})
+    waiting = pool.submit(targets.echo_commands, {"timeout": 30})
+    view = wait_for(pool, busy, {"done", "error", "stopped"})
+    assert view.state == "error" and view.error_type == "TimeLimit" and view.limit_hit
+    assert "1.5 s of CPU time" in view.error and "CSVM_MAX_JOB_SECONDS" in view.error
+    assert view.events == [{"spinning": True}], "what it emitted is kept"
+    assert 1.5 <= view.cpu_seconds < 10
+    # the waiting job has been alive as long (blocked in receive: no CPU), and runs on
+    time.sleep(max(0.0, 3.0 - (time.time() - view.submitted_at)))
+    assert pool.poll(waiting).state == "running"
+    pool.send(waiting, {"cmd": "stop"}, None)
+    assert wait_for(pool, waiting, {"done", "error"}).state == "done"
+
+
+def test_the_cpu_limit_also_ends_a_job_inside_a_c_level_solve(limited):
+    job = limited.submit(targets.long_svm_solve, {})
+    view = wait_for(limited, job, {"done", "error", "stopped"})
+    assert view.error_type == "TimeLimit" and view.limit_hit, view.error
+    assert "CSVM_MAX_JOB_SECONDS" in view.error
