@@ -581,3 +581,72 @@ def test_the_cpu_limit_also_ends_a_job_inside_a_c_level_solve(limited):
     view = wait_for(limited, job, {"done", "error", "stopped"})
     assert view.error_type == "TimeLimit" and view.limit_hit, view.error
     assert "CSVM_MAX_JOB_SECONDS" in view.error
+
+
+# -- reaping, stop latency ------------------------------------------------------------------
+
+
+def _zombie_children():
+    me = os.getpid()
+    zombies = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == me:
+            zombies.append(int(entry))
+    return zombies
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("start_method", ["forkserver", "spawn"])
+def test_ended_workers_are_reaped_promptly(start_method):
+    settings = PoolSettings(max_workers=2, spares=0, start_method=start_method)
+    pool = JobPool(settings=settings, preload=())
+    try:
+        done = pool.submit(targets.count, {"n": 2})
+        stopped = pool.submit(targets.sleeper, {"seconds": 30})
+        wait_for(pool, done, {"done"})
+        wait_for(pool, stopped, {"running"})
+        pool.cancel(stopped)
+        deadline = time.time() + 3.0
+        while time.time() < deadline:  # no poll: the ticker alone must reap them
+            if not _zombie_children() and pool.stats()["workers"]["dying"] == 0:
+                break
+            time.sleep(0.1)
+        assert _zombie_children() == []
+        assert pool.stats()["workers"]["dying"] == 0
+    finally:
+        pool.shutdown()
+
+
+def test_stop_shows_within_a_second_on_a_loaded_pool():
+    pool = JobPool(settings=PoolSettings(max_workers=4), preload=())
+    try:
+        # Load: a busy job, and a chatty one keeping the reader thread and the lock busy.
+        busy = pool.submit(targets.spin, {"seconds": 60})
+        chatty = pool.submit(targets.long_run, {"n_events": 20000})
+        latencies = []
+        for _ in range(3):
+            victim = pool.submit(targets.long_svm_solve, {})
+            deadline = time.time() + 60
+            while not pool.poll(victim).events and time.time() < deadline:
+                time.sleep(0.05)
+            process = pool._jobs[victim].worker.process
+            t0 = time.perf_counter()
+            pool.cancel(victim)
+            state = pool.poll(victim).state
+            latencies.append(time.perf_counter() - t0)
+            assert state == "stopped"
+            while process.is_alive() and time.perf_counter() - t0 < 3.0:
+                time.sleep(0.02)
+            assert not process.is_alive(), "the process ends soon after, outside the lock"
+        assert max(latencies) < 1.0, latencies
+        assert pool.poll(chatty).state in ("running", "done")
+        pool.cancel(busy)
+    finally:
+        pool.shutdown()
