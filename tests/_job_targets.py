@@ -121,3 +121,34 @@ def blob(emit, kb=100):
     """A result of ``kb`` KiB, to fill the finished-job byte budget."""
     emit({"kb": kb})
     return b"x" * (kb * 1024)
+
+
+def long_run(emit, n_events=20000, n_filters=8, maps_shape=(6, 24, 24)):
+    """A long K-CSVM-like run: every event carries its filters and the pinned maps."""
+    rng = np.random.default_rng(0)
+    filters = rng.standard_normal((n_filters, 1, 5, 5))
+    maps = rng.standard_normal(maps_shape).astype(np.float32)
+    for i in range(n_events):
+        emit(
+            {
+                "kind": "iteration",
+                "model": "kcsvm",
+                "classifier": 0,
+                "iteration": i,
+                "objective": 1.0 / (i + 1),
+                "filter_norm": float(i),
+                "filters": filters + i,
+                "pinned_maps": maps,
+            }
+        )
+    return {"iterations": n_events}
+
+
+def spin(emit, seconds=60.0):
+    """Busy Python code (a CPU limit must end it long before ``seconds`` of wall time)."""
+    emit({"spinning": True})
+    deadline = time.monotonic() + seconds
+    total = 0
+    while time.monotonic() < deadline:
+        total += sum(range(1000))
+    return total

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import pickle
 import signal
 import threading
@@ -48,6 +49,8 @@ _READ_LIMIT = 1000
 # CPU seconds past the limit before the parent kills a job itself: the child's own
 # SIGXCPU handler reports first when it can (it cannot inside a long C call).
 _LIMIT_GRACE = 2.0
+# How long the reader thread waits for a message before it looks for new jobs.
+_PUMP_IDLE = 0.1
 _PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
 
 _DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs")
@@ -190,6 +193,8 @@ class JobPool:
             target=self._tick_forever, name="csvm-job-ticker", daemon=True
         )
         self._ticker.start()
+        self._pump = threading.Thread(target=self._pump_forever, name="csvm-job-pump", daemon=True)
+        self._pump.start()
         atexit.register(self.shutdown)
 
     # Read-only views of the settings, as attributes of the first version.
@@ -471,6 +476,41 @@ class JobPool:
                 # Without the ticker queued jobs would wait for the next poll and leases
                 # would never expire; the next public call raises the error to a caller.
                 pass
+
+    def _pump_forever(self) -> None:
+        """Read running jobs' messages as they arrive, not only when someone polls.
+
+        A job's pipe holds 1 MiB; read only at each poll or tick, a job emitting images
+        would stream at a few MB/s and its events would reach the page late.  The wait
+        is outside the lock; a pipe closed meanwhile (Stop) only makes it return early,
+        and the job is looked at again under the lock.
+        """
+        while not self._closed:
+            with self._lock:
+                watched = {
+                    j.worker.outbox: j
+                    for j in self._jobs.values()
+                    if j.state == "running" and j.worker is not None and not j.worker.eof
+                }
+            if not watched:
+                time.sleep(_PUMP_IDLE)
+                continue
+            try:
+                ready = mp_connection.wait(list(watched), timeout=_PUMP_IDLE)
+            except (OSError, ValueError):  # a pipe closed before or during the wait
+                ready = list(watched)
+            if not ready:
+                continue
+            try:
+                with self._lock:
+                    for conn in ready:
+                        job = watched[conn]
+                        if job.state == "running" and job.worker is not None:
+                            self._update_running(job)
+                    if any(watched[c].state != "running" for c in ready):
+                        self._start_queued()
+            except Exception:  # noqa: BLE001 - like the ticker, outlive one bad read
+                time.sleep(_PUMP_IDLE)
 
     def _tick(self) -> None:
         """Collect messages, reap ended processes, expire leases, start queued jobs."""
