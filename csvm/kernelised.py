@@ -14,18 +14,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError
-from csvm.kernels import check_kernel, kernel_gradient, kernel_matrix
-from csvm.multiclass import BaseCSVM
-from csvm.regularisers import check_regulariser, regulariser_gradient, regulariser_value
+from csvm.kernels import KERNELS, kernel_gradient, kernel_matrix
+from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
+from csvm.regularisers import (
+    REGULARISERS,
+    check_regulariser,
+    regulariser_gradient,
+    regulariser_value,
+)
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
@@ -161,30 +167,40 @@ def _gradient(X4, state, params, regulariser, lam):
 class KernelCSVM(BaseCSVM):
     """Kernelised convolutional SVM (K-CSVM, thesis Algorithm 5).
 
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints`` (scikit-learn's messages).  The defaults are the thesis's
+    (Sugg 2018, table 4.1: 5x5 filter, degree-2 polynomial, no C, DFO1 with lam 0.01,
+    eta 0.1, 25 iterations), except the image shape, which is read from X; the thesis
+    runs on MNIST pass ``image_shape=(28, 28)``.
+
     Parameters
     ----------
     image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image; None infers it from 3-D/4-D input (2-D input is then one
-        row of pixels).
-    filter_shape : tuple (p, q)
-        Size of each learned filter.
-    n_filters : int
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        Size of each learned filter.  None is the thesis's 5x5 (half the image side on
+        images under 9 pixels a side).
+    n_filters : int in [1, 256]
         Number of filters; their maps are concatenated (thesis eq. 4.12).
     kernel : {"poly", "rbf", "linear"}
-    degree, gamma, coef0 : float
+    degree : int in [1, 20]
+    gamma : float in (0, 1e6]
+    coef0 : float in [-1e6, 1e6]
         Polynomial ``(gamma z.z' + coef0)^degree``; RBF ``exp(-gamma ||z - z'||^2)``.
-    C : float or None
+    C : float in (0, 1e30] or None
         Upper bound on alpha; None means no bound (hard margin in practice).
     C_last_only : bool
         Train without a bound and apply ``C`` only on the last iteration (the thesis's
         CIFAR-10 schedule).
     regulariser : {"none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"}
-    lam : float
-        Regularisation strength (>= 0).
-    eta : float
-        Step size (>= 0; 0 keeps the first filter); the first trial step (> 0) for
+    lam : float in [0, 1e6]
+        Regularisation strength.
+    eta : float in [0, 1e6]
+        Step size (0 keeps the first filter); the first trial step (> 0) for
         ``step="armijo"``.
-    n_iter : int
+    n_iter : int in [1, 100000]
         Number of SVM solves (the filter moves between consecutive solves).
     step : {"constant", "armijo"}
         Constant step, or backtracking until T decreases sufficiently.
@@ -192,32 +208,51 @@ class KernelCSVM(BaseCSVM):
         Heavy-ball momentum for constant steps.
     nesterov : bool
         Use Nesterov's accelerated form of the momentum.
-    tol : float
+    tol : float in [0, 1e6]
         Stop early when T changes by less than ``tol`` relative to its size.
     multi_class : {"ovo", "ovr"}
         One filter set per pair of classes (the thesis) or per class against the rest.
     n_jobs : int or None
         Sub-problems trained in parallel (threads).
-    svm_tol : float
+    svm_tol : float in (0, 1e3]
         LIBSVM's stopping tolerance.
     random_state : int, RandomState or None
         Seeds the random first filters.
 
     Attributes
     ----------
-    classes_, filters_ (n_classifiers, n_filters, p, q), history_, estimators_,
-    support_, dual_coef_ (two classes), n_features_in_, stopped_.
+    classes_, filters_ (n_classifiers, n_filters, p, q), filter_shape_, history_,
+    estimators_, support_, dual_coef_ (two classes), n_features_in_, stopped_.
     """
 
     _model_name = "kcsvm"
 
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNELS))],
+        "degree": [Interval(Integral, 1, 20, closed="both")],
+        "gamma": [Interval(Real, 0, 1e6, closed="right")],
+        "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
+        "C": [None, Interval(Real, 0, 1e30, closed="right")],
+        "C_last_only": ["boolean"],
+        "regulariser": [StrOptions(set(REGULARISERS))],
+        "lam": [Interval(Real, 0, 1e6, closed="both")],
+        "eta": [Interval(Real, 0, 1e6, closed="both")],
+        "step": [StrOptions({"constant", "armijo"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "nesterov": ["boolean"],
+        "tol": [Interval(Real, 0, 1e6, closed="both")],
+        "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+    }
+
     def __init__(
         self,
-        image_shape: tuple[int, ...] | None = (28, 28),
-        filter_shape: tuple[int, int] = (5, 5),
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
         n_filters: int = 1,
         kernel: str = "poly",
-        degree: float = 2,
+        degree: int = 2,
         gamma: float = 1.0,
         coef0: float = 1.0,
         C: float | None = None,
@@ -257,25 +292,14 @@ class KernelCSVM(BaseCSVM):
         self.svm_tol = svm_tol
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        check_kernel(self.kernel)
-        check_regulariser(self.regulariser)
-        self._check_positive("lam", self.lam, allow_zero=True)
-        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline).
-        self._check_positive("eta", self.eta, allow_zero=self.step == "constant")
-        self._check_positive("gamma", self.gamma, allow_zero=False)
-        self._check_positive("svm_tol", self.svm_tol, allow_zero=False)
-        self._check_positive("tol", self.tol, allow_zero=True)
-        if self.kernel == "poly" and not (isinstance(self.degree, Real) and self.degree >= 1):
-            raise ValueError(f"degree must be at least 1, got {self.degree!r}.")
-        if not isinstance(self.coef0, Real) or not np.isfinite(self.coef0):
-            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}.")
-        if self.C is not None:
-            self._check_positive("C", self.C, allow_zero=False)
-        if self.step not in ("constant", "armijo"):
-            raise ValueError(f"step must be 'constant' or 'armijo', got {self.step!r}.")
-        if not (isinstance(self.momentum, Real) and 0 <= self.momentum < 1):
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}.")
+    def _check_dependent_params(self) -> None:
+        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
+        # but a line search needs a first trial step.
+        if self.step == "armijo" and self.eta <= 0:
+            raise ValueError(
+                f"eta must be greater than 0 with step='armijo' (its first trial step), "
+                f"got {self.eta!r}."
+            )
 
     def _C_at(self, iteration: int) -> float:
         if self.C is None:
@@ -297,7 +321,7 @@ class KernelCSVM(BaseCSVM):
         k, c = int(self.n_filters), X4.shape[1]
         # Uniform random weights rescaled to unit L1 norm: each map starts as a local
         # weighted average of the image, the scale at which the thesis's eta = 0.1 works.
-        filters = rng.random((k, c, *self.filter_shape))
+        filters = rng.random((k, c, *self.filter_shape_))
         filters /= np.abs(filters).sum()
         start = time.perf_counter()
 
