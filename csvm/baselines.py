@@ -46,20 +46,31 @@ class FlattenImages(TransformerMixin, BaseEstimator):
 
 
 def make_plain_svm(
-    params: dict[str, Any] | BaseEstimator, n_samples: int | None = None
+    *,
+    kernel: str = "poly",
+    degree: int = 2,
+    gamma: float = 1.0,
+    coef0: float = 1.0,
+    C: float | None = None,
+    linear: bool = False,
+    lam_w: float | None = None,
+    n_samples: int | None = None,
 ) -> Pipeline:
-    """The plain SVM that matches a CSVM: same kernel, degree, gamma, coef0 and C.
+    """The plain SVM on raw pixels that matches a CSVM: same kernel, degree, gamma, coef0, C.
 
     Parameters
     ----------
-    params : dict or KernelCSVM or LinearCSVM
-        The CSVM's constructor parameters (or the estimator).  ``C=None`` (no bound)
-        becomes ``C = 1e10`` (``csvm.kernelised.HARD_MARGIN_C``), the same large C the
-        K-CSVM hands to LIBSVM, which no alpha reaches in practice.  For the linear model
-        (``LinearCSVM`` or ``params["model"] == "lcsvm"``) a linear SVM with
-        ``C = 1 / (lam_w * n_samples)``, the solver form of the L-CSVM's weight step.
+    kernel, degree, gamma, coef0 : as in :class:`~csvm.KernelCSVM`
+    C : float or None
+        None (no bound) becomes ``C = 1e10`` (``csvm.kernelised.HARD_MARGIN_C``), the same
+        large C the K-CSVM hands to LIBSVM, which no alpha reaches in practice.
+    linear : bool
+        Match an L-CSVM instead: a linear SVM with ``C = 1 / (lam_w * n_samples)``, the
+        solver form of the L-CSVM's weight step (the kernel arguments are then unused).
+    lam_w : float, optional
+        The L-CSVM's weight regularisation; needed when ``linear``.
     n_samples : int, optional
-        Training-set size; needed for the linear model's C.
+        Training-set size; needed when ``linear``.
 
     Returns
     -------
@@ -69,31 +80,24 @@ def make_plain_svm(
     Raises
     ------
     ValueError
-        For the linear model without ``n_samples``.
+        For ``linear=True`` without ``lam_w`` or ``n_samples``.
     """
     from csvm.kernelised import HARD_MARGIN_C
-    from csvm.linear import LinearCSVM, lambda_to_C
+    from csvm.linear import lambda_to_C
 
-    linear = isinstance(params, LinearCSVM)
-    if hasattr(params, "get_params"):
-        params = params.get_params()
-    params = dict(params)
-    linear = (
-        linear or params.get("model") == "lcsvm" or ("lam_w" in params and "kernel" not in params)
-    )
     if linear:
-        if n_samples is None:
+        if lam_w is None or n_samples is None:
             raise ValueError(
-                "make_plain_svm needs n_samples for the linear model: C = 1 / (lam_w * n_samples)."
+                "make_plain_svm(linear=True) needs lam_w and n_samples: "
+                "C = 1 / (lam_w * n_samples)."
             )
-        svc = SVC(kernel="linear", C=lambda_to_C(float(params.get("lam_w", 0.1)), n_samples))
+        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)))
     else:
-        C = params.get("C")
         svc = SVC(
-            kernel=params.get("kernel", "poly"),
-            degree=params.get("degree", 2),
-            gamma=params.get("gamma", 1.0),
-            coef0=params.get("coef0", 1.0),
+            kernel=kernel,
+            degree=degree,
+            gamma=gamma,
+            coef0=coef0,
             C=HARD_MARGIN_C if C is None else float(C),
         )
     return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
@@ -407,13 +411,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                 if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
                     # The weights of the previous step still gave a finite loss.
                     self.params_ = spare
-                    raise DivergenceError(
-                        f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
-                        f"with learning rate lr={lr:g}. The last finite weights were kept. "
-                        f"Try a smaller learning rate such as lr={lr / 10:g}.",
-                        cause="non-finite",
-                        suggested_eta=lr / 10,
-                    )
+                    raise self._diverged(callback, epoch, lr, spare["conv_W"])
                 for key, g in grads.items():
                     p, v, new = params[key], velocity[key], spare[key]
                     # v <- mu v - lr g, then new p = p + mu v - lr g (Nesterov, in the form
@@ -440,6 +438,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                     if not self._emit(
                         callback,
                         {
+                            "kind": "batch",
                             "step": "batch",
                             "batch": batch,
                             "iteration": epoch,
@@ -455,6 +454,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             if not self._emit(
                 callback,
                 {
+                    "kind": "epoch",
                     "step": "epoch",
                     "iteration": epoch,
                     "epoch": epoch,
@@ -467,9 +467,33 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                 return self
         return self
 
+    def _diverged(self, callback, epoch: int, lr: float, filters: np.ndarray) -> DivergenceError:
+        """The DivergenceError to raise; its DivergenceEvent goes to history_ and callback."""
+        error = DivergenceError(
+            f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
+            f"with learning rate lr={lr:g}. The last finite weights were kept. "
+            f"Try a smaller learning rate such as lr={lr / 10:g}.",
+            cause="non-finite",
+            suggested_eta=lr / 10,
+        )
+        event = {
+            "kind": "divergence",
+            "model": "cnn",
+            "classifier": 0,
+            "iteration": int(epoch),
+            "cause": error.cause,
+            "message": str(error),
+            "suggested_eta": error.suggested_eta,
+            "filter_norm_before": float(np.linalg.norm(filters)),
+        }
+        self.history_.append(event)
+        if callback is not None:
+            callback(dict(event))
+        return error
+
     def _emit(self, callback, values: dict, params: dict) -> bool:
         event = {"model": "cnn", "n_iter": int(self.epochs), **values}
-        if values["step"] == "epoch":
+        if values["kind"] == "epoch":
             self.history_.append(event)
         if (
             callback is not None

@@ -315,10 +315,11 @@ def run_model(
     if model == "svm":
         from csvm.baselines import make_plain_svm
 
-        params = build_csvm(c, data.image_shape).get_params()
+        p = build_csvm(c, data.image_shape).get_params()
         if c["model"] == "lcsvm":
-            params["model"] = "lcsvm"
-        clf = make_plain_svm(params, n_samples=len(data.X_train))
+            clf = make_plain_svm(linear=True, lam_w=p["lam_w"], n_samples=len(data.X_train))
+        else:
+            clf = make_plain_svm(**{k: p[k] for k in ("kernel", "degree", "gamma", "coef0", "C")})
         clf.fit(data.X_train, data.y_train)
         seconds = time.perf_counter() - start
         result = _summary("svm", clf, data, seconds)

@@ -226,6 +226,7 @@ class KernelCSVM(BaseCSVM):
     """
 
     _model_name = "kcsvm"
+    _event_kind = "iteration"
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
@@ -339,8 +340,11 @@ class KernelCSVM(BaseCSVM):
         rises = 0
         converged = False
         for it in range(int(self.n_iter)):
+            norm = float(np.linalg.norm(state.filters))
             if not np.isfinite(state.objective):
-                raise self._diverged(best, "non-finite", "the objective became non-finite")
+                raise self._diverged(
+                    best, "non-finite", "the objective became non-finite", recorder, it, None, norm
+                )
             if state.objective <= best.objective:
                 best = state
             last = it == self.n_iter - 1 or converged
@@ -348,14 +352,21 @@ class KernelCSVM(BaseCSVM):
             grad = None if last else _gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
-                raise self._diverged(best, "non-finite", "the filter gradient became non-finite")
+                raise self._diverged(
+                    best, "non-finite", "the filter gradient became non-finite", recorder, it
+                )
             go_on = recorder.record(
                 state.filters,
+                {
+                    "gradient": grad,
+                    "support": np.array(state.support, copy=True),
+                    "alpha": np.abs(state.dual_coef),
+                },
                 iteration=it,
                 step="iteration",
                 objective=state.objective,
                 **state.terms,
-                filter_norm=float(np.linalg.norm(state.filters)),
+                filter_norm=norm,
                 n_support=int(len(state.support)),
                 train_accuracy=state.train_accuracy,
                 eta=eta,
@@ -375,7 +386,7 @@ class KernelCSVM(BaseCSVM):
                 else:
                     move = -eta * grad
                 new_filters = state.filters + move
-                self._check_growth(best, state.filters, new_filters)
+                self._check_growth(best, state.filters, new_filters, recorder, it)
                 new, timings = solve(new_filters, it + 1)
                 rises = rises + 1 if new.objective > state.objective else 0
                 if rises >= _RISING_PATIENCE:
@@ -383,6 +394,10 @@ class KernelCSVM(BaseCSVM):
                         best,
                         "objective-rising",
                         f"the objective rose {rises} iterations in a row with eta={eta:g}",
+                        recorder,
+                        it,
+                        norm,
+                        float(np.linalg.norm(new.filters)),
                     )
             # Converged: record the new state on the next pass, then stop.
             converged = bool(self.tol) and abs(new.objective - state.objective) <= (
@@ -411,10 +426,12 @@ class KernelCSVM(BaseCSVM):
             trial /= 2.0
         return None, None, eta
 
-    def _check_growth(self, best, old, new) -> None:
+    def _check_growth(self, best, old, new, recorder, iteration) -> None:
+        old_norm, new_norm = float(np.linalg.norm(old)), float(np.linalg.norm(new))
         if not np.all(np.isfinite(new)):
-            raise self._diverged(best, "non-finite", "the filter became non-finite")
-        old_norm, new_norm = np.linalg.norm(old), np.linalg.norm(new)
+            raise self._diverged(
+                best, "non-finite", "the filter became non-finite", recorder, iteration, old_norm
+            )
         # Tenfold growth counts from the unit norm at least: the first filter is small
         # (unit L1 norm) and the thesis's own runs grow it a few times over in one step.
         if new_norm > 10 * max(old_norm, 1.0):
@@ -422,9 +439,23 @@ class KernelCSVM(BaseCSVM):
                 best,
                 "norm-explosion",
                 f"the filter norm grew from {old_norm:.3g} to {new_norm:.3g} in one step",
+                recorder,
+                iteration,
+                old_norm,
+                new_norm,
             )
 
-    def _diverged(self, best: _KernelState, cause: str, what: str) -> DivergenceError:
+    def _diverged(
+        self,
+        best: _KernelState,
+        cause: str,
+        what: str,
+        recorder: Recorder,
+        iteration: int,
+        norm_before: float | None = None,
+        norm_after: float | None = None,
+    ) -> DivergenceError:
+        """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
         error = DivergenceError(
             f"Training diverged: {what} (step size eta={eta:g}). The best filter so far "
@@ -434,4 +465,5 @@ class KernelCSVM(BaseCSVM):
             suggested_eta=eta / 10,
         )
         error.model = best
+        recorder.diverged(iteration, error, norm_before, norm_after)
         return error

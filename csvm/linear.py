@@ -142,6 +142,7 @@ class LinearCSVM(BaseCSVM):
     """
 
     _model_name = "lcsvm"
+    _event_kind = "half_step"
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
@@ -222,6 +223,7 @@ class LinearCSVM(BaseCSVM):
                         cause="non-finite",
                     )
                     error.model = best if best is not None else state
+                    recorder.diverged(it, error, filter_norm_after=np.linalg.norm(filters))
                     raise error
                 if terms["objective"] <= best_objective:
                     best, best_objective = state, terms["objective"]

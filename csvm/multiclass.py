@@ -107,6 +107,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     """
 
     _model_name = ""
+    _event_kind = ""  # the ``kind`` of the step events in history_ (csvm.events)
 
     # -- input handling -------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
@@ -180,6 +181,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
                     "pair": pair,
                     "n_iter": int(self.n_iter),
                 },
+                kind=self._event_kind,
                 should_stop=stop.is_set,
             )
             try:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from csvm import DivergenceError, KernelCSVM, LinearCSVM
+from csvm import DivergenceError
 from csvm.baselines import SmallCNN, make_plain_svm
 from csvm.linear import lambda_to_C
 
@@ -276,18 +276,19 @@ def test_divergence_on_the_first_batch_keeps_the_initial_weights(monkeypatch):
 
 def test_plain_svm_is_like_for_like():
     X, y = _images(n=40, size=8)
-    csvm = KernelCSVM(image_shape=(8, 8), kernel="poly", degree=3, gamma=0.5, coef0=2.0, C=3.0)
-    pipe = make_plain_svm(csvm).fit(X, y)
+    pipe = make_plain_svm(kernel="poly", degree=3, gamma=0.5, coef0=2.0, C=3.0).fit(X, y)
     by_hand = SVC(kernel="poly", degree=3, gamma=0.5, coef0=2.0, C=3.0).fit(X.reshape(40, -1), y)
     np.testing.assert_allclose(
         pipe.decision_function(X), by_hand.decision_function(X.reshape(40, -1))
     )
-    linear = make_plain_svm(LinearCSVM(image_shape=(8, 8), lam_w=0.2), n_samples=40)
-    assert linear.named_steps["svc"].C == pytest.approx(lambda_to_C(0.2, 40))
-    assert make_plain_svm({"kernel": "rbf", "gamma": 0.1, "C": None}).named_steps["svc"].C >= 1e9
-    by_dict = make_plain_svm({"model": "lcsvm", "lam_w": 0.2}, n_samples=40).named_steps["svc"]
-    assert by_dict.kernel == "linear" and by_dict.C == pytest.approx(1 / (0.2 * 40))
+    linear = make_plain_svm(linear=True, lam_w=0.2, n_samples=40).named_steps["svc"]
+    assert linear.kernel == "linear" and linear.C == pytest.approx(lambda_to_C(0.2, 40))
+    assert make_plain_svm(kernel="rbf", gamma=0.1, C=None).named_steps["svc"].C >= 1e9
     with pytest.raises(ValueError, match="n_samples"):
-        make_plain_svm({"model": "lcsvm", "lam_w": 0.2})
+        make_plain_svm(linear=True, lam_w=0.2)
+    with pytest.raises(ValueError, match="lam_w"):
+        make_plain_svm(linear=True, n_samples=40)
+    with pytest.raises(TypeError):
+        make_plain_svm({"kernel": "rbf"})  # keyword arguments only: no dict sniffing
     # Images of any layout: (n, H, W) and flattened rows give the same decisions.
     np.testing.assert_allclose(pipe.decision_function(X[:, 0]), pipe.decision_function(X))
