@@ -14,18 +14,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError
-from csvm.kernels import check_kernel, kernel_gradient, kernel_matrix
-from csvm.multiclass import BaseCSVM
-from csvm.regularisers import check_regulariser, regulariser_gradient, regulariser_value
+from csvm.kernels import KERNELS, kernel_gradient, kernel_matrix
+from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
+from csvm.regularisers import (
+    REGULARISERS,
+    check_regulariser,
+    regulariser_gradient,
+    regulariser_value,
+)
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
@@ -161,30 +167,40 @@ def _gradient(X4, state, params, regulariser, lam):
 class KernelCSVM(BaseCSVM):
     """Kernelised convolutional SVM (K-CSVM, thesis Algorithm 5).
 
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints`` (scikit-learn's messages).  The defaults are the thesis's
+    (Sugg 2018, table 4.1: 5x5 filter, degree-2 polynomial, no C, DFO1 with lam 0.01,
+    eta 0.1, 25 iterations), except the image shape, which is read from X; the thesis
+    runs on MNIST pass ``image_shape=(28, 28)``.
+
     Parameters
     ----------
     image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image; None infers it from 3-D/4-D input (2-D input is then one
-        row of pixels).
-    filter_shape : tuple (p, q)
-        Size of each learned filter.
-    n_filters : int
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        Size of each learned filter.  None is the thesis's 5x5 (half the image side on
+        images under 9 pixels a side).
+    n_filters : int in [1, 256]
         Number of filters; their maps are concatenated (thesis eq. 4.12).
     kernel : {"poly", "rbf", "linear"}
-    degree, gamma, coef0 : float
+    degree : int in [1, 20]
+    gamma : float in (0, 1e6]
+    coef0 : float in [-1e6, 1e6]
         Polynomial ``(gamma z.z' + coef0)^degree``; RBF ``exp(-gamma ||z - z'||^2)``.
-    C : float or None
+    C : float in (0, 1e30] or None
         Upper bound on alpha; None means no bound (hard margin in practice).
     C_last_only : bool
         Train without a bound and apply ``C`` only on the last iteration (the thesis's
         CIFAR-10 schedule).
     regulariser : {"none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"}
-    lam : float
-        Regularisation strength (>= 0).
-    eta : float
-        Step size (>= 0; 0 keeps the first filter); the first trial step (> 0) for
+    lam : float in [0, 1e6]
+        Regularisation strength.
+    eta : float in [0, 1e6]
+        Step size (0 keeps the first filter); the first trial step (> 0) for
         ``step="armijo"``.
-    n_iter : int
+    n_iter : int in [1, 100000]
         Number of SVM solves (the filter moves between consecutive solves).
     step : {"constant", "armijo"}
         Constant step, or backtracking until T decreases sufficiently.
@@ -192,32 +208,52 @@ class KernelCSVM(BaseCSVM):
         Heavy-ball momentum for constant steps.
     nesterov : bool
         Use Nesterov's accelerated form of the momentum.
-    tol : float
+    tol : float in [0, 1e6]
         Stop early when T changes by less than ``tol`` relative to its size.
     multi_class : {"ovo", "ovr"}
         One filter set per pair of classes (the thesis) or per class against the rest.
     n_jobs : int or None
         Sub-problems trained in parallel (threads).
-    svm_tol : float
+    svm_tol : float in (0, 1e3]
         LIBSVM's stopping tolerance.
     random_state : int, RandomState or None
         Seeds the random first filters.
 
     Attributes
     ----------
-    classes_, filters_ (n_classifiers, n_filters, p, q), history_, estimators_,
-    support_, dual_coef_ (two classes), n_features_in_, stopped_.
+    classes_, filters_ (n_classifiers, n_filters, p, q), filter_shape_, history_,
+    estimators_, support_, dual_coef_ (two classes), n_features_in_, stopped_.
     """
 
     _model_name = "kcsvm"
+    _event_kind = "iteration"
+
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNELS))],
+        "degree": [Interval(Integral, 1, 20, closed="both")],
+        "gamma": [Interval(Real, 0, 1e6, closed="right")],
+        "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
+        "C": [None, Interval(Real, 0, 1e30, closed="right")],
+        "C_last_only": ["boolean"],
+        "regulariser": [StrOptions(set(REGULARISERS))],
+        "lam": [Interval(Real, 0, 1e6, closed="both")],
+        "eta": [Interval(Real, 0, 1e6, closed="both")],
+        "step": [StrOptions({"constant", "armijo"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "nesterov": ["boolean"],
+        "tol": [Interval(Real, 0, 1e6, closed="both")],
+        "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+    }
 
     def __init__(
         self,
-        image_shape: tuple[int, ...] | None = (28, 28),
-        filter_shape: tuple[int, int] = (5, 5),
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
         n_filters: int = 1,
         kernel: str = "poly",
-        degree: float = 2,
+        degree: int = 2,
         gamma: float = 1.0,
         coef0: float = 1.0,
         C: float | None = None,
@@ -257,25 +293,14 @@ class KernelCSVM(BaseCSVM):
         self.svm_tol = svm_tol
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        check_kernel(self.kernel)
-        check_regulariser(self.regulariser)
-        self._check_positive("lam", self.lam, allow_zero=True)
-        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline).
-        self._check_positive("eta", self.eta, allow_zero=self.step == "constant")
-        self._check_positive("gamma", self.gamma, allow_zero=False)
-        self._check_positive("svm_tol", self.svm_tol, allow_zero=False)
-        self._check_positive("tol", self.tol, allow_zero=True)
-        if self.kernel == "poly" and not (isinstance(self.degree, Real) and self.degree >= 1):
-            raise ValueError(f"degree must be at least 1, got {self.degree!r}.")
-        if not isinstance(self.coef0, Real) or not np.isfinite(self.coef0):
-            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}.")
-        if self.C is not None:
-            self._check_positive("C", self.C, allow_zero=False)
-        if self.step not in ("constant", "armijo"):
-            raise ValueError(f"step must be 'constant' or 'armijo', got {self.step!r}.")
-        if not (isinstance(self.momentum, Real) and 0 <= self.momentum < 1):
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}.")
+    def _check_dependent_params(self) -> None:
+        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
+        # but a line search needs a first trial step.
+        if self.step == "armijo" and self.eta <= 0:
+            raise ValueError(
+                f"eta must be greater than 0 with step='armijo' (its first trial step), "
+                f"got {self.eta!r}."
+            )
 
     def _C_at(self, iteration: int) -> float:
         if self.C is None:
@@ -297,7 +322,7 @@ class KernelCSVM(BaseCSVM):
         k, c = int(self.n_filters), X4.shape[1]
         # Uniform random weights rescaled to unit L1 norm: each map starts as a local
         # weighted average of the image, the scale at which the thesis's eta = 0.1 works.
-        filters = rng.random((k, c, *self.filter_shape))
+        filters = rng.random((k, c, *self.filter_shape_))
         filters /= np.abs(filters).sum()
         start = time.perf_counter()
 
@@ -315,8 +340,11 @@ class KernelCSVM(BaseCSVM):
         rises = 0
         converged = False
         for it in range(int(self.n_iter)):
+            norm = float(np.linalg.norm(state.filters))
             if not np.isfinite(state.objective):
-                raise self._diverged(best, "non-finite", "the objective became non-finite")
+                raise self._diverged(
+                    best, "non-finite", "the objective became non-finite", recorder, it, None, norm
+                )
             if state.objective <= best.objective:
                 best = state
             last = it == self.n_iter - 1 or converged
@@ -324,14 +352,21 @@ class KernelCSVM(BaseCSVM):
             grad = None if last else _gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
-                raise self._diverged(best, "non-finite", "the filter gradient became non-finite")
+                raise self._diverged(
+                    best, "non-finite", "the filter gradient became non-finite", recorder, it
+                )
             go_on = recorder.record(
                 state.filters,
+                {
+                    "gradient": grad,
+                    "support": np.array(state.support, copy=True),
+                    "alpha": np.abs(state.dual_coef),
+                },
                 iteration=it,
                 step="iteration",
                 objective=state.objective,
                 **state.terms,
-                filter_norm=float(np.linalg.norm(state.filters)),
+                filter_norm=norm,
                 n_support=int(len(state.support)),
                 train_accuracy=state.train_accuracy,
                 eta=eta,
@@ -351,7 +386,7 @@ class KernelCSVM(BaseCSVM):
                 else:
                     move = -eta * grad
                 new_filters = state.filters + move
-                self._check_growth(best, state.filters, new_filters)
+                self._check_growth(best, state.filters, new_filters, recorder, it)
                 new, timings = solve(new_filters, it + 1)
                 rises = rises + 1 if new.objective > state.objective else 0
                 if rises >= _RISING_PATIENCE:
@@ -359,6 +394,10 @@ class KernelCSVM(BaseCSVM):
                         best,
                         "objective-rising",
                         f"the objective rose {rises} iterations in a row with eta={eta:g}",
+                        recorder,
+                        it,
+                        norm,
+                        float(np.linalg.norm(new.filters)),
                     )
             # Converged: record the new state on the next pass, then stop.
             converged = bool(self.tol) and abs(new.objective - state.objective) <= (
@@ -387,10 +426,12 @@ class KernelCSVM(BaseCSVM):
             trial /= 2.0
         return None, None, eta
 
-    def _check_growth(self, best, old, new) -> None:
+    def _check_growth(self, best, old, new, recorder, iteration) -> None:
+        old_norm, new_norm = float(np.linalg.norm(old)), float(np.linalg.norm(new))
         if not np.all(np.isfinite(new)):
-            raise self._diverged(best, "non-finite", "the filter became non-finite")
-        old_norm, new_norm = np.linalg.norm(old), np.linalg.norm(new)
+            raise self._diverged(
+                best, "non-finite", "the filter became non-finite", recorder, iteration, old_norm
+            )
         # Tenfold growth counts from the unit norm at least: the first filter is small
         # (unit L1 norm) and the thesis's own runs grow it a few times over in one step.
         if new_norm > 10 * max(old_norm, 1.0):
@@ -398,9 +439,23 @@ class KernelCSVM(BaseCSVM):
                 best,
                 "norm-explosion",
                 f"the filter norm grew from {old_norm:.3g} to {new_norm:.3g} in one step",
+                recorder,
+                iteration,
+                old_norm,
+                new_norm,
             )
 
-    def _diverged(self, best: _KernelState, cause: str, what: str) -> DivergenceError:
+    def _diverged(
+        self,
+        best: _KernelState,
+        cause: str,
+        what: str,
+        recorder: Recorder,
+        iteration: int,
+        norm_before: float | None = None,
+        norm_after: float | None = None,
+    ) -> DivergenceError:
+        """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
         error = DivergenceError(
             f"Training diverged: {what} (step size eta={eta:g}). The best filter so far "
@@ -410,4 +465,5 @@ class KernelCSVM(BaseCSVM):
             suggested_eta=eta / 10,
         )
         error.model = best
+        recorder.diverged(iteration, error, norm_before, norm_after)
         return error

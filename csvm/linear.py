@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate, correlate_transpose, map_shape
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError
-from csvm.multiclass import BaseCSVM
+from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 
 __all__ = ["LinearCSVM", "lcsvm_objective", "lambda_to_C"]
 
@@ -105,21 +107,29 @@ def _linear_svm(
 class LinearCSVM(BaseCSVM):
     """Linear convolutional SVM (L-CSVM, thesis Algorithm 4).
 
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints``.  The defaults are the thesis's (section 3: 5x5 filter,
+    lam_w = lam_f = 0.1) except the image shape, which is read from X; the thesis's MNIST
+    runs pass ``image_shape=(28, 28)``.
+
     Parameters
     ----------
     image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image; None infers it from 3-D/4-D input.
-    filter_shape : tuple (p, q)
-    n_filters : int
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        None is the thesis's 5x5 (half the image side on images under 9 pixels a side).
+    n_filters : int in [1, 256]
         Filters whose maps are concatenated into one feature vector.
-    lam_w, lam_f : float
-        Regularisation of the SVM weights and of the filter (> 0).
-    n_iter : int
+    lam_w, lam_f : float in (0, 1e6]
+        Regularisation of the SVM weights and of the filter.
+    n_iter : int in [1, 100000]
         Alternations; each records two points, after the "svm" and the "filter" half-step.
     solver : {"auto", "libsvm", "liblinear"}
         LIBSVM solves each half-step exactly; LIBLINEAR scales to large N.  "auto" picks
         LIBSVM up to 6,000 samples per sub-problem.
-    svm_tol : float
+    svm_tol : float in (0, 1e3]
         Solver tolerance.
     multi_class : {"ovo", "ovr"}
     n_jobs : int or None
@@ -127,16 +137,26 @@ class LinearCSVM(BaseCSVM):
 
     Attributes
     ----------
-    classes_, filters_, coef_ (two classes: w), intercept_, history_, estimators_,
-    n_features_in_, stopped_.
+    classes_, filters_, filter_shape_, coef_ (two classes: w), intercept_, history_,
+    estimators_, n_features_in_, stopped_.
     """
 
     _model_name = "lcsvm"
+    _event_kind = "half_step"
+
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "lam_w": [Interval(Real, 0, 1e6, closed="right")],
+        "lam_f": [Interval(Real, 0, 1e6, closed="right")],
+        "solver": [StrOptions({"auto", "libsvm", "liblinear"})],
+        "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+    }
 
     def __init__(
         self,
-        image_shape: tuple[int, ...] | None = (28, 28),
-        filter_shape: tuple[int, int] = (5, 5),
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
         n_filters: int = 1,
         lam_w: float = 0.1,
         lam_f: float = 0.1,
@@ -159,15 +179,6 @@ class LinearCSVM(BaseCSVM):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        self._check_positive("lam_w", self.lam_w, allow_zero=False)
-        self._check_positive("lam_f", self.lam_f, allow_zero=False)
-        self._check_positive("svm_tol", self.svm_tol, allow_zero=False)
-        if self.solver not in ("auto", "libsvm", "liblinear"):
-            raise ValueError(
-                f"solver must be 'auto', 'libsvm' or 'liblinear', got {self.solver!r}."
-            )
-
     def _fit_binary(
         self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
     ) -> _LinearState:
@@ -177,10 +188,10 @@ class LinearCSVM(BaseCSVM):
             solver = "libsvm" if n <= _AUTO_LIBSVM_MAX else "liblinear"
         seed = int(rng.integers(np.iinfo(np.int32).max))
         k, c = int(self.n_filters), X4.shape[1]
-        filters = rng.random((k, c, *self.filter_shape))
+        filters = rng.random((k, c, *self.filter_shape_))
         filters /= np.abs(filters).sum()
         lam_w, lam_f = float(self.lam_w), float(self.lam_f)
-        Z_shape = map_shape(X4.shape[-2:], self.filter_shape)
+        Z_shape = map_shape(X4.shape[-2:], self.filter_shape_)
         start = time.perf_counter()
         state = None
         best: _LinearState | None = None
@@ -196,11 +207,11 @@ class LinearCSVM(BaseCSVM):
                     )
                 else:
                     maps = np.broadcast_to(w.reshape(1, k, *Z_shape), (n, k, *Z_shape))
-                    F = correlate_transpose(X4, maps, self.filter_shape).reshape(n, -1)
+                    F = correlate_transpose(X4, maps, self.filter_shape_).reshape(n, -1)
                     f_flat, b, support, a = _linear_svm(
                         F.astype(np.float64), y, lambda_to_C(lam_f, n), solver, self.svm_tol, seed
                     )
-                    filters = f_flat.reshape(k, c, *self.filter_shape)
+                    filters = f_flat.reshape(k, c, *self.filter_shape_)
                 state = _LinearState(
                     filters=filters.copy(), w=w.copy(), intercept=b, support=support, dual_coef=a
                 )
@@ -212,6 +223,7 @@ class LinearCSVM(BaseCSVM):
                         cause="non-finite",
                     )
                     error.model = best if best is not None else state
+                    recorder.diverged(it, error, filter_norm_after=np.linalg.norm(filters))
                     raise error
                 if terms["objective"] <= best_objective:
                     best, best_objective = state, terms["objective"]

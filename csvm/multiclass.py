@@ -10,22 +10,35 @@ from __future__ import annotations
 
 import threading
 from itertools import combinations
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import TransformerTags, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from csvm.conv import correlate, map_shape
 from csvm.events import Callback, Recorder
 from csvm.exceptions import DivergenceError
-from csvm.validation import check_images
+from csvm.validation import Shape, check_images, resolve_filter_shape
 
-__all__ = ["BaseCSVM", "binary_tasks", "ovo_decision"]
+__all__ = ["COMMON_CONSTRAINTS", "BaseCSVM", "binary_tasks", "ovo_decision"]
+
+#: Constraints of the parameters every CSVM has; each estimator's ``_parameter_constraints``
+#: table starts from these.
+COMMON_CONSTRAINTS: dict[str, list[Any]] = {
+    "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
+    "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
+    "n_filters": [Interval(Integral, 1, 256, closed="both")],
+    "n_iter": [Interval(Integral, 1, 100_000, closed="both")],
+    "multi_class": [StrOptions({"ovo", "ovr"})],
+    "n_jobs": [None, Integral],
+    "random_state": ["random_state"],
+}
 
 
 def binary_tasks(y: np.ndarray, classes: np.ndarray, strategy: str) -> list[dict[str, Any]]:
@@ -86,38 +99,31 @@ def ovo_decision(decisions: np.ndarray, n_classes: int) -> np.ndarray:
 class BaseCSVM(ClassifierMixin, BaseEstimator):
     """Common base of :class:`~csvm.KernelCSVM` and :class:`~csvm.LinearCSVM`.
 
-    Subclasses implement ``_check_params()`` and
+    Subclasses define ``_parameter_constraints`` (from :data:`COMMON_CONSTRAINTS`),
+    optionally ``_check_dependent_params()``, and
     ``_fit_binary(X, y, rng, recorder) -> model`` where ``model`` has ``filters``
     (k, C, p, q), ``history`` and ``decision_function(X)``; a DivergenceError raised there
     must carry the best model so far as its ``model`` attribute.
     """
 
     _model_name = ""
+    _event_kind = ""  # the ``kind`` of the step events in history_ (csvm.events)
 
     # -- input handling -------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
         return check_images(self, X, reset=reset)
 
-    def _check_common_params(self) -> None:
-        p, q = (int(s) for s in self.filter_shape)
-        if p < 1 or q < 1:
-            raise ValueError(f"filter_shape must be positive, got {self.filter_shape}.")
-        if not isinstance(self.n_filters, Integral) or self.n_filters < 1:
-            raise ValueError(f"n_filters must be an integer >= 1, got {self.n_filters!r}.")
-        if not isinstance(self.n_iter, Integral) or self.n_iter < 1:
-            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}.")
-        if self.multi_class not in ("ovo", "ovr"):
-            raise ValueError(f"multi_class must be 'ovo' or 'ovr', got {self.multi_class!r}.")
+    def _check_params(self) -> None:
+        """Check every parameter: its own range (``_parameter_constraints``), then the
+        rules that tie parameters together (``_check_dependent_params``)."""
+        self._validate_params()
+        self._check_dependent_params()
 
-    @staticmethod
-    def _check_positive(name: str, value: Any, *, allow_zero: bool) -> None:
-        ok = isinstance(value, Real) and np.isfinite(value)
-        ok = ok and (value >= 0 if allow_zero else value > 0)
-        if not ok:
-            need = ">= 0" if allow_zero else "> 0"
-            raise ValueError(f"{name} must be a finite number {need}, got {value!r}.")
+    def _check_dependent_params(self) -> None:
+        """Rules between parameters that a per-parameter table cannot state."""
 
     # -- fitting --------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, callback: Callback | None = None) -> BaseCSVM:
         """Learn the filters and the SVM(s).
 
@@ -141,8 +147,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
             When training diverges; the estimator keeps the best state so far and can
             still predict.
         """
-        self._check_common_params()
-        self._check_params()
+        self._check_dependent_params()
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
@@ -152,7 +157,8 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
-        map_shape(X4.shape[-2:], self.filter_shape)
+        self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
+        map_shape(X4.shape[-2:], self.filter_shape_)
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -175,6 +181,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
                     "pair": pair,
                     "n_iter": int(self.n_iter),
                 },
+                kind=self._event_kind,
                 should_stop=stop.is_set,
             )
             try:

@@ -44,7 +44,7 @@ def _browser_token() -> str | None:
         cookie = st.context.cookies.get("_streamlit_xsrf")
     except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
         return None
-    if not cookie:
+    if not isinstance(cookie, str) or not cookie:
         return None
     parts = cookie.split("|")
     try:

@@ -21,7 +21,9 @@ CORPUS = (
     + [(n, v) for n in NUMERIC for v in ("nan", "-inf", "1e400")]
     # unknown names, 1 MB values, markdown and HTML in every text setting
     + [("regulariser", "foo"), ("model", "svm"), ("kernel", "sigmoid"), ("baselines", "gpu")]
-    + [(n, "x" * 1_000_000) for n in TEXT]
+    # Streamlit ignores a whole query string over 512 KB (the page sees no parameters at
+    # all), so 400 KB is the largest value that can reach the page.
+    + [(n, "x" * 400_000) for n in TEXT]
     + [(n, f"[click](http://evil.example) ![img]({EVIL})") for n in TEXT]
     + [(n, f"<img src='{EVIL}'><a href='http://evil.example'>a</a>") for n in TEXT]
     + [(n, ":red[**boom**] $x^2$ :material/warning:") for n in TEXT]
@@ -43,11 +45,12 @@ def test_hostile_link_is_named_escaped_and_harmless(name, raw):
     at.run()
     assert not at.exception, at.exception
     messages = [w.value for w in at.warning] + [e.value for e in at.error]
-    named = [m for m in messages if name in m or SPECS[name].label in m]
+    plain = [m.replace("\\", "") for m in messages]  # as the reader sees them
+    named = [m for m in plain if name in m or SPECS[name].label in m]
     assert named, f"no message names {name}: {messages}"
     for body in _bodies(at):
         assert not re.search(r"(?<!\\)\]\(", body), body  # no live markdown link or image
-        assert "<img" not in body and "<a " not in body, body
+        assert not re.search(r"(?<!\\)<", body), body  # no live HTML tag
         assert len(body) < 5000
     # the URL now holds only valid values
     for key in at.query_params:

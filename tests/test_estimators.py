@@ -221,12 +221,13 @@ def test_c_last_only_and_tolerance_stop():
 @pytest.mark.parametrize(
     "params,match",
     [
-        ({"lam": -1.0}, "lam must be"),
-        ({"eta": -0.1}, "eta must be"),
-        ({"eta": 0.0, "step": "armijo"}, "eta must be"),
-        ({"degree": 0}, "degree must be at least 1"),
-        ({"kernel": "sigmoid"}, "Unknown kernel"),
-        ({"regulariser": "l3"}, "Unknown regulariser"),
+        ({"lam": -1.0}, "'lam' parameter of KernelCSVM must be a float in the range \\[0.0, "),
+        ({"eta": -0.1}, "'eta' parameter"),
+        ({"eta": 0.0, "step": "armijo"}, "eta must be greater than 0 with step='armijo'"),
+        ({"degree": 0}, "'degree' parameter of KernelCSVM must be an int in the range \\[1, 20\\]"),
+        ({"degree": 2.5}, "'degree' parameter"),
+        ({"kernel": "sigmoid"}, "'kernel' parameter of KernelCSVM must be a str among"),
+        ({"regulariser": "l3"}, "'regulariser' parameter"),
         ({"filter_shape": (12, 12)}, "larger than the image"),
         ({"image_shape": (28, 28)}, "needs 784"),
     ],
@@ -317,7 +318,11 @@ def test_lcsvm_three_classes_and_liblinear():
 
 @pytest.mark.parametrize(
     "params,match",
-    [({"lam_w": -1}, "lam_w"), ({"lam_f": 0}, "lam_f"), ({"solver": "sgd"}, "solver")],
+    [
+        ({"lam_w": -1}, "'lam_w' parameter of LinearCSVM must be a float in the range \\(0.0, "),
+        ({"lam_f": 0}, "'lam_f' parameter"),
+        ({"solver": "sgd"}, "'solver' parameter of LinearCSVM must be a str among"),
+    ],
 )
 def test_lcsvm_validation(params, match):
     X, y = blobs()
