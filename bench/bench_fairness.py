@@ -314,11 +314,12 @@ def _summary_line(rows: list[dict[str, Any]], label: str) -> str:
     gains = np.array([r["gain"] for r in rows])
     wins = sum(r["outcome"] == "win" for r in rows)
     losses = sum(r["outcome"] == "loss" for r in rows)
-    ahead = int(np.sum(gains > 0))
+    ahead, behind = int(np.sum(gains > 0)), int(np.sum(gains < 0))
+    # Sign test over pairs (level pairs left out): the same binomial tail as McNemar's.
     return (
         f"| {label} | {len(rows)} | {gains.mean():+.2f} ± {gains.std():.2f} | "
         f"{np.median(gains):+.2f} | {wins} / {len(rows) - wins - losses} / {losses} | "
-        f"{ahead} / {int(np.sum(gains == 0))} / {int(np.sum(gains < 0))} |"
+        f"{ahead} / {len(rows) - ahead - behind} / {behind} | {mcnemar_p(ahead, behind):.2g} |"
     )
 
 
@@ -339,8 +340,8 @@ def report(cache: dict[str, Any], filters: list[int], multi_pairs: list[str]) ->
         )
     head = [
         "| filters | pairs | mean gain ± sd (points) | median | wins / ties / losses "
-        "(McNemar p < 0.05) | ahead / level / behind (raw) |",
-        "|---|---|---|---|---|---|",
+        "(McNemar p < 0.05) | ahead / level / behind (raw) | sign test p |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += ["", "## Summary", ""] + head
     if rows1:
