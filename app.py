@@ -8,7 +8,7 @@ import streamlit as st
 
 
 def main() -> None:
-    from pages.common import url_extra
+    from pages.common import restore_view_from_url, url_extra
     from pages.settings import restore_from_url, sync_url
 
     st.set_page_config(
@@ -27,6 +27,7 @@ def main() -> None:
     # The settings live in the session and in the URL on every page, so leaving the Train
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
+    restore_view_from_url()
     sync_url(url_extra())
     if st.session_state.get("projector"):
         st.html(

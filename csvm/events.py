@@ -17,6 +17,10 @@ divergence :class:`DivergenceEvent`                    any trainer, just before 
                                                        :class:`~csvm.DivergenceError`
 start      :class:`StartEvent`                         the app's run code, data loaded
 result     :class:`ResultEvent`                        the app's run code, model scored
+paused     :class:`PausedEvent`                        the app's run code, waiting for the
+                                                       owner's next command
+ablation   (see :func:`csvm.ablation.run_ablation`)    the ablation job, per filter set
+tuning     (see :func:`csvm.tuning.run_tuned_model`)   the tuning job, per grid cell
 ========== =========================================== ==================================
 
 ``history_`` keeps the trainer's events without the arrays: the callback's copy of an
@@ -40,6 +44,7 @@ __all__ = [
     "Event",
     "HalfStepEvent",
     "IterationEvent",
+    "PausedEvent",
     "Recorder",
     "ResultEvent",
     "StartEvent",
@@ -182,6 +187,12 @@ class ResultEvent(TypedDict):
     test_accuracy: float
 
 
+class PausedEvent(TypedDict):
+    """A run waits for its owner's next command (pause or step) and holds no CPU."""
+
+    kind: Literal["paused"]
+
+
 Event = (
     IterationEvent
     | HalfStepEvent
@@ -190,6 +201,7 @@ Event = (
     | DivergenceEvent
     | StartEvent
     | ResultEvent
+    | PausedEvent
 )
 
 

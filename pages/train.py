@@ -22,6 +22,8 @@ from csvm.persistence import export_run
 from csvm.runs import pinned_indices, progress, result_rows, step_events
 from csvm.summary import comparisons, headline
 from pages.common import (
+    DEFAULT_PACE,
+    PACES,
     available_datasets,
     data_for,
     get_pool,
@@ -33,6 +35,7 @@ from pages.common import (
     poll_run,
     presets,
     reattach,
+    restore_view_from_url,
     result_columns,
     runs,
     submit_run,
@@ -47,9 +50,6 @@ from pages.settings import (
     sync_url,
 )
 
-#: Seconds between shown steps; "live" shows each step as soon as it arrives.
-PACES = {"live": 0.0, "½ s per step": 0.5, "1 s per step": 1.0, "2 s per step": 2.0}
-DEFAULT_PACE = "1 s per step"
 _STOP_GRACE = 1.0  # seconds a run may take to stop by itself before it is killed
 
 
@@ -61,12 +61,7 @@ def _apply_preset() -> None:
 
 def _view_settings() -> None:
     """Pace and projector mode: how the page shows a run (kept in the URL too)."""
-    query = st.query_params
-    if "pace" not in st.session_state:
-        pace = query.get("pace", DEFAULT_PACE)
-        st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
-    if "projector" not in st.session_state:
-        st.session_state["projector"] = query.get("projector") == "1"
+    restore_view_from_url()
     sb = st.sidebar
     sb.select_slider(
         "Pace",

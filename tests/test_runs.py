@@ -134,7 +134,7 @@ def test_export_bundle_round_trips_without_pickle(tmp_path):
         history = zf.read("history.csv").decode()
     assert {"config.json", "results.json", "history.csv", "filters.npy", "reproduce.py"} <= names
     assert results["csvm"]["status"] == "done" and results["svm"] is None
-    assert history.splitlines()[0].startswith("model,") and len(history.splitlines()) == 4
+    assert history.splitlines()[0].startswith("kind,model,") and len(history.splitlines()) == 4
     np.testing.assert_array_equal(load_filters(blob), result["filters"])
     assert load_config(blob) == (SMALL, [])
 

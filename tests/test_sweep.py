@@ -50,7 +50,7 @@ def test_grid_is_row_major_and_invalid_cells_are_named():
 
 def test_a_cell_is_scored_on_the_validation_images():
     events = []
-    result = run_validation(events.append, {**RunConfig(), "n_train": 100, "n_iter": 2})
+    result = run_validation(events.append, RunConfig(n_train=100, n_iter=2).to_dict())
     assert 0.5 < result["val_accuracy"] <= 1.0
     assert events[-1]["val_accuracy"] == result["val_accuracy"]
 

@@ -179,12 +179,12 @@ def test_cnn_budget_and_divergence(pair):
         pair.y_train,
         pair.X_val,
         pair.y_val,
-        lr_values=[0.03, 1e12],
+        lr_values=[0.03, 10.0],
         epoch_values=(1, 2),
         budget=2,
         **CNN,
     )
-    blown = [c for c in result.grid if c["lr"] == 1e12]
+    blown = [c for c in result.grid if c["lr"] == 10.0]
     assert all(c["diverged"] and c["val_accuracy"] is None for c in blown)
     assert result.params["lr"] == 0.03
     with pytest.raises(DivergenceError, match="Every learning rate"):
@@ -193,7 +193,7 @@ def test_cnn_budget_and_divergence(pair):
             pair.y_train,
             pair.X_val,
             pair.y_val,
-            lr_values=[1e12],
+            lr_values=[10.0],
             epoch_values=(1,),
             budget=1,
             **CNN,
