@@ -278,7 +278,8 @@ def _starting_points(config: RunConfig, data) -> None:
     channels = data.image_shape[0]
     st.subheader("1. The filter")
     st.session_state.setdefault("lab_seed", int(config.seed))
-    cols = st.columns(len(FILTER_NAMES) + 1)
+    st.caption("Start from a classic filter (one click), then edit any weight in the grid.")
+    cols = st.columns(4) + st.columns(4)  # two rows: the labels stay readable
     for col, name in zip(cols, FILTER_NAMES, strict=False):
         col.button(
             LABELS[name],
@@ -289,7 +290,13 @@ def _starting_points(config: RunConfig, data) -> None:
             width="stretch",
         )
     cols[-1].number_input(
-        "Seed", 0, 2**31 - 1, key="lab_seed", help="Seed of the random filter.", step=1
+        "Seed of the random filter",
+        0,
+        2**31 - 1,
+        key="lab_seed",
+        help="The random filter with seed s is the first filter of a run with seed s.",
+        step=1,
+        label_visibility="collapsed",
     )
     with st.expander("Start from a learned filter"):
         found = _learned_runs()
@@ -320,12 +327,12 @@ def _starting_points(config: RunConfig, data) -> None:
                 st.rerun()
 
 
-def _editor(filters: np.ndarray) -> np.ndarray:
+def _editor(filters: np.ndarray, container) -> np.ndarray:
     """One grid editor per filter plane; returns the filters as edited."""
     version = st.session_state.get("lab_version", 0)
     k, c, p, q = filters.shape
     planes = filters.reshape(-1, p, q)
-    cols = st.columns(min(len(planes), 3))
+    cols = container.columns(min(len(planes), 2))
     edited = []
     for i, plane in enumerate(planes):
         col = cols[i % len(cols)]
@@ -350,17 +357,16 @@ def _editor(filters: np.ndarray) -> np.ndarray:
     return new
 
 
-def _filter_views(data, filters: np.ndarray) -> None:
-    left, right = st.columns([1, 2])
+def _filter_views(data, filters: np.ndarray, container) -> None:
     source = st.session_state.get("lab_source", "")
-    left.plotly_chart(
+    container.plotly_chart(
         figures.filter_figure(filters, title=f"Filter: {source}"), key="lab_heat", width="stretch"
     )
     idx = pinned_indices(data.y_train)
     maps = correlate(data.X_train[idx], filters.astype(np.float32))
     names = [str(n) for n in data.class_names]
     labels = [names[0 if data.y_train[i] < 0 else 1] for i in idx]
-    right.plotly_chart(
+    st.plotly_chart(
         figures.feature_maps_figure(data.X_train[idx], maps, labels),
         key="lab_maps",
         width="stretch",
@@ -388,13 +394,16 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
             "The filter or the settings changed since the last solve: the numbers below "
             "are for the filter as it was. Press **Re-solve the SVM**."
         )
-    cols = st.columns(5)
+    cols = st.columns(4)
     test = "–" if result.test_accuracy is None else f"{100 * result.test_accuracy:.2f} %"
     cols[0].metric("Test accuracy", test)
     cols[1].metric("Train accuracy", f"{100 * result.train_accuracy:.2f} %")
     cols[2].metric("Support vectors", result.n_support)
     cols[3].metric("T(f)", f"{result.objective:.5g}")
-    cols[4].metric("Solved in", f"{result.seconds['total']:.2f} s")
+    st.caption(
+        f"Solved in {result.seconds['total']:.2f} s (kernel {result.seconds['kernel']:.2f} s, "
+        f"SVM {result.seconds['svm']:.2f} s, gradient {result.seconds['gradient']:.2f} s)."
+    )
     rows = {"this filter": _row(result)}
     rows["plain SVM on raw pixels"] = _raw_pixels(_data_spec(config), _settings(config))
     learned = st.session_state.get("lab_learned")
@@ -424,6 +433,11 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
         st.caption("Re-solve the SVM to see the gradient at the current filter.")
         return float(st.session_state["lab_eta"])
     st.plotly_chart(figures.gradient_figure(fresh.gradient), key="lab_grad", width="stretch")
+    st.caption(
+        "dT/df at the current filter, the SVM held at its optimum (Danskin). A gradient step "
+        "moves each weight against it: orange weights (negative dT/df) grow, purple ones "
+        "shrink."
+    )
     c1, c2 = st.columns([1, 2])
     eta = c1.number_input(
         "η (step size)",
@@ -639,8 +653,9 @@ def page() -> None:
         st.error(md_escape(error))
     filters = _ensure_filters(config, data.image_shape[0])
     _starting_points(config, data)
-    filters = _editor(st.session_state["lab_filters"])
-    _filter_views(data, filters)
+    left, right = st.columns([3, 2])
+    filters = _editor(st.session_state["lab_filters"], left)
+    _filter_views(data, filters, right)
     if "lab_result" not in st.session_state and len(data.y_train) <= IN_PROCESS_MAX:
         _solve_here(config, data, filters)  # the first visit answers at once
     fresh = _solve_section(config, data, filters)
