@@ -41,6 +41,15 @@ from pages.settings import current_config, md_escape
 #: the classroom split and 0.5 s on the thesis's 1,895 (bench/bench_lab.py, one BLAS
 #: thread); larger problems go to the worker pool.
 IN_PROCESS_MAX = 3000
+
+
+def _in_process(data) -> bool:
+    """Whether a re-solve runs in the page (``lab_in_process_max`` in the session state
+    overrides the limit: the tests use it to send the solve to the worker pool)."""
+    limit = st.session_state.get("lab_in_process_max", IN_PROCESS_MAX)
+    return len(data.y_train) <= limit
+
+
 GRID_1D = np.linspace(-2.0, 2.0, 21)
 GRID_2D = np.linspace(-2.0, 2.0, 15)
 LABELS = {
@@ -168,7 +177,7 @@ def _submit(task: str, config: RunConfig, filters: np.ndarray, **extra: Any) -> 
 
 
 def _resolve(config: RunConfig, data, filters: np.ndarray) -> None:
-    if len(data.y_train) <= IN_PROCESS_MAX:
+    if _in_process(data):
         _solve_here(config, data, filters)
     else:
         _submit("solve", config, filters)
@@ -376,7 +385,7 @@ def _filter_views(data, filters: np.ndarray, container) -> None:
 def _solve_section(config: RunConfig, data, filters: np.ndarray):
     """Re-solve button, numbers, comparison table; returns the result if it is current."""
     st.subheader("2. Re-solve the SVM with this filter")
-    where = "here" if len(data.y_train) <= IN_PROCESS_MAX else "in a worker process"
+    where = "here" if _in_process(data) else "in a worker process"
     if st.button(
         "Re-solve the SVM",
         type="primary",
@@ -529,7 +538,7 @@ def _landscape_section(config: RunConfig, fresh, eta: float) -> None:
         st.caption("Re-solve the SVM to slice T through the current filter.")
     jobs = st.session_state.get("lab_jobs", {})
 
-    @st.fragment(run_every=0.5 if jobs else None)
+    @st.fragment(run_every=1.0 if jobs else None)
     def live() -> None:
         _poll_jobs()
 
@@ -656,7 +665,7 @@ def page() -> None:
     left, right = st.columns([3, 2])
     filters = _editor(st.session_state["lab_filters"], left)
     _filter_views(data, filters, right)
-    if "lab_result" not in st.session_state and len(data.y_train) <= IN_PROCESS_MAX:
+    if "lab_result" not in st.session_state and _in_process(data):
         _solve_here(config, data, filters)  # the first visit answers at once
     fresh = _solve_section(config, data, filters)
     eta = _gradient_section(config, data, fresh)

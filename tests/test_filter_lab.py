@@ -113,3 +113,27 @@ def test_learned_filter_of_a_finished_run():
     table = at.dataframe[1].value
     assert any(name.startswith("learned filter (run ") for name in table.index)
     np.testing.assert_allclose(_grid(at), at.session_state["lab_filters"][0, 0])
+
+
+@pytest.mark.slow
+def test_a_large_problem_is_solved_in_the_worker_pool():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in SMALL.items():
+        at.query_params[key] = value
+    at.session_state["lab_in_process_max"] = 0  # as if the training set were large
+    at.run()
+    at.switch_page("pages/filter_lab.py").run()
+    assert not at.exception
+    assert "lab_result" not in at.session_state  # nothing solved in the page
+    at.button(key="lab_start_laplacian").click().run()
+    at.button(key="lab_resolve").click().run()
+    assert "solve" in at.session_state["lab_jobs"]
+    deadline = time.time() + 90
+    while "lab_result" not in at.session_state and time.time() < deadline:
+        time.sleep(0.5)
+        at.run()
+    assert not at.exception and not at.error
+    result = at.session_state["lab_result"]
+    np.testing.assert_array_equal(result.filters[:, 0], starting_filters("laplacian", 5))
+    assert _metric(at, "Test accuracy") == f"{100 * result.test_accuracy:.2f} %"
+    assert not at.warning  # the result is for the filter on screen
