@@ -8,6 +8,7 @@ kernel, C, regulariser, filter size, η) are the session's RunConfig, set on the
 
 from __future__ import annotations
 
+import html
 import time
 import uuid
 from typing import Any
@@ -403,7 +404,10 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
 def _filter_views(data, filters: np.ndarray, container) -> None:
     source = st.session_state.get("lab_source", "")
     container.plotly_chart(
-        figures.filter_figure(filters, title=f"Filter: {source}"), key="lab_heat", width="stretch"
+        # Plotly renders some HTML in titles; the source may hold a run's or a file's name.
+        figures.filter_figure(filters, title=f"Filter: {html.escape(source)}"),
+        key="lab_heat",
+        width="stretch",
     )
     idx = pinned_indices(data.y_train)
     maps = correlate(data.X_train[idx], filters.astype(np.float32))
