@@ -21,6 +21,7 @@ def main() -> None:
         st.Page("pages/train.py", title="Train", icon=":material/model_training:", default=True),
         st.Page("pages/compare.py", title="Compare runs", icon=":material/compare:"),
         st.Page("pages/sweep.py", title="Sweep", icon=":material/grid_view:"),
+        st.Page("pages/filter_lab.py", title="Filter lab", icon=":material/tune:"),
         st.Page("pages/about.py", title="About", icon=":material/menu_book:"),
     ]
     page = st.navigation(pages)
