@@ -131,15 +131,29 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
     if c2.button("■ Stop", disabled=not running, key="stop", width="stretch"):
         _send(run, "stop")
         play["stop_at"] = time.monotonic()
+        play["paused"] = False
+        play["jump"] = True  # a stopped run shows its last step at once, not at the pace
         st.toast("Stopping: the run keeps what it has learned and is tested with it.")
-    label = "⏵ Resume" if play["paused"] else "⏸ Pause"
+    label, icon = (
+        ("Resume", ":material/play_arrow:")
+        if play["paused"]
+        else (
+            "Pause",
+            ":material/pause:",
+        )
+    )
     if c3.button(
-        label, key="pause", disabled=not running and not _behind(run, views), width="stretch"
+        label,
+        key="pause",
+        icon=icon,
+        disabled=not running and not _behind(run, views),
+        width="stretch",
     ):
         play["paused"] = not play["paused"]
         play["target"] = play["cursor"]
         _send(run, "pause" if play["paused"] else "resume")
-    if c4.button(_step_label(run, views), key="step", width="stretch"):
+        st.rerun()  # the buttons sit outside the live fragment: redraw them
+    if c4.button(_step_label(run, views), key="step", icon=":material/skip_next:", width="stretch"):
         if not play["paused"]:
             play["paused"] = True
             play["target"] = play["cursor"]
@@ -147,6 +161,7 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         play["target"] += 1
         if play["target"] > len(_steps(views)):
             _send(run, "step")
+        st.rerun()
     if st.session_state.get("confirm_replace"):
         st.warning("Your run is still training. Stop it and start a new one?")
         yes, no = st.columns(2)
@@ -174,16 +189,21 @@ def _behind(run: dict, views: dict) -> bool:
 
 def _step_label(run: dict, views: dict) -> str:
     if run["config"].model != "lcsvm":
-        return "⏭ Step (SVM solve + filter update)"
-    shown = _playback(run)["cursor"]
+        return "Step: SVM solve + filter update"
+    play = _playback(run)
+    # While paused the page is about to show ``target`` steps (the cursor catches up in the
+    # live fragment, drawn after these buttons).
+    shown = play["target"] if play["paused"] else play["cursor"]
     # Half-steps alternate: the first solves for w with the filter fixed.
-    return "⏭ Step: solve for w" if shown % 2 == 0 else "⏭ Step: solve for the filter"
+    return "Step: solve for w" if shown % 2 == 0 else "Step: solve for the filter"
 
 
 def _advance(run: dict, n_steps: int, finished: bool) -> int:
     """Move the shown step on by the pace; returns the number of steps to show."""
     play = _playback(run)
-    if play["paused"]:
+    if play.get("jump"):
+        play["cursor"] = n_steps
+    elif play["paused"]:
         play["cursor"] = min(play["target"], n_steps)
     elif PACES[st.session_state.get("pace", DEFAULT_PACE)] == 0.0:
         play["cursor"] = n_steps
@@ -218,11 +238,14 @@ def live_panel(run: dict, views: dict, shown: list) -> None:
     config: RunConfig = run["config"]
     finished = not is_running(views) and len(shown) >= len(_steps(views))
     y_test = data_for(config).y_test
-    st.markdown(headline(config, outcomes(views), shown, finished, y_test))
+    paused = _playback(run)["paused"]
+    st.markdown(headline(config, outcomes(views), shown, finished, y_test, paused=paused))
     st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
     csvm_view = views.get("csvm")
-    fraction, text = progress(config, shown, running=not finished)
-    st.progress(fraction, text=("Paused · " if _playback(run)["paused"] else "") + text)
+    fraction, text = progress(config, shown, running=is_running(views))
+    if not is_running(views) and not finished:
+        text += f" · training done, playing back at {st.session_state.get('pace')}"
+    st.progress(fraction, text=("Paused · " if paused else "") + text)
     if not shown:
         return
     last = shown[-1]
