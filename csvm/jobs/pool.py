@@ -48,7 +48,7 @@ _ACTIVE = ("queued", "running")
 _READ_LIMIT = 1000
 # CPU seconds past the limit before the parent kills a job itself: the child's own
 # SIGXCPU handler reports first when it can (it cannot inside a long C call).
-_LIMIT_GRACE = 2.0
+_LIMIT_GRACE = 1.0
 # How long the reader thread waits for a message before it looks for new jobs.
 _PUMP_IDLE = 0.1
 _PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
