@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from multiprocessing import spawn
 from typing import Any
 
 from csvm.jobs.worker import BLAS_ENV, worker_main
@@ -54,6 +55,12 @@ def _start(process, ctx, preload: Sequence[str]) -> None:
         # Global to the interpreter and read only when the server starts: the first pool's
         # preload is the server's; later pools' workers import theirs themselves.
         ctx.set_forkserver_preload(["csvm.jobs.preload"])
+        # Each forked worker re-runs the parent's main script unless the server has it
+        # (``streamlit run``'s launcher imports Streamlit: 1.1-1.3 s per worker, measured).
+        # Python 3.11's fork server means to import it but looks for the wrong key, so
+        # csvm.jobs.preload does it from this variable.
+        main_path = spawn.get_preparation_data("csvm-job").get("init_main_from_path")
+        values["CSVM_JOBS_MAIN_PATH"] = main_path or ""
     with _environment(values):
         process.start()
 
