@@ -9,8 +9,10 @@ K-CSVM and L-CSVM (``it`` = iterations, times the measured Armijo factor when
       + a2 it N P F s      correlating the N images with the F filters of s weights
       + a3 it N^2          LIBSVM's solve of the dual
       + a4 it              per-iteration overhead
-      + a5 (N + n_test) N P F   predicting the training and test sets at the end
-      + a6                 fixed cost
+      + a5 (N + n_test) N P F   the kernel between the training and test sets and the
+                                support vectors, to predict them at the end
+      + a6 (N + n_test) P F s   their feature maps for that prediction
+      + a7                 fixed cost
 
 plain SVM (D = pixels per image)::   t = b1 N^2 D + b2 N n_test D + b3 N^2 + b4
 
@@ -60,8 +62,24 @@ _DEFAULTS: dict[str, Any] = {
 
 #: Names of each model's feature columns, in the order of the stored coefficients.
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "kcsvm": ("it*N^2*P*F", "it*N*P*F*s", "it*N^2", "it", "(N+n_test)*N*P*F", "1"),
-    "lcsvm": ("it*N^2*P*F", "it*N*P*F*s", "it*N^2", "it", "(N+n_test)*N*P*F", "1"),
+    "kcsvm": (
+        "it*N^2*P*F",
+        "it*N*P*F*s",
+        "it*N^2",
+        "it",
+        "(N+n_test)*N*P*F",
+        "(N+n_test)*P*F*s",
+        "1",
+    ),
+    "lcsvm": (
+        "it*N^2*P*F",
+        "it*N*P*F*s",
+        "it*N^2",
+        "it",
+        "(N+n_test)*N*P*F",
+        "(N+n_test)*P*F*s",
+        "1",
+    ),
     "svm": ("N^2*D", "N*n_test*D", "N^2", "1"),
     "cnn": ("E*N*P*F*s", "E*N*P*F*h", "E*N", "1"),
 }
@@ -119,7 +137,15 @@ def features(
     if model in ("kcsvm", "lcsvm"):
         it = float(c["n_iter"]) * (armijo_solves if c["step"] == "armijo" else 1.0)
         return np.array(
-            [it * n * n * P * F, it * n * P * F * s, it * n * n, it, (n + t) * n * P * F, 1.0]
+            [
+                it * n * n * P * F,
+                it * n * P * F * s,
+                it * n * n,
+                it,
+                (n + t) * n * P * F,
+                (n + t) * P * F * s,
+                1.0,
+            ]
         )
     if model == "svm":
         return np.array([n * n * D, n * t * D, n * n, 1.0])
