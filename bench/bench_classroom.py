@@ -219,6 +219,7 @@ def check_end_of_class(pool, tally: Tally) -> Counter:
 
 def run(sessions: int, seconds: float, lease: float, budget: str) -> dict[str, Any]:
     """Run the class; returns the figures."""
+    from bench.bench_jobs import wait_for_spares
     from csvm.jobs import JobPool, PoolSettings
 
     budget_bytes = PoolSettings.from_env({"CSVM_FINISHED_BYTES": budget}).finished_bytes_budget
@@ -237,9 +238,7 @@ def run(sessions: int, seconds: float, lease: float, budget: str) -> dict[str, A
 
     threading.Thread(target=watch_memory, daemon=True).start()
     # The fork server and the spares start, as on a server that has been up a while.
-    deadline = time.monotonic() + 60
-    while pool.stats()["workers"]["spares"] < settings.max_workers and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for_spares(pool, settings.max_workers)
     tally = Tally()
     until = time.monotonic() + seconds
     kinds = ["impatient"] * 5 + ["leaving"] * 5
@@ -265,16 +264,24 @@ def run(sessions: int, seconds: float, lease: float, budget: str) -> dict[str, A
     memory["peak"] = max(peak)
     memory["end"] = rss_mb()
 
+    return figures(
+        tally, kinds[:sessions], seconds, wall, settings, final, left_states, stats, memory
+    )
+
+
+def figures(tally, kinds, seconds, wall, settings, final, left_states, stats, memory):
+    """The figures of a finished class, as :func:`report` reads them."""
+
     def pct(values, q):
         return float(np.percentile(values, q)) if values else float("nan")
 
     return {
-        "sessions": sessions,
-        "kinds": Counter(kinds[:sessions]),
+        "sessions": len(kinds),
+        "kinds": Counter(kinds),
         "seconds": seconds,
         "wall": wall,
         "workers": settings.max_workers,
-        "lease": lease,
+        "lease": settings.lease_seconds,
         "budget_mb": settings.finished_bytes_budget / 2**20,
         "runs_done": tally.runs_done,
         "jobs": len(tally.jobs),

@@ -54,6 +54,14 @@ def fit_svc(emit, n: int = 2500, d: int = 40, seed: int = 0) -> dict[str, Any]:
     return {"seconds": seconds, "n_sv": int(clf.n_support_.sum()), "acc": clf.score(X, y)}
 
 
+def wait_for_spares(pool, n: int, timeout: float = 60.0) -> None:
+    """Wait until ``pool`` has ``n`` warm spare workers (and a second for them to settle)."""
+    deadline = time.monotonic() + timeout
+    while pool.stats()["workers"]["spares"] < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+
+
 def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dict[str, Any]:
     """Submit ``n_jobs`` fits at once and poll them all until they end.
 
@@ -81,10 +89,7 @@ def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dic
     try:
         # Let the warm spare workers start (the fork server imports the libraries once),
         # as on a server that has been up a while; the cold start is measured first.
-        deadline = time.monotonic() + 60
-        while pool.stats()["workers"]["spares"] < max_workers and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(1.0)
+        wait_for_spares(pool, max_workers)
         t0 = time.perf_counter()
         ids = [
             pool.submit(module.fit_svc, {"n": 3200 + 400 * (i % 5), "seed": i}, name=f"fit{i}")
