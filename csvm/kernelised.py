@@ -218,6 +218,10 @@ class KernelCSVM(BaseCSVM):
         LIBSVM's stopping tolerance.
     random_state : int, RandomState or None
         Seeds the random first filters.
+    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
+        The first filters, used by every sub-problem instead of the random start (unit
+        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
+        ``filter_shape`` (None takes their shape) and the images' channels.
 
     Attributes
     ----------
@@ -270,6 +274,7 @@ class KernelCSVM(BaseCSVM):
         n_jobs: int | None = None,
         svm_tol: float = 1e-3,
         random_state: int | np.random.RandomState | None = None,
+        init_filters: Any = None,
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -292,6 +297,7 @@ class KernelCSVM(BaseCSVM):
         self.n_jobs = n_jobs
         self.svm_tol = svm_tol
         self.random_state = random_state
+        self.init_filters = init_filters
 
     def _check_dependent_params(self) -> None:
         # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
@@ -319,11 +325,7 @@ class KernelCSVM(BaseCSVM):
             "coef0": float(self.coef0),
         }
         regulariser, lam = check_regulariser(self.regulariser), float(self.lam)
-        k, c = int(self.n_filters), X4.shape[1]
-        # Uniform random weights rescaled to unit L1 norm: each map starts as a local
-        # weighted average of the image, the scale at which the thesis's eta = 0.1 works.
-        filters = rng.random((k, c, *self.filter_shape_))
-        filters /= np.abs(filters).sum()
+        filters = self._first_filters(rng, X4.shape[1])
         start = time.perf_counter()
 
         K_buffer = np.empty((len(X4), len(X4)))  # reused by every solve of this problem

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from numbers import Real
+from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
@@ -134,6 +135,10 @@ class LinearCSVM(BaseCSVM):
     multi_class : {"ovo", "ovr"}
     n_jobs : int or None
     random_state : int, RandomState or None
+    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
+        The first filters, used by every sub-problem instead of the random start (unit
+        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
+        ``filter_shape`` (None takes their shape) and the images' channels.
 
     Attributes
     ----------
@@ -166,6 +171,7 @@ class LinearCSVM(BaseCSVM):
         multi_class: str = "ovo",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        init_filters: Any = None,
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -178,6 +184,7 @@ class LinearCSVM(BaseCSVM):
         self.multi_class = multi_class
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.init_filters = init_filters
 
     def _fit_binary(
         self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
@@ -188,8 +195,7 @@ class LinearCSVM(BaseCSVM):
             solver = "libsvm" if n <= _AUTO_LIBSVM_MAX else "liblinear"
         seed = int(rng.integers(np.iinfo(np.int32).max))
         k, c = int(self.n_filters), X4.shape[1]
-        filters = rng.random((k, c, *self.filter_shape_))
-        filters /= np.abs(filters).sum()
+        filters = self._first_filters(rng, c)
         lam_w, lam_f = float(self.lam_w), float(self.lam_f)
         Z_shape = map_shape(X4.shape[-2:], self.filter_shape_)
         start = time.perf_counter()
