@@ -13,6 +13,7 @@ heavy-ball or Nesterov momentum), or Armijo backtracking on T, as Varma & Babu's
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -23,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate
 from csvm.events import Recorder
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import DivergenceError, SVMIterationWarning
 from csvm.kernels import KERNELS, kernel_gradient, kernel_matrix
 from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.regularisers import (
@@ -58,6 +59,8 @@ class _KernelState:
     terms: dict[str, float]
     train_accuracy: float
     kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
+    svm_iterations: int = 0  # LIBSVM's iterations for this solve
+    svm_hit_max_iter: bool = False  # it stopped at its bound, not at its tolerance
 
     def decision_function(self, X4: np.ndarray) -> np.ndarray:
         n = len(X4)
@@ -117,18 +120,22 @@ def outer_objective(
     return state.objective, grad
 
 
-def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None):
+def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None, max_iter=-1):
     """Kernel + SVM at ``filters``: the solved state and the timings.
 
     ``K_buffer`` (n x n float64) is overwritten with the training kernel; the state keeps
     only the support vectors' block, so line-search trials never hold two n x n kernels.
+    ``max_iter`` bounds LIBSVM's iterations (-1: no bound); whether the solve stopped
+    there is read from ``n_iter_``, not from scikit-learn's ConvergenceWarning, because
+    catching warnings swaps process-wide filters and the sub-problems run in threads.
     """
     t0 = time.perf_counter()
     Z = correlate(X4, filters.astype(X4.dtype))
     K = kernel_matrix(Z.reshape(len(Z), -1), out=K_buffer, **params)
     t1 = time.perf_counter()
-    svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200)
+    svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200, max_iter=max_iter)
     svc.fit(K, y)
+    iterations = int(svc.n_iter_[0])
     t2 = time.perf_counter()
     support = svc.support_
     a = svc.dual_coef_[0].astype(np.float64)
@@ -148,6 +155,8 @@ def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None):
         terms={"sum_alpha": sum_alpha, "margin_term": margin, "regulariser": reg},
         train_accuracy=float(np.mean(np.where(decision > 0, 1, -1) == y)),
         kernel_params=dict(params),
+        svm_iterations=iterations,
+        svm_hit_max_iter=bool(max_iter > 0 and iterations >= max_iter),
     )
     return state, {"kernel": t1 - t0, "svm": t2 - t1}
 
@@ -216,6 +225,11 @@ class KernelCSVM(BaseCSVM):
         Sub-problems trained in parallel (threads).
     svm_tol : float in (0, 1e3]
         LIBSVM's stopping tolerance.
+    svm_max_iter : int >= 1
+        Bound on LIBSVM's iterations per solve, so that a hard-margin solve on data that
+        are not separable in the kernel (or unscaled) ends.  Hitting it gives an
+        :class:`~csvm.SVMIterationWarning` naming the likely cause and
+        ``svm_hit_max_iter=True`` in that iteration's event.
     random_state : int, RandomState or None
         Seeds the random first filters.
     init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
@@ -248,6 +262,7 @@ class KernelCSVM(BaseCSVM):
         "nesterov": ["boolean"],
         "tol": [Interval(Real, 0, 1e6, closed="both")],
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -273,6 +288,7 @@ class KernelCSVM(BaseCSVM):
         multi_class: str = "ovo",
         n_jobs: int | None = None,
         svm_tol: float = 1e-3,
+        svm_max_iter: int = 10**6,
         random_state: int | np.random.RandomState | None = None,
         init_filters: Any = None,
     ):
@@ -296,6 +312,7 @@ class KernelCSVM(BaseCSVM):
         self.multi_class = multi_class
         self.n_jobs = n_jobs
         self.svm_tol = svm_tol
+        self.svm_max_iter = svm_max_iter
         self.random_state = random_state
         self.init_filters = init_filters
 
@@ -330,10 +347,17 @@ class KernelCSVM(BaseCSVM):
 
         K_buffer = np.empty((len(X4), len(X4)))  # reused by every solve of this problem
 
+        warned = []  # one warning per sub-problem, at its first solve that hits the bound
+
         def solve(f, iteration):
-            return _solve(
-                X4, y, f, params, self._C_at(iteration), regulariser, lam, self.svm_tol, K_buffer
+            C = self._C_at(iteration)
+            state, timings = _solve(
+                X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer, self.svm_max_iter
             )
+            if state.svm_hit_max_iter and not warned:
+                warned.append(iteration)
+                self._warn_max_iter(recorder, iteration, C)
+            return state, timings
 
         state, timings = solve(filters, 0)
         best = state
@@ -371,6 +395,8 @@ class KernelCSVM(BaseCSVM):
                 filter_norm=norm,
                 n_support=int(len(state.support)),
                 train_accuracy=state.train_accuracy,
+                svm_iterations=state.svm_iterations,
+                svm_hit_max_iter=state.svm_hit_max_iter,
                 eta=eta,
                 seconds=time.perf_counter() - start,
                 timings=dict(timings),
@@ -447,6 +473,29 @@ class KernelCSVM(BaseCSVM):
                 new_norm,
             )
 
+    def _warn_max_iter(self, recorder: Recorder, iteration: int, C: float) -> None:
+        """Say that a solve stopped at ``svm_max_iter``, and the likely causes."""
+        pair = " v ".join(str(c) for c in recorder.base.get("pair", ()))
+        if C >= HARD_MARGIN_C:
+            cause = (
+                "with C=None (hard margin) the data may not be separable in this kernel, or "
+                "the inputs are unscaled (pixels should be in [0, 1]); set a finite C or "
+                "scale X"
+            )
+        else:
+            cause = (
+                f"with C={C:g} the inputs may be unscaled (pixels should be in [0, 1]) or the "
+                "kernel badly conditioned; scale X, lower C or gamma, or raise svm_max_iter"
+            )
+        warnings.warn(
+            f"KernelCSVM: the SVM solve stopped at its iteration bound "
+            f"(svm_max_iter={self.svm_max_iter}) at iteration {iteration} of sub-problem "
+            f"{recorder.base.get('classifier', 0)} ({pair}): {cause}. Its solution is "
+            "approximate; the events of that iteration say svm_hit_max_iter=True.",
+            SVMIterationWarning,
+            stacklevel=2,
+        )
+
     def _diverged(
         self,
         best: _KernelState,
@@ -459,10 +508,18 @@ class KernelCSVM(BaseCSVM):
     ) -> DivergenceError:
         """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
+        advice = f"Try a smaller step such as eta={eta / 10:g}, a larger lam, or step='armijo'."
+        if any(e.get("svm_hit_max_iter") for e in recorder.history):
+            # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
+            # towards C; no step size helps there.
+            advice = (
+                "The SVM solves had stopped at their iteration bound (svm_max_iter): with "
+                "C=None (hard margin) the data may not be separable in this kernel, or the "
+                "inputs are unscaled (pixels should be in [0, 1]); set a finite C or scale X."
+            )
         error = DivergenceError(
             f"Training diverged: {what} (step size eta={eta:g}). The best filter so far "
-            f"was kept. Try a smaller step such as eta={eta / 10:g}, a larger lam, or "
-            "step='armijo'.",
+            f"was kept. {advice}",
             cause=cause,
             suggested_eta=eta / 10,
         )
