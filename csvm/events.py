@@ -77,6 +77,8 @@ class _IterationRequired(_SubProblemEvent):
     filter_norm: float  # L2 norm of all filters of this sub-problem
     n_support: int
     train_accuracy: float
+    svm_iterations: int  # LIBSVM's iterations for this solve
+    svm_hit_max_iter: bool  # it stopped at svm_max_iter instead of converging
     eta: float  # the step size that will move the filter next
     timings: dict[str, float]  # seconds spent on "kernel", "svm", "gradient"
 
@@ -87,11 +89,9 @@ class IterationEvent(_IterationRequired, total=False):
     The callback's copy also holds ``filters``; ``gradient``, dT/df at these filters
     (their shape; None on the last iteration, where no step follows); ``support``, the
     indices of the support vectors among this sub-problem's training rows; and ``alpha``,
-    their ``|a_i|``.  ``svm_hit_max_iter`` is True when LIBSVM stopped at its iteration
-    bound instead of converging.
+    their ``|a_i|``.
     """
 
-    svm_hit_max_iter: bool
     filters: np.ndarray
     gradient: np.ndarray | None
     support: np.ndarray
@@ -109,6 +109,7 @@ class _HalfStepRequired(_SubProblemEvent):
     filter_norm: float
     n_support: int
     train_accuracy: float
+    svm_hit_max_iter: bool  # LIBSVM stopped at svm_max_iter instead of converging
     timings: dict[str, float]
 
 

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from csvm.conv import correlate, map_shape
 from csvm.events import Callback, Recorder
 from csvm.exceptions import DivergenceError
-from csvm.validation import Shape, check_images, resolve_filter_shape
+from csvm.validation import Shape, check_images, check_init_filters, resolve_filter_shape
 
 __all__ = ["COMMON_CONSTRAINTS", "BaseCSVM", "binary_tasks", "ovo_decision"]
 
@@ -38,6 +38,7 @@ COMMON_CONSTRAINTS: dict[str, list[Any]] = {
     "multi_class": [StrOptions({"ovo", "ovr"})],
     "n_jobs": [None, Integral],
     "random_state": ["random_state"],
+    "init_filters": [None, "array-like"],
 }
 
 
@@ -122,6 +123,15 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     def _check_dependent_params(self) -> None:
         """Rules between parameters that a per-parameter table cannot state."""
 
+    def _first_filters(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
+        """``init_filters`` when given, else uniform random weights with unit L1 norm: each
+        map starts as a local weighted average of the image, the scale at which the
+        thesis's eta = 0.1 works."""
+        if self._start_filters is not None:
+            return self._start_filters.copy()
+        filters = rng.random((int(self.n_filters), n_channels, *self.filter_shape_))
+        return filters / np.abs(filters).sum()
+
     # -- fitting --------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, callback: Callback | None = None) -> BaseCSVM:
@@ -157,7 +167,14 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
-        self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
+        self._start_filters = None
+        if self.init_filters is not None:
+            self._start_filters = check_init_filters(
+                self.init_filters, self.n_filters, X4.shape[1], self.filter_shape
+            )
+            self.filter_shape_ = tuple(int(s) for s in self._start_filters.shape[-2:])
+        else:
+            self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
         map_shape(X4.shape[-2:], self.filter_shape_)
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
