@@ -127,7 +127,8 @@ class LinearCSVM(BaseCSVM):
 
     Attributes
     ----------
-    classes_, filters_, coef_ (two classes: w), intercept_, history_, estimators_,
+    classes_, filters_, coef_ (w per classifier), intercept_, support_, pairs_ (see
+    BaseCSVM), history_, estimators_,
     n_features_in_, stopped_.
     """
 
@@ -232,13 +233,3 @@ class LinearCSVM(BaseCSVM):
                 if not go_on:
                     return state
         return state
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """Weights w of the linear SVM on the feature maps (two-class problems)."""
-        return self.estimators_[0].w
-
-    @property
-    def intercept_(self) -> float:
-        """Bias b (two-class problems)."""
-        return self.estimators_[0].intercept

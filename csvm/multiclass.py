@@ -90,6 +90,22 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     ``_fit_binary(X, y, rng, recorder) -> model`` where ``model`` has ``filters``
     (k, C, p, q), ``history`` and ``decision_function(X)``; a DivergenceError raised there
     must carry the best model so far as its ``model`` attribute.
+
+    Fitted attributes of the sub-problems (one binary SVM per classifier):
+
+    ``pairs_``
+        (negative, positive) class of each classifier; "rest" in one-vs-rest.
+    ``support_``, ``dual_coef_``
+        Two classes: the support vectors' row indices in the training set and their
+        ``a_i = alpha_i y_i``.  More classes: a list with one such array per classifier.
+    ``n_support_``
+        Support vectors per classifier, shape (n_classifiers,).
+    ``intercept_``
+        Two classes: the bias b; more: an array (n_classifiers,).
+    ``coef_`` (L-CSVM only)
+        Two classes: w, the SVM weights on the feature maps; more: (n_classifiers, D).
+        A K-CSVM has none (its weights live in the kernel's feature space), as in
+        scikit-learn's SVC with a non-linear kernel.
     """
 
     _model_name = ""
@@ -194,6 +210,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         self.stopped_ = any(rec.stopped for _, _, rec in results)
         filters = np.stack([m.filters for m in self.estimators_])
         self.filters_ = filters[:, :, 0] if filters.shape[2] == 1 else filters
+        self._set_sub_problem_attributes(tasks)
         errors = [err for _, err, _ in results if err is not None]
         if errors:
             raise errors[0]
@@ -229,17 +246,33 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         )
         return maps[:, 0] if len(self.estimators_) == 1 else maps
 
-    @property
-    def support_(self) -> np.ndarray:
-        """Indices of the support vectors in the training set (two-class problems)."""
-        check_is_fitted(self, "estimators_")
-        return self.estimators_[0].support
+    # -- fitted attributes ----------------------------------------------------------------
+    def _set_sub_problem_attributes(self, tasks: list[dict[str, Any]]) -> None:
+        """Every sub-problem's support vectors, dual coefficients, bias (and w for L-CSVM).
 
-    @property
-    def dual_coef_(self) -> np.ndarray:
-        """``a_i = alpha_i y_i`` of the support vectors (two-class problems)."""
-        check_is_fitted(self, "estimators_")
-        return self.estimators_[0].dual_coef
+        Two classes keep the flat layout of one binary SVM.  With more, each attribute
+        holds one entry per classifier (``pairs_`` order): unlike scikit-learn's SVC, whose
+        sub-problems share one feature space, every CSVM sub-problem has its own filter, so
+        the same training image is a different vector in each and the per-classifier
+        arrays cannot be merged into one matrix.
+        """
+        models = self.estimators_
+        self.pairs_ = [tuple(task["pair"]) for task in tasks]
+        # Support indices refer to the rows passed to fit, not to the sub-problem's rows.
+        support = [
+            np.asarray(task["index"])[np.asarray(m.support, dtype=np.intp)]
+            for task, m in zip(tasks, models, strict=True)
+        ]
+        dual = [np.asarray(m.dual_coef, dtype=np.float64) for m in models]
+        intercept = np.array([m.intercept for m in models], dtype=np.float64)
+        self.n_support_ = np.array([len(s) for s in support], dtype=np.intp)
+        if len(models) == 1:
+            self.support_, self.dual_coef_, self.intercept_ = support[0], dual[0], intercept[0]
+        else:
+            self.support_, self.dual_coef_, self.intercept_ = support, dual, intercept
+        if all(hasattr(m, "w") for m in models):
+            w = np.stack([np.asarray(m.w, dtype=np.float64) for m in models])
+            self.coef_ = w[0] if len(models) == 1 else w
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
