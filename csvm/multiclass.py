@@ -1,9 +1,12 @@
 """Shared estimator machinery: input checks, one-vs-one / one-vs-rest, parallel sub-problems.
 
 Both CSVMs learn one filter set per binary sub-problem (the thesis learns "a different
-filter for each pair of targets").  The sub-problems run in a joblib thread pool: LIBSVM,
-BLAS and the numpy kernels release the GIL, and threads let the callbacks of every
-sub-problem reach the caller live (a process pool would swallow them).
+filter for each pair of targets").  The sub-problems run in a joblib thread pool (``n_jobs``
+threads, one BLAS thread each): LIBSVM, BLAS and the numpy kernels release the GIL, and
+threads let the callbacks of every sub-problem reach the caller live.  Inside
+:func:`csvm.parallel.backend` they run on a Dask cluster instead, with the same results;
+there callbacks receive each sub-problem's events when it finishes, not live.
+Prediction evaluates all sub-problems at once (:mod:`csvm.prediction`).
 """
 
 from __future__ import annotations
@@ -14,15 +17,15 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from csvm.conv import map_shape
 from csvm.events import Callback, Recorder
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import CSVMError, DivergenceError
+from csvm.parallel import current_client, run_tasks
 from csvm.prediction import decisions as batched_decisions
 from csvm.prediction import stacked_correlate
 from csvm.validation import check_images
@@ -83,6 +86,25 @@ def ovo_decision(decisions: np.ndarray, n_classes: int) -> np.ndarray:
         confidence[:, j] += decisions[:, k]
         confidence[:, i] -= decisions[:, k]
     return votes + confidence / (3 * (np.abs(confidence) + 1))
+
+
+def _fit_task(
+    estimator: BaseCSVM,
+    X4: np.ndarray,
+    y: np.ndarray,
+    rng: np.random.Generator,
+    base: dict[str, Any],
+    collect: bool,
+) -> tuple[Any, DivergenceError | None, list, bool, list]:
+    """One sub-problem in a worker process: model, error, history, stopped, and the
+    callback events (with their filters) to replay in the caller."""
+    events: list[dict[str, Any]] = []
+    recorder = Recorder(events.append if collect else None, base)
+    try:
+        model, error = estimator._fit_binary(X4, y, rng, recorder), None
+    except DivergenceError as exc:
+        model, error = exc.model, exc
+    return model, error, recorder.history, recorder.stopped, events
 
 
 class BaseCSVM(ClassifierMixin, BaseEstimator):
@@ -147,7 +169,10 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
             Class labels; two or more classes.
         callback : callable, optional
             Called once per recorded step with the record (see :mod:`csvm.events`) plus
-            the current ``"filters"``; returning ``False`` stops training cleanly.
+            the current ``"filters"``; returning ``False`` stops training cleanly.  On a
+            Dask cluster (:func:`csvm.parallel.backend`) the events of a sub-problem
+            arrive together when it finishes, and a stop cancels the sub-problems not
+            yet finished and raises CSVMError (there is no model to keep).
 
         Returns
         -------
@@ -180,43 +205,78 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         tasks = binary_tasks(y, self.classes_, self.multi_class)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(tasks))]
+        bases = [
+            {
+                "model": self._model_name,
+                "classifier": k,
+                "pair": [v.item() if hasattr(v, "item") else v for v in task["pair"]],
+                "n_iter": int(self.n_iter),
+            }
+            for k, task in enumerate(tasks)
+        ]
+        if current_client() is not None and len(tasks) > 1:
+            results = self._fit_on_cluster(X4, tasks, rngs, bases, callback)
+        else:
+            results = self._fit_in_threads(X4, tasks, rngs, bases, callback)
+        self.estimators_ = [model for model, _, _, _ in results]
+        self.history_ = [event for _, _, history, _ in results for event in history]
+        self.stopped_ = any(stopped for _, _, _, stopped in results)
+        filters = np.stack([m.filters for m in self.estimators_])
+        self.filters_ = filters[:, :, 0] if filters.shape[2] == 1 else filters
+        self._set_sub_problem_attributes(tasks)
+        errors = [err for _, err, _, _ in results if err is not None]
+        if errors:
+            raise errors[0]
+        return self
+
+    def _fit_in_threads(self, X4, tasks, rngs, bases, callback) -> list[tuple]:
+        """Sub-problems in local threads; callbacks stream live and can stop them all."""
         stop = threading.Event()
 
-        def run(k: int) -> tuple[Any, DivergenceError | None, bool]:
-            task = tasks[k]
-            pair = [v.item() if hasattr(v, "item") else v for v in task["pair"]]
-            recorder = Recorder(
-                callback,
-                {
-                    "model": self._model_name,
-                    "classifier": k,
-                    "pair": pair,
-                    "n_iter": int(self.n_iter),
-                },
-                should_stop=stop.is_set,
-            )
+        def run(k: int) -> tuple[Any, DivergenceError | None, list, bool]:
+            recorder = Recorder(callback, bases[k], should_stop=stop.is_set)
             try:
-                model = self._fit_binary(X4[task["index"]], task["y"], rngs[k], recorder)
+                model = self._fit_binary(X4[tasks[k]["index"]], tasks[k]["y"], rngs[k], recorder)
                 error = None
             except DivergenceError as exc:
                 model, error = exc.model, exc
             if recorder.stopped:
                 stop.set()
-            return model, error, recorder
+            return model, error, recorder.history, recorder.stopped
 
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(run)(k) for k in range(len(tasks))
-        )
-        self.estimators_ = [model for model, _, _ in results]
-        self.history_ = [event for _, _, rec in results for event in rec.history]
-        self.stopped_ = any(rec.stopped for _, _, rec in results)
-        filters = np.stack([m.filters for m in self.estimators_])
-        self.filters_ = filters[:, :, 0] if filters.shape[2] == 1 else filters
-        self._set_sub_problem_attributes(tasks)
-        errors = [err for _, err, _ in results if err is not None]
-        if errors:
-            raise errors[0]
-        return self
+        if len(tasks) == 1:  # one binary problem: BLAS's own threads are the parallelism
+            return [run(0)]
+        return run_tasks(run, [(k,) for k in range(len(tasks))], self.n_jobs)
+
+    def _fit_on_cluster(self, X4, tasks, rngs, bases, callback) -> list[tuple]:
+        """Sub-problems on the Dask cluster of :func:`csvm.parallel.backend`.
+
+        Each worker gets only its sub-problem's rows.  Callback events cannot stream from
+        another process: they come back with the sub-problem and are replayed, in order,
+        as each one finishes; returning False cancels the sub-problems not yet started.
+        """
+        worker = clone(self)
+        worker._image_shape, worker.n_features_in_ = self._image_shape, self.n_features_in_
+        collect = callback is not None
+        args = [
+            (worker, X4[t["index"]], t["y"], rngs[k], bases[k], collect)
+            for k, t in enumerate(tasks)
+        ]
+
+        def replay(k: int, result: tuple) -> bool:
+            answers = [callback(event) for event in result[4]] if collect else []
+            return not any(answer is False for answer in answers)
+
+        results = run_tasks(_fit_task, args, self.n_jobs, on_result=replay)
+        if any(r is None for r in results):
+            done = sum(r is not None for r in results)
+            raise CSVMError(
+                f"Training stopped by the callback after {done} of {len(results)} "
+                "sub-problems had finished on the cluster; the others were cancelled, so "
+                "there is no model. Locally (outside csvm.parallel.backend) a stop keeps "
+                "every sub-problem's current state."
+            )
+        return [(model, error, history, stopped) for model, error, history, stopped, _ in results]
 
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:

@@ -2,7 +2,9 @@
 
 Like the thesis's tables 4.2–4.6, every cell trains one CSVM and reports its accuracy on
 the validation images (never the test images, which stay for the final comparison).
-Cells are independent jobs, so the explorer runs them in parallel on its worker pool.
+Cells are independent jobs, so the explorer runs them in parallel on its worker pool;
+:func:`run_sweep` runs them in local threads or, inside :func:`csvm.parallel.backend`, on
+a Dask cluster (each cell is seeded by its configuration, so the results are the same).
 """
 
 from __future__ import annotations
@@ -15,8 +17,17 @@ import numpy as np
 
 from csvm.exceptions import DivergenceError
 from csvm.experiments import DEFAULT_CONFIG, build_csvm, load_data, validate_config
+from csvm.parallel import run_tasks
 
-__all__ = ["SWEEP_PARAMS", "parse_values", "run_validation", "sweep_configs"]
+__all__ = [
+    "SWEEP_PARAMS",
+    "parse_values",
+    "run_cell",
+    "run_sweep",
+    "run_validation",
+    "sweep_configs",
+    "sweep_rows",
+]
 
 #: Settings a sweep can vary, with their labels and value types.
 SWEEP_PARAMS: dict[str, tuple[str, type]] = {
@@ -121,3 +132,57 @@ def run_validation(
     }
     emit({"model": "sweep", "step": "done", **result})
     return result
+
+
+def _no_emit(event: dict[str, Any]) -> None:
+    """A cell's progress events go nowhere when it runs as a plain task."""
+
+
+def run_cell(config: dict[str, Any], data_dir: str | None = None) -> dict[str, Any]:
+    """:func:`run_validation` without an event sink: a task for an executor or a cluster."""
+    return run_validation(_no_emit, config, data_dir)
+
+
+def run_sweep(
+    cells: list[dict[str, Any]],
+    n_jobs: int | None = None,
+    data_dir: str | None = None,
+    on_result: Callable[[int, dict[str, Any]], Any] | None = None,
+) -> list[dict[str, Any] | None]:
+    """Score every cell of a grid on the validation split.
+
+    Parameters
+    ----------
+    cells : list of dict
+        Configurations, as from :func:`sweep_configs`.
+    n_jobs : int or None
+        Cells trained at once in local threads (-1: one per core).  Inside
+        :func:`csvm.parallel.backend` the cells run on the Dask cluster instead.
+    data_dir : str, optional
+        Where the dataset files are.
+    on_result : callable, optional
+        ``on_result(index, result)`` as each cell finishes; returning False stops the
+        sweep (cells not yet started are cancelled; their results are None).
+
+    Returns
+    -------
+    list
+        One :func:`run_validation` result per cell, in the cells' order.
+    """
+    return run_tasks(run_cell, [(c, data_dir) for c in cells], n_jobs, on_result)
+
+
+def sweep_rows(
+    cells: list[dict[str, Any]],
+    results: list[dict[str, Any] | None],
+    x_name: str,
+    y_name: str,
+) -> list[dict[str, Any]]:
+    """One flat record per cell (its two settings, then its scores), e.g. for a CSV file."""
+    rows = []
+    for config, result in zip(cells, results, strict=True):
+        row: dict[str, Any] = {x_name: config[x_name], y_name: config[y_name]}
+        keys = ("val_accuracy", "train_accuracy", "seconds", "objective", "diverged")
+        row.update({k: None if result is None else result[k] for k in keys})
+        rows.append(row)
+    return rows
