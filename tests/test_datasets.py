@@ -1,19 +1,28 @@
-"""Datasets: the offline default, file formats, corrupt and hostile files, fetch, the CLI and
+"""Datasets: the offline default, file formats, corrupt and hostile files, the CLI and
 the thesis's exact counts on the real files."""
 
-import gzip
-import hashlib
-import io
 import os
 import pickle
 import socket
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import numpy as np
+import platformdirs
 import pytest
+from _dataset_files import (
+    ROOT,
+    SHARED,
+    cifar_batch,
+    idx_bytes,
+    idx_files,
+    isolate,
+    needs_cifar,
+    needs_mnist,
+    write_cifar,
+    write_idx,
+)
 
 from csvm import datasets as ds
 from csvm.__main__ import main as cli_main
@@ -21,91 +30,24 @@ from csvm.datasets import (
     DEFAULT_DATASET,
     available,
     data_home,
-    fetch,
     list_datasets,
     load_images,
     load_multiclass,
     load_pair,
-    main_data,
+    offline,
 )
 from csvm.exceptions import DatasetError
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-needs_mnist = pytest.mark.skipif(
-    not (SHARED / "mnist").is_dir(),
-    reason=f"the real MNIST IDX files are not at {SHARED}/mnist (they exist only in this "
-    "project's development checkout, see shared/data/README.md)",
-)
-needs_cifar = pytest.mark.skipif(
-    not (SHARED / "cifar10" / "cifar-10-batches-py").is_dir(),
-    reason=f"the real CIFAR-10 batches are not at {SHARED}/cifar10 (development checkout only)",
-)
 
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch, tmp_path):
-    # Never read or write the developer's own cache; start each test with cold caches.
-    monkeypatch.delenv("CSVM_DATA_DIR", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    ds.clear_cache()
-
-
-# -- tiny files written by the tests ------------------------------------------------------
-def _idx_bytes(array: np.ndarray) -> bytes:
-    header = bytes([0, 0, 0x08, array.ndim])
-    header += b"".join(int(s).to_bytes(4, "big") for s in array.shape)
-    return header + np.asarray(array).astype(np.uint8).tobytes()
-
-
-def _idx_files(n_train=30, n_test=10) -> dict[str, bytes]:
-    rng = np.random.default_rng(0)
-    return {
-        "train-images-idx3-ubyte": _idx_bytes(rng.integers(0, 256, (n_train, 28, 28))),
-        "train-labels-idx1-ubyte": _idx_bytes(np.arange(n_train) % 10),
-        "t10k-images-idx3-ubyte": _idx_bytes(rng.integers(0, 256, (n_test, 28, 28))),
-        "t10k-labels-idx1-ubyte": _idx_bytes(np.arange(n_test) % 10),
-    }
-
-
-def _write_idx(folder: Path, gz: bool, dotted: bool = False, **replace: bytes) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {**_idx_files(), **replace}
-    for stem, data in files.items():
-        name = stem.replace("-idx", ".idx") if dotted else stem
-        if gz:
-            (folder / (name + ".gz")).write_bytes(gzip.compress(data))
-        else:
-            (folder / name).write_bytes(data)
-
-
-def _batch(n=20, seed=0, str_keys=False) -> dict:
-    rng = np.random.default_rng(seed)
-    batch = {
-        b"batch_label": b"test batch",
-        b"labels": [i % 10 for i in range(n)],
-        b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-        b"filenames": [b"x.png"] * n,
-    }
-    return {k.decode(): v for k, v in batch.items()} if str_keys else batch
-
-
-def _write_cifar(folder: Path, first: bytes | None = None, str_keys=False, meta=True) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i, name in enumerate(["data_batch_1", "data_batch_2", "test_batch"]):
-        data = pickle.dumps(_batch(seed=i, str_keys=str_keys), protocol=2)
-        (folder / name).write_bytes(first if first is not None and i == 0 else data)
-    if meta:
-        names = [n.encode() for n in ds._CIFAR]
-        meta_dict = {b"label_names": names, b"num_cases_per_batch": 20, b"num_vis": 3072}
-        (folder / "batches.meta").write_bytes(pickle.dumps(meta_dict, protocol=2))
-    return folder
+    isolate(monkeypatch, tmp_path)
 
 
 # -- IDX ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("gz", [True, False])
 def test_idx_files_load_raw_and_gz(tmp_path, gz):
-    _write_idx(tmp_path / "mnist", gz)
+    write_idx(tmp_path / "mnist", gz)
     d = load_pair("mnist", 3, 5, data_dir=tmp_path)
     assert d.X_train.shape == (6, 1, 28, 28) and d.X_train.dtype == np.float32
     assert d.y_train.dtype == np.int64 and set(d.y_train) == {-1, 1}
@@ -113,14 +55,14 @@ def test_idx_files_load_raw_and_gz(tmp_path, gz):
     assert d.counts == {"train": (3, 3), "validation": (0, 0), "test": (1, 1)}
     assert d.classes == (3, 5) and d.class_names == ("3", "5") and d.dataset == "mnist"
     # The pixels are the file's bytes / 255, in file order, -1 for a and +1 for b.
-    raw = np.frombuffer(_idx_files()["train-images-idx3-ubyte"], np.uint8, offset=16)
+    raw = np.frombuffer(idx_files()["train-images-idx3-ubyte"], np.uint8, offset=16)
     raw = raw.reshape(30, 28, 28)
     np.testing.assert_allclose(d.X_train[0, 0], raw[3] / 255.0, rtol=1e-6)
     assert d.y_train[0] == -1 and d.y_train[1] == 1  # images 3 then 5
 
 
 def test_idx_dotted_names_directly_in_data_dir(tmp_path):
-    _write_idx(tmp_path, gz=False, dotted=True)
+    write_idx(tmp_path, gz=False, dotted=True)
     assert available("mnist", tmp_path) and available("fashion-mnist", tmp_path)
     d = load_pair("fashion-mnist", "t-shirt/top", "ANKLE BOOT", data_dir=tmp_path)
     assert d.class_names == ("T-shirt/top", "Ankle boot") and d.classes == (0, 9)
@@ -129,21 +71,21 @@ def test_idx_dotted_names_directly_in_data_dir(tmp_path):
 @pytest.mark.parametrize("gz", [True, False])
 @pytest.mark.parametrize("case", ["truncated", "magic", "count", "label-range", "empty"])
 def test_corrupt_idx_files_name_the_file(tmp_path, gz, case):
-    good = _idx_bytes(np.zeros((30, 28, 28)))
+    good = idx_bytes(np.zeros((30, 28, 28)))
     role, bad = {
         "truncated": ("train-images-idx3-ubyte", good[:-100]),
         "magic": ("train-images-idx3-ubyte", b"\x01\x02" + good[2:]),
-        "count": ("train-labels-idx1-ubyte", _idx_bytes(np.zeros(29))),
-        "label-range": ("train-labels-idx1-ubyte", _idx_bytes(np.full(30, 12))),
+        "count": ("train-labels-idx1-ubyte", idx_bytes(np.zeros(29))),
+        "label-range": ("train-labels-idx1-ubyte", idx_bytes(np.full(30, 12))),
         "empty": ("train-images-idx3-ubyte", b""),
     }[case]
-    _write_idx(tmp_path / "mnist", gz, **{role: bad})
+    write_idx(tmp_path / "mnist", gz, **{role: bad})
     with pytest.raises(DatasetError, match=role.replace("-labels", "-(images|labels)")):
         load_pair("mnist", 3, 5, data_dir=tmp_path)
 
 
 def test_broken_gzip_stream_names_the_file(tmp_path):
-    _write_idx(tmp_path / "mnist", gz=True)
+    write_idx(tmp_path / "mnist", gz=True)
     path = tmp_path / "mnist" / "t10k-images-idx3-ubyte.gz"
     path.write_bytes(path.read_bytes()[:-30])  # cut inside the deflate stream
     with pytest.raises(DatasetError, match="t10k-images-idx3-ubyte.gz is corrupt"):
@@ -158,7 +100,7 @@ def test_missing_files_say_which_where_and_how(tmp_path):
     assert str(tmp_path / "mnist") in message and str(tmp_path) in message
     assert f"python -m csvm data fetch mnist --data-dir {tmp_path}" in message
     # Half a download: the message says what is there.
-    _write_idx(tmp_path / "mnist", gz=True)
+    write_idx(tmp_path / "mnist", gz=True)
     (tmp_path / "mnist" / "t10k-labels-idx1-ubyte.gz").unlink()
     with pytest.raises(DatasetError, match="Partly there.*train-images-idx3-ubyte.gz"):
         load_pair("mnist", 3, 5, data_dir=tmp_path)
@@ -167,10 +109,10 @@ def test_missing_files_say_which_where_and_how(tmp_path):
 
 
 def test_replaced_file_is_reloaded(tmp_path):
-    _write_idx(tmp_path / "mnist", gz=False)
+    write_idx(tmp_path / "mnist", gz=False)
     first = load_pair("mnist", 3, 5, data_dir=tmp_path)
     labels = tmp_path / "mnist" / "train-labels-idx1-ubyte"
-    labels.write_bytes(_idx_bytes(np.full(30, 3)))
+    labels.write_bytes(idx_bytes(np.full(30, 3)))
     os.utime(labels, ns=(0, 1))  # a different mtime, as a fresh download would have
     second = load_pair("mnist", 3, 5, data_dir=tmp_path)
     assert first.counts["train"] == (3, 3) and second.counts["train"] == (30, 0)
@@ -181,8 +123,8 @@ def test_replaced_file_is_reloaded(tmp_path):
 @pytest.mark.parametrize("str_keys", [False, True])
 def test_cifar_batches_in_every_colour_mode(tmp_path, nested, str_keys):
     sub = tmp_path / "cifar10" if nested else tmp_path
-    _write_cifar(sub / "cifar-10-batches-py", str_keys=str_keys)
-    raw = _batch(seed=0)[b"data"]
+    write_cifar(sub / "cifar-10-batches-py", str_keys=str_keys)
+    raw = cifar_batch(seed=0)[b"data"]
     planes = raw.reshape(-1, 3, 32, 32) / 255.0
     expected = {
         "stacked": ((1, 96, 32), raw.reshape(-1, 1, 96, 32)[0] / 255.0),
@@ -199,7 +141,7 @@ def test_cifar_batches_in_every_colour_mode(tmp_path, nested, str_keys):
 
 
 def test_cifar_class_names_come_from_batches_meta(tmp_path):
-    folder = _write_cifar(tmp_path / "cifar-10-batches-py")
+    folder = write_cifar(tmp_path / "cifar-10-batches-py")
     meta = {b"label_names": [f"thing{i}".encode() for i in range(10)]}
     (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
     d = load_pair("cifar10", 0, "THING7", data_dir=tmp_path)
@@ -219,13 +161,13 @@ class _Evil:
 def test_malicious_pickle_is_refused_and_never_runs(tmp_path):
     marker = tmp_path / "PWNED"
     evil = pickle.dumps({b"data": _Evil(marker), b"labels": [0]}, protocol=2)
-    _write_cifar(tmp_path / "cifar-10-batches-py", first=evil)
+    write_cifar(tmp_path / "cifar-10-batches-py", first=evil)
     with pytest.raises(DatasetError, match=r"data_batch_1.*system.*refused") as info:
         load_pair("cifar10", 0, 1, data_dir=tmp_path)
     assert "nothing was run" in str(info.value)
     assert not marker.exists(), "the pickle must not run code"
     # The same in batches.meta, which is read too.
-    folder = _write_cifar(tmp_path / "other" / "cifar-10-batches-py")
+    folder = write_cifar(tmp_path / "other" / "cifar-10-batches-py")
     (folder / "batches.meta").write_bytes(evil)
     with pytest.raises(DatasetError, match="batches.meta"):
         load_pair("cifar10", 0, 1, data_dir=tmp_path / "other")
@@ -236,7 +178,7 @@ def test_malicious_pickle_is_refused_and_never_runs(tmp_path):
     "case", ["builtins-eval", "truncated", "not-a-dict", "bad-shape", "bad-dtype", "count"]
 )
 def test_corrupt_batches_name_the_file(tmp_path, case):
-    good = pickle.dumps(_batch(), protocol=2)
+    good = pickle.dumps(cifar_batch(), protocol=2)
     bad = {
         "builtins-eval": b"cbuiltins\neval\n(S'1+1'\ntR.",
         "truncated": good[: len(good) // 2],
@@ -245,7 +187,7 @@ def test_corrupt_batches_name_the_file(tmp_path, case):
         "bad-dtype": pickle.dumps({b"data": np.zeros((2, 3072)), b"labels": [0, 1]}),
         "count": pickle.dumps({b"data": np.zeros((2, 3072), np.uint8), b"labels": [0]}),
     }[case]
-    _write_cifar(tmp_path / "cifar-10-batches-py", first=bad)
+    write_cifar(tmp_path / "cifar-10-batches-py", first=bad)
     with pytest.raises(DatasetError, match="data_batch_1"):
         load_pair("cifar10", 0, 1, data_dir=tmp_path)
 
@@ -273,7 +215,7 @@ def test_bad_arguments_say_what_is_valid():
 
 
 def test_class_names_by_name_and_cifar_classes(tmp_path):
-    _write_cifar(tmp_path / "cifar-10-batches-py")
+    write_cifar(tmp_path / "cifar-10-batches-py")
     with pytest.raises(DatasetError, match="airplane, automobile, bird"):
         load_pair("cifar10", "plane", "truck", data_dir=tmp_path)
     d = load_pair("cifar10", "truck", 1, data_dir=tmp_path)
@@ -287,8 +229,8 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
 
     monkeypatch.setattr(socket, "socket", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
-    ds._mnist_5k.cache_clear()
-    ds._offline_split.cache_clear()
+    offline.mnist_5k.cache_clear()
+    offline.offline_split.cache_clear()
     assert DEFAULT_DATASET == "mnist-5k"
     full = load_pair(DEFAULT_DATASET, 3, 5)
     assert full.counts == {"train": (350, 350), "validation": (50, 50), "test": (100, 100)}
@@ -303,7 +245,7 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
     }
     assert not rows["train"] & rows["test"] and not rows["train"] & rows["val"]
     # The split never depends on the run's seed; the n_train subsample does, reproducibly.
-    ds._offline_split.cache_clear()
+    offline.offline_split.cache_clear()
     again = load_pair(DEFAULT_DATASET, 3, 5, random_state=7)
     np.testing.assert_array_equal(full.X_test, again.X_test)
     np.testing.assert_array_equal(full.X_train, again.X_train)
@@ -331,16 +273,20 @@ def test_digits_multiclass_and_images():
 
 # -- where files live ---------------------------------------------------------------------
 def test_data_home_precedence(monkeypatch, tmp_path):
-    assert data_home() == tmp_path / "xdg-cache" / "csvm"
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    assert data_home() == Path.home() / ".cache" / "csvm"
+    # The default is platformdirs' per-user cache folder for "csvm", which on Linux
+    # honours XDG_CACHE_HOME.
+    assert data_home() == Path(platformdirs.user_cache_dir("csvm"))
+    if sys.platform.startswith("linux"):
+        assert data_home() == tmp_path / "xdg-cache" / "csvm"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        assert data_home() == Path.home() / ".cache" / "csvm"
     monkeypatch.setenv("CSVM_DATA_DIR", str(tmp_path / "env"))
     assert data_home() == tmp_path / "env"
     assert data_home(tmp_path / "arg") == tmp_path / "arg"
 
 
 def test_listing_reports_availability_and_location(tmp_path, monkeypatch):
-    _write_idx(tmp_path / "mnist", gz=True)
+    write_idx(tmp_path / "mnist", gz=True)
     monkeypatch.setenv("CSVM_DATA_DIR", str(tmp_path))
     rows = {row["name"]: row for row in list_datasets()}
     assert set(rows) == set(ds.DATASETS)
@@ -352,90 +298,9 @@ def test_listing_reports_availability_and_location(tmp_path, monkeypatch):
     assert rows["cifar10"]["image_shape"] == (1, 96, 32)
 
 
-# -- fetch (local file:// URLs only: no network here) -------------------------------------
-def _md5(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
-
-
-def _serve(monkeypatch, tmp_path, name: str, files: dict[str, bytes], md5s=None) -> None:
-    """Point the fetch sources of ``name`` at local files (a dead mirror first)."""
-    served = tmp_path / "served"
-    served.mkdir(exist_ok=True)
-    sources = {}
-    for filename, data in files.items():
-        (served / filename).write_bytes(data)
-        dead = (served / "missing" / filename).as_uri()
-        md5 = (md5s or {}).get(filename, _md5(data))
-        sources[filename] = (md5, (dead, (served / filename).as_uri()))
-    monkeypatch.setitem(ds._SOURCES, name, sources)
-
-
-def test_fetch_verifies_and_then_loads(tmp_path, monkeypatch):
-    files = {k + ".gz": gzip.compress(v) for k, v in _idx_files().items()}
-    _serve(monkeypatch, tmp_path, "mnist", files)
-    out = io.StringIO()
-    folder = fetch("mnist", data_dir=tmp_path / "data", out=out)
-    assert folder == tmp_path / "data" / "mnist"
-    assert sorted(p.name for p in folder.iterdir()) == sorted(files)  # no .part left over
-    assert "100 %" in out.getvalue()
-    assert load_pair("mnist", 3, 5, data_dir=tmp_path / "data").counts["train"] == (3, 3)
-    fetch("mnist", data_dir=tmp_path / "data", out=out)  # intact files are not fetched again
-    assert "already here and intact" in out.getvalue()
-
-
-def test_fetch_refuses_a_corrupt_download(tmp_path, monkeypatch):
-    files = {k + ".gz": gzip.compress(v) for k, v in _idx_files().items()}
-    _serve(monkeypatch, tmp_path, "mnist", files, md5s={"train-images-idx3-ubyte.gz": "0" * 32})
-    with pytest.raises(DatasetError, match=r"train-images-idx3-ubyte.gz.*md5 .* expected 0{32}"):
-        fetch("mnist", data_dir=tmp_path / "data", out=io.StringIO())
-    folder = tmp_path / "data" / "mnist"
-    assert not (folder / "train-images-idx3-ubyte.gz").exists()
-    assert not list(folder.glob("*.part"))
-    # Through the CLI: exit status 1 and the reason on stderr.
-    status = main_data(["fetch", "mnist", "--data-dir", str(tmp_path / "data")])
-    assert status == 1
-
-
-def test_fetch_cifar_archive(tmp_path, monkeypatch):
-    folder = _write_cifar(tmp_path / "build" / "cifar-10-batches-py")
-    archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
-        tar.add(folder, arcname="cifar-10-batches-py")
-    _serve(monkeypatch, tmp_path, "cifar10", {"cifar-10-python.tar.gz": archive.getvalue()})
-    where = fetch("cifar10", data_dir=tmp_path / "data", out=io.StringIO())
-    assert where == tmp_path / "data" / "cifar10" / "cifar-10-batches-py"
-    assert not (tmp_path / "data" / "cifar-10-python.tar.gz").exists()
-    assert load_pair("cifar10", 0, 1, data_dir=tmp_path / "data").counts["test"] == (2, 2)
-
-
-def test_fetch_openml_writes_idx(tmp_path, monkeypatch):
-    import sklearn.datasets
-    from sklearn.utils import Bunch
-
-    X = np.zeros((70_000, 784), np.uint8)
-    X[:, 400] = np.arange(70_000) % 256
-    y = (np.arange(70_000) % 10).astype(str)
-    calls = []
-
-    def fake_fetch_openml(name, **kwargs):
-        calls.append(name)
-        return Bunch(data=X, target=y)
-
-    monkeypatch.setattr(sklearn.datasets, "fetch_openml", fake_fetch_openml)
-    fetch("fashion-mnist", data_dir=tmp_path, source="openml", out=io.StringIO())
-    assert calls == ["Fashion-MNIST"]
-    d = load_pair("fashion-mnist", "Bag", "Coat", data_dir=tmp_path)
-    assert d.counts["test"] == (1000, 1000) and d.counts["train"] == (5000, 5000)
-    # The first test image of the pair is test image 4, a Coat.
-    np.testing.assert_allclose(d.X_test[0].ravel() * 255, X[60_004], atol=1e-4)
-    # For MNIST the canonical md5s are known: data in another order is refused.
-    with pytest.raises(DatasetError, match="does not reproduce the canonical"):
-        fetch("mnist", data_dir=tmp_path, source="openml", out=io.StringIO())
-
-
 # -- command line -------------------------------------------------------------------------
 def test_cli_data_list(tmp_path, capsys):
-    _write_cifar(tmp_path / "cifar10" / "cifar-10-batches-py")
+    write_cifar(tmp_path / "cifar10" / "cifar-10-batches-py")
     assert cli_main(["data", "list", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"data folder: {tmp_path}" in out

@@ -1,0 +1,222 @@
+"""Is a difference in test accuracy real?  Wilson intervals and the exact McNemar test.
+
+Two models scored on the same test images are not independent samples, so comparing their
+two accuracy intervals understates what the data can tell apart.  McNemar's test looks only
+at the images the models disagree on: ``b`` images only model A gets right, ``c`` images
+only model B gets right.  If the models were equally good, each disagreement would go
+either way with probability 1/2, so under that hypothesis ``b ~ Binomial(b + c, 1/2)`` and
+the exact two-sided p-value is ``min(1, 2 * P(X <= min(b, c)))``.
+
+One model's accuracy alone gets a Wilson score interval, which (unlike the normal
+approximation ``p +- z sqrt(p (1 - p) / n)``) stays inside [0, 1] and is not degenerate at
+0 or n correct answers — the usual case for a good model on an easy pair.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy.stats import binom, norm
+
+__all__ = [
+    "SIGNIFICANCE_LEVEL",
+    "McNemarResult",
+    "describe_difference",
+    "format_accuracy",
+    "format_p",
+    "mcnemar_exact",
+    "mcnemar_p",
+    "wilson_interval",
+]
+
+#: The level below which :func:`describe_difference` calls a difference significant.
+SIGNIFICANCE_LEVEL = 0.05
+
+
+def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion of ``k`` successes out of ``n``.
+
+    Parameters
+    ----------
+    k : int
+        Successes (correctly classified test images), ``0 <= k <= n``.
+    n : int
+        Trials (test images), at least 1.
+    confidence : float, default=0.95
+        Two-sided coverage, strictly between 0 and 1.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Bounds in [0, 1]; ``low`` is exactly 0 when ``k == 0`` and ``high`` exactly 1 when
+        ``k == n``.
+
+    Raises
+    ------
+    ValueError
+        When ``n < 1``, ``k`` is outside ``[0, n]`` or ``confidence`` outside (0, 1).
+    """
+    k_int, n_int = _count("k", k), _count("n", n)
+    if n_int < 1:
+        raise ValueError(f"n must be at least 1 (the number of test images), got {n!r}.")
+    if not 0 <= k_int <= n_int:
+        raise ValueError(f"k must be between 0 and n={n_int}, got {k!r}.")
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}.")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = k_int / n_int
+    z2n = z * z / n_int
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n_int + z2n / (4 * n_int))
+    # At k = 0 (k = n) the lower (upper) bound is 0 (1) in exact arithmetic; round-off
+    # would otherwise leave -1e-17 or 0.9999999999999999.
+    low = 0.0 if k_int == 0 else max(0.0, centre - half)
+    high = 1.0 if k_int == n_int else min(1.0, centre + half)
+    return low, high
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be a whole number of images, got {value!r}.")
+    return int(value)
+
+
+class McNemarResult(NamedTuple):
+    """The outcome of :func:`mcnemar_exact` for models A and B on one test set.
+
+    Attributes
+    ----------
+    b : int
+        Test images only model A classifies correctly.
+    c : int
+        Test images only model B classifies correctly.
+    p_value : float
+        Exact two-sided p-value of "A and B are equally accurate".
+    diff_points : float
+        Accuracy of A minus accuracy of B, in percentage points: ``100 (b - c) / n``.
+    diff_images : int
+        ``b - c``: how many more test images A gets right than B.
+    """
+
+    b: int
+    c: int
+    p_value: float
+    diff_points: float
+    diff_images: int
+
+
+def mcnemar_exact(y_true: Any, pred_a: Any, pred_b: Any) -> McNemarResult:
+    """Exact McNemar test of two classifiers' predictions on the same test images.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True labels.
+    pred_a, pred_b : array-like of shape (n,)
+        Predictions of models A and B for the same images, in the same order.
+
+    Returns
+    -------
+    McNemarResult
+        ``p_value = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2))``, and 1 when the models
+        never disagree in correctness (``b + c == 0``).
+
+    Raises
+    ------
+    ValueError
+        When the three arrays are not one-dimensional of the same non-zero length.
+    """
+    y_true, pred_a, pred_b = (np.asarray(v) for v in (y_true, pred_a, pred_b))
+    shapes = {"y_true": y_true.shape, "pred_a": pred_a.shape, "pred_b": pred_b.shape}
+    if any(len(s) != 1 for s in shapes.values()) or len(set(shapes.values())) != 1:
+        raise ValueError(
+            "y_true, pred_a and pred_b must be 1-D and of the same length (one entry per "
+            f"test image, in the same order); got shapes {shapes}."
+        )
+    n = len(y_true)
+    if n == 0:
+        raise ValueError("McNemar's test needs at least one test image; the arrays are empty.")
+    right_a = pred_a == y_true
+    right_b = pred_b == y_true
+    b = int(np.count_nonzero(right_a & ~right_b))
+    c = int(np.count_nonzero(~right_a & right_b))
+    return McNemarResult(
+        b=b,
+        c=c,
+        p_value=mcnemar_p(b, c),
+        diff_points=100.0 * (b - c) / n,
+        diff_images=b - c,
+    )
+
+
+def mcnemar_p(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value from the two discordant counts.
+
+    Parameters
+    ----------
+    b, c : int
+        Images only model A (``b``) or only model B (``c``) gets right; both >= 0.
+
+    Returns
+    -------
+    float
+        ``min(1, 2 * BinomCDF(min(b, c); b + c, 1/2))``; 1 when ``b + c == 0``.
+    """
+    b, c = _count("b", b), _count("c", c)
+    if b < 0 or c < 0:
+        raise ValueError(f"b and c count images and must be >= 0, got b={b}, c={c}.")
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * binom.cdf(min(b, c), b + c, 0.5)))
+
+
+def format_p(p: float) -> str:
+    """A p-value for a sentence: two significant figures, "< 0.001" below that."""
+    if p < 0.001:
+        return "< 0.001"
+    if p < 0.01:
+        return f"= {p:.3f}"
+    return f"= {p:.2f}"
+
+
+def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:
+    """One sentence on whether A and B differ on this test set.
+
+    Parameters
+    ----------
+    name_a, name_b : str
+        Labels of the two models, e.g. "K-CSVM" and "plain SVM".
+    result : McNemarResult
+        From :func:`mcnemar_exact` with A's predictions first.
+
+    Returns
+    -------
+    str
+        E.g. "K-CSVM vs plain SVM: +0.24 points (5 images), p = 0.41 — not a significant
+        difference"; a significant one names the better model.
+    """
+    images = result.diff_images
+    unit = "image" if abs(images) == 1 else "images"
+    head = (
+        f"{name_a} vs {name_b}: {result.diff_points:+.2f} points ({images} {unit}), "
+        f"p {format_p(result.p_value)}"
+    )
+    if result.p_value < SIGNIFICANCE_LEVEL:
+        better = name_a if images > 0 else name_b
+        return f"{head} — a significant difference ({better} better, p < {SIGNIFICANCE_LEVEL})"
+    return f"{head} — not a significant difference"
+
+
+def format_accuracy(k: int, n: int, confidence: float = 0.95) -> str:
+    """Accuracy with its Wilson interval, e.g. "98.32 % (97.63–98.82)".
+
+    Parameters
+    ----------
+    k, n : int
+        Correctly classified and total test images.
+    confidence : float, default=0.95
+    """
+    low, high = wilson_interval(k, n, confidence)
+    return f"{100 * k / n:.2f} % ({100 * low:.2f}–{100 * high:.2f})"
