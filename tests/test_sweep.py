@@ -82,3 +82,26 @@ def test_sweep_page_refuses_bad_values():
     at.text_input(key="sw_x_values").set_value("0.01, lots").run()
     assert any("not a number" in e.value for e in at.error)
     assert at.button(key="sw_start").disabled
+
+
+def test_run_sweep_in_order_and_a_stop_leaves_the_rest_unrun():
+    from csvm.sweeps import run_sweep, sweep_rows
+
+    base = {**DEFAULT_CONFIG, "n_train": 60, "n_iter": 2}
+    cells = sweep_configs(base, "lam", [0.01, 0.1], "eta", [0.05, 0.1])
+    results = run_sweep(cells, n_jobs=2)
+    assert all(r is not None for r in results)
+    # Cells are seeded by their configuration: any order, any thread, the same result.
+    assert results[3]["val_accuracy"] == run_validation(lambda e: None, cells[3])["val_accuracy"]
+    rows = sweep_rows(cells, results, "lam", "eta")
+    assert [(r["lam"], r["eta"]) for r in rows] == [
+        (0.01, 0.05),
+        (0.1, 0.05),
+        (0.01, 0.1),
+        (0.1, 0.1),
+    ]
+    assert rows[0]["val_accuracy"] == results[0]["val_accuracy"]
+    seen = []
+    stopped = run_sweep(cells, n_jobs=1, on_result=lambda i, r: seen.append(i) or False)
+    assert seen == [0] and stopped[0] is not None and stopped[1:] == [None] * 3
+    assert sweep_rows(cells, stopped, "lam", "eta")[1]["val_accuracy"] is None
