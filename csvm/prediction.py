@@ -9,8 +9,8 @@ the support vectors' maps.  By adjointness ``(C_f x) . z_sv = x . (C_f^T z_sv)``
 support vector's map is projected back once onto image space (``C_f^T z_sv`` is the full
 convolution of the map with the filter) and every dot product of every model becomes one
 float32 BLAS product ``X (n x D) @ G^T (D x sum_k s_k)``: no test feature map is formed.
-The RBF kernel also needs ``|z|^2``; those norms come from one stacked correlation of the
-test images with all the models' filters at once (:func:`stacked_correlate`).  An L-CSVM
+The RBF kernel also needs ``|z|^2 = f^T (P^T P) f`` (P the image's patch matrix): one
+small Gram matrix per image serves every model's filter (:func:`map_sq_norms`).  An L-CSVM
 is linear in the image, ``w . C_f x = x . C_f^T w``, so all of them together are one
 matrix product.
 
@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from csvm.kernels import _apply
 
-__all__ = ["backproject", "decisions", "stacked_correlate"]
+__all__ = ["backproject", "decisions", "map_sq_norms", "stacked_correlate"]
 
 #: Bytes allowed for one chunk's temporaries (the dot products of a chunk of rows).
 _CHUNK_BYTES = 64 * 2**20
@@ -68,6 +68,27 @@ def backproject(maps: np.ndarray, filters: np.ndarray, image_shape: Sequence[int
     return out
 
 
+def _patches(X4: np.ndarray, p: int, q: int, image_major: bool) -> np.ndarray:
+    """The patch (im2col) values of every image, tap-major so that every copy is contiguous.
+
+    Returns float32 ``(n, C*p*q, H'*W')`` when ``image_major``, else ``(C*p*q, n, H'*W')``;
+    taps in the order of ``filters.reshape(K, C*p*q)``.
+    """
+    n, c, h, w = X4.shape
+    h2, w2 = h - p + 1, w - q + 1
+    shape = (n, c, p, q, h2, w2) if image_major else (c, p, q, n, h2, w2)
+    patches = np.empty(shape, dtype=np.float32)
+    for a in range(p):
+        for b in range(q):
+            window = X4[:, :, a : a + h2, b : b + w2]
+            if image_major:
+                patches[:, :, a, b] = window
+            else:
+                patches[:, a, b] = window.transpose(1, 0, 2, 3)
+    d = c * p * q
+    return patches.reshape((n, d, h2 * w2) if image_major else (d, n, h2 * w2))
+
+
 def stacked_correlate(X4: np.ndarray, filters: np.ndarray) -> np.ndarray:
     """Correlation of every image with a stack of filters as one BLAS product.
 
@@ -84,13 +105,28 @@ def stacked_correlate(X4: np.ndarray, filters: np.ndarray) -> np.ndarray:
     """
     K, c, p, q = filters.shape
     n, _, h, w = X4.shape
-    h2, w2 = h - p + 1, w - q + 1
-    patches = np.empty((n, h2, w2, c, p, q), dtype=np.float32)
-    for a in range(p):
-        for b in range(q):
-            patches[..., a, b] = X4[:, :, a : a + h2, b : b + w2].transpose(0, 2, 3, 1)
     F = np.asarray(filters, dtype=np.float32).reshape(K, -1)
-    return (F @ patches.reshape(-1, c * p * q).T).reshape(K, n, h2, w2)
+    patches = _patches(X4, p, q, image_major=False)
+    return (F @ patches.reshape(len(patches), -1)).reshape(K, n, h - p + 1, w - q + 1)
+
+
+def map_sq_norms(X4: np.ndarray, filters: np.ndarray) -> np.ndarray:
+    """``|C_f x|^2`` for every image and every filter, without forming the maps.
+
+    With P the patch matrix of x, ``C_f x = P f``, so ``|C_f x|^2 = f^T (P^T P) f``: one
+    small Gram matrix per image (C*p*q square) serves every filter, where the maps of 45
+    filters would be 45 x H' x W' floats per image to write and read back.
+
+    Returns
+    -------
+    float64 array (n, K)
+    """
+    K, c, p, q = filters.shape
+    P = _patches(X4, p, q, image_major=True)
+    gram = np.matmul(P, P.transpose(0, 2, 1)).reshape(len(X4), -1).astype(np.float64)
+    F = np.asarray(filters, dtype=np.float64).reshape(K, c * p * q)
+    outer = (F[:, :, None] * F[:, None, :]).reshape(K, -1)
+    return gram @ outer.T
 
 
 def _kind(model: Any) -> str:
@@ -162,7 +198,8 @@ def _kernel_group(
     G = np.concatenate(
         [backproject(m.Z_sv, m.filters, X4.shape[1:]).reshape(len(m.Z_sv), -1) for m in models]
     )
-    owner = np.repeat(np.arange(len(models)), [len(m.dual_coef) for m in models])
+    bounds = np.cumsum([0] + [len(m.dual_coef) for m in models])
+    owner = np.repeat(np.arange(len(models)), np.diff(bounds))
     a = np.concatenate([np.asarray(m.dual_coef, dtype=np.float64) for m in models])
     A = np.zeros((len(a), len(models)))  # block-diagonal: model k's a_i in column k
     A[np.arange(len(a)), owner] = a
@@ -175,7 +212,10 @@ def _kernel_group(
             [np.square(m.Z_sv.reshape(len(m.Z_sv), -1), dtype=np.float64).sum(1) for m in models]
         )
         stack = np.concatenate([np.asarray(m.filters) for m in models])
-        filter_owner = np.repeat(np.arange(len(models)), [len(m.filters) for m in models])
+        # One-hot (filters, models): a model's |z|^2 sums its filters' map norms.
+        filter_owner = np.repeat(np.eye(len(models)), [len(m.filters) for m in models], axis=0)
+        # K @ [A, A_err, |A|]: decisions and both parts of the bound in one product.
+        A_all = np.hstack([A, A_err, np.abs(A)])
     n = len(X4)
     X = X4.reshape(n, -1).astype(dtype, copy=False)
     out, err = np.empty((n, len(models))), np.empty((n, len(models)))
@@ -186,28 +226,29 @@ def _kernel_group(
         u_x = _F32_REL * np.linalg.norm(X[rows], axis=1).astype(np.float64)[:, None]
         # |round-off of z . z_sv| <= u |x| |C^T z_sv|, propagated through |dK/dg|.
         if kernel == "rbf":  # K = exp(-gamma d2), d2 = |z|^2 + |z'|^2 - 2 z.z'
-            maps = stacked_correlate(X4[rows], stack)
-            per_filter = np.einsum("knhw,knhw->nk", maps, maps, dtype=np.float64)
-            sq = np.zeros((len(per_filter), len(models)))
-            np.add.at(sq.T, filter_owner, per_filter.T)
-            sq_rows = sq[:, owner]
+            sq = map_sq_norms(X4[rows], stack) @ filter_owner  # (rows, models)
             K *= -2.0
-            K += sq_rows
+            for k in range(len(models)):
+                K[:, bounds[k] : bounds[k + 1]] += sq[:, k : k + 1]
             K += sq_sv
             np.maximum(K, 0.0, out=K)
             K *= -gamma
             np.exp(K, out=K)
-            err[rows] = gamma * (2 * u_x * (K @ A_err) + _F32_REL * (K * sq_rows) @ np.abs(A))
-        else:  # K = (gamma g + c)^d, so |dK/dg| = d gamma |K|^((d-1)/d)
-            K = _apply(K, "poly", degree, gamma, coef0, None, None)
-            # The bound needs no precision: float32, and sqrt rather than power for d = 2.
-            if degree == 1:
-                slope = np.ones(K.shape, dtype=np.float32)
-            elif degree == 2:
-                slope = np.sqrt(np.abs(K, dtype=np.float32))
-            else:
-                slope = np.abs(K, dtype=np.float32) ** np.float32((degree - 1) / degree)
-            err[rows] = degree * gamma * u_x * (slope @ A_err)
+            m = len(models)
+            prods = K @ A_all
+            out[rows] = prods[:, :m] + b
+            err[rows] = gamma * (2 * u_x * prods[:, m : 2 * m] + _F32_REL * sq * prods[:, 2 * m :])
+            continue
+        # K = (gamma g + c)^d, so |dK/dg| = d gamma |K|^((d-1)/d)
+        K = _apply(K, "poly", degree, gamma, coef0, None, None)
+        # The bound needs no precision: float32, and sqrt rather than power for d = 2.
+        if degree == 1:
+            slope = np.ones(K.shape, dtype=np.float32)
+        elif degree == 2:
+            slope = np.sqrt(np.abs(K, dtype=np.float32))
+        else:
+            slope = np.abs(K, dtype=np.float32) ** np.float32((degree - 1) / degree)
+        err[rows] = degree * gamma * u_x * (slope @ A_err)
         out[rows] = K @ A + b
     return out, err
 
