@@ -249,7 +249,8 @@ class KernelCSVM(BaseCSVM):
     Attributes
     ----------
     classes_, filters_ (n_classifiers, n_filters, p, q), filter_shape_, history_,
-    estimators_, support_, dual_coef_ (two classes), n_features_in_, stopped_.
+    estimators_, support_, dual_coef_, n_support_, intercept_, pairs_ (see BaseCSVM),
+    n_features_in_, stopped_.
     """
 
     _model_name = "kcsvm"

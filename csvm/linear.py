@@ -155,8 +155,8 @@ class LinearCSVM(BaseCSVM):
 
     Attributes
     ----------
-    classes_, filters_, filter_shape_, coef_ (two classes: w), intercept_, history_,
-    estimators_, n_features_in_, stopped_.
+    classes_, filters_, filter_shape_, coef_ (w per classifier), intercept_, support_,
+    pairs_ (see BaseCSVM), history_, estimators_, n_features_in_, stopped_.
     """
 
     _model_name = "lcsvm"
@@ -285,13 +285,3 @@ class LinearCSVM(BaseCSVM):
             stacklevel=2,
         )
         return True
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """Weights w of the linear SVM on the feature maps (two-class problems)."""
-        return self.estimators_[0].w
-
-    @property
-    def intercept_(self) -> float:
-        """Bias b (two-class problems)."""
-        return self.estimators_[0].intercept

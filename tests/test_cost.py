@@ -64,9 +64,10 @@ def test_estimate_is_within_a_factor_of_3_of_a_measured_run(job):
     """CPU seconds of the classroom run on the built-in MNIST digits, as a worker runs it."""
     from threadpoolctl import threadpool_limits
 
-    from csvm.experiments import DEFAULT_CONFIG, load_data, run_model
+    from csvm.config import RunConfig
+    from csvm.runs import load_data, run_model
 
-    config = {**DEFAULT_CONFIG, "n_train": 700}
+    config = {**RunConfig().to_dict(), "n_train": 700}
     data = load_data(config)
     started = []
 
