@@ -135,8 +135,18 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     pool = get_pool()
     me = owner()
     pool.cancel_owner(me, group="train")
-    run_id = uuid.uuid4().hex[:8]
     models = ["csvm", *config.baselines]
+    mine = pool.stats()["owners"].get(me, {})
+    active = mine.get("queued", 0) + mine.get("running", 0)
+    if active + len(models) > pool.settings.max_active_per_owner:
+        st.error(
+            f"This browser already has {active} jobs queued or running (sweeps, lab "
+            f"landscapes) and the server allows {pool.settings.max_active_per_owner}: wait "
+            "for them to finish or stop one, then press Start again.",
+            icon=":material/block:",
+        )
+        return None
+    run_id = uuid.uuid4().hex[:8]
     jobs = {}
     try:
         for model in models:

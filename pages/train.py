@@ -18,6 +18,7 @@ import streamlit as st
 from csvm import figures
 from csvm.ablation import run_ablation
 from csvm.config import MODEL_LABELS, RunConfig
+from csvm.cost import estimate_seconds, format_duration
 from csvm.persistence import export_run
 from csvm.runs import pinned_indices, progress, result_rows, step_events
 from csvm.summary import comparisons, headline
@@ -133,7 +134,8 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         play["stop_at"] = time.monotonic()
         play["paused"] = False
         play["jump"] = True  # a stopped run shows its last step at once, not at the pace
-        st.toast("Stopping: the run keeps what it has learned and is tested with it.")
+        _wait_for_end(run, _STOP_GRACE)
+        st.rerun()
     label, icon = (
         ("Resume", ":material/play_arrow:")
         if play["paused"]
@@ -171,6 +173,13 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         if no.button("Keep it", key="confirm_no"):
             st.session_state.pop("confirm_replace")
             st.rerun()
+
+
+def _wait_for_end(run: dict, seconds: float) -> None:
+    """Wait (briefly) for a run asked to stop, so the next draw already says "stopped"."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and is_running(poll_run(run)):
+        time.sleep(0.05)
 
 
 def _start(config: RunConfig) -> None:
@@ -514,6 +523,24 @@ def _errors(config: RunConfig):
     return errors, data
 
 
+def _estimate(config: RunConfig, data) -> None:
+    """How long the run will take (cost model measured in bench/bench_cost.py), and a
+    clear word when it exceeds the server's limit per job."""
+    seconds = estimate_seconds(
+        config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
+    )
+    limit = get_pool().settings.max_job_seconds
+    text = f"Estimated training time: about {format_duration(seconds)} on a free core."
+    if limit and seconds > limit:
+        st.warning(
+            f"{text} This server stops a job after {format_duration(limit)} of CPU "
+            "(CSVM_MAX_JOB_SECONDS): use fewer images, iterations or filters.",
+            icon=":material/timer:",
+        )
+    else:
+        st.caption(text)
+
+
 def page() -> None:
     """The Train page: settings, controls, the live fragment, results."""
     config = sidebar()
@@ -528,6 +555,8 @@ def page() -> None:
     controls(config, current, views, errors)
     for message in errors:
         st.error(md_escape(message))
+    if data is not None and not errors:
+        _estimate(config, data)
     if current is None:
         _welcome(data)
         return

@@ -53,7 +53,7 @@ def test_stop_during_a_long_svm_solve(pool):
     process = pool._jobs[job].worker.process
     assert process.is_alive()
     t0 = time.perf_counter()
-    pool.cancel(job)
+    pool.cancel(job, None)  # the server itself
     while process.is_alive() and time.perf_counter() - t0 < 2.0:
         time.sleep(0.02)
     assert not process.is_alive(), "the worker must be gone within 2 s"
@@ -91,9 +91,9 @@ def test_third_job_waits_and_reports_its_place(pool):
     assert pool.poll(c).state == "queued"
     assert pool.poll(c).place == 1
     wait_for(pool, a, {"running"})
-    pool.cancel(a)
+    pool.cancel(a, None)  # the server itself
     assert wait_for(pool, c, {"done"}).result["total"] == 1
-    pool.cancel(b)
+    pool.cancel(b, None)  # the server itself
     assert pool.poll(b).state == "stopped"
 
 
@@ -142,7 +142,7 @@ def test_unpicklable_result_is_an_error_and_queued_cancel_is_stopped():
         bad = pool.submit(targets.unpicklable_result, {})
         waiting = pool.submit(targets.count, {"n": 1})
         assert pool.poll(waiting).place == 1
-        pool.cancel(waiting)
+        pool.cancel(waiting, None)  # the server itself
         view = pool.poll(waiting)
         assert view.state == "stopped" and view.place is None and view.started_at is None
         view = wait_for(pool, bad, {"error"})
@@ -622,7 +622,7 @@ def test_ended_workers_are_reaped_promptly():
         stopped = pool.submit(targets.sleeper, {"seconds": 30})
         wait_for(pool, done, {"done"})
         wait_for(pool, stopped, {"running"})
-        pool.cancel(stopped)
+        pool.cancel(stopped, None)  # the server itself
         _wait_until_reaped(pool)
     finally:
         pool.shutdown()
@@ -642,7 +642,7 @@ def test_stop_shows_within_a_second_on_a_loaded_pool():
                 time.sleep(0.05)
             process = pool._jobs[victim].worker.process
             t0 = time.perf_counter()
-            pool.cancel(victim)
+            pool.cancel(victim, None)  # the server itself
             state = pool.poll(victim).state
             latencies.append(time.perf_counter() - t0)
             assert state == "stopped"
@@ -651,7 +651,7 @@ def test_stop_shows_within_a_second_on_a_loaded_pool():
             assert not process.is_alive(), "the process ends soon after, outside the lock"
         assert max(latencies) < 1.0, latencies
         assert pool.poll(chatty).state in ("running", "done")
-        pool.cancel(busy)
+        pool.cancel(busy, None)  # the server itself
     finally:
         pool.shutdown()
 
@@ -678,7 +678,7 @@ def test_phase_says_what_a_job_is_waiting_for(monkeypatch):
             time.sleep(0.02)
         assert phases == ["waiting for a worker", "importing", "running"], phases
         assert pool.poll(second).phase == "queued (place 1)"
-        pool.cancel(first)
+        pool.cancel(first, None)  # the server itself
         assert wait_for(pool, second, {"done"}).phase == "done"
         # spawned workers are this process's children: a stopped one and one that
         # ended by itself must both be reaped with no further poll

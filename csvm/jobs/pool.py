@@ -309,7 +309,7 @@ class JobPool:
                 if (owner is None or j.owner == owner) and (group is None or j.group == group)
             ]
 
-    def cancel(self, job_id: str, owner: str | None = None) -> None:
+    def cancel(self, job_id: str, owner: str | None) -> None:
         """Stop a job: a queued one leaves the queue, a running one's process ends.
 
         The job's state is "stopped" when this returns; its process is signalled and
