@@ -375,6 +375,8 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             return self._fit(X, y, callback)
 
     def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
+        # Over 80 lines on purpose: one SGD loop whose in-place updates share a dozen
+        # buffers (weights, spare weights, velocities); split up, they would be passed around.
         if y is None:
             raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
         X4 = self._images(X, reset=True)

@@ -163,6 +163,18 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     def _check_dependent_params(self) -> None:
         """Rules between parameters that a per-parameter table cannot state."""
 
+    def _resolve_filters(self, image_shape: tuple[int, ...]) -> None:
+        """Set ``filter_shape_`` (and the checked ``init_filters``) for these images."""
+        self._start_filters = None
+        if self.init_filters is not None:
+            self._start_filters = check_init_filters(
+                self.init_filters, self.n_filters, image_shape[0], self.filter_shape
+            )
+            self.filter_shape_ = tuple(int(s) for s in self._start_filters.shape[-2:])
+        else:
+            self.filter_shape_ = resolve_filter_shape(self.filter_shape, image_shape)
+        map_shape(image_shape[-2:], self.filter_shape_)
+
     def _first_filters(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
         """``init_filters`` when given, else uniform random weights with unit L1 norm: each
         map starts as a local weighted average of the image, the scale at which the
@@ -210,15 +222,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
-        self._start_filters = None
-        if self.init_filters is not None:
-            self._start_filters = check_init_filters(
-                self.init_filters, self.n_filters, X4.shape[1], self.filter_shape
-            )
-            self.filter_shape_ = tuple(int(s) for s in self._start_filters.shape[-2:])
-        else:
-            self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
-        map_shape(X4.shape[-2:], self.filter_shape_)
+        self._resolve_filters(X4.shape[1:])
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
             raise ValueError(

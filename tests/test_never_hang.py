@@ -26,7 +26,9 @@ def _inseparable(n=100, scale=1000.0, seed=0):
 
 def test_hard_margin_on_inseparable_unscaled_data_stops_at_the_default_bound():
     X, y = _inseparable()
-    clf = KernelCSVM(image_shape=(8, 8), filter_shape=(3, 3), n_iter=2, eta=0.0, random_state=0)
+    clf = KernelCSVM(
+        image_shape=(8, 8), filter_shape=(3, 3), C=None, n_iter=2, eta=0.0, random_state=0
+    )
     assert clf.svm_max_iter == 10**6
     with pytest.warns(SVMIterationWarning, match="stopped at its iteration bound") as record:
         clf.fit(X, y)
@@ -41,7 +43,13 @@ def test_hard_margin_on_inseparable_unscaled_data_stops_at_the_default_bound():
 def test_divergence_after_hitting_the_bound_names_the_cause():
     X, y = _inseparable()
     clf = KernelCSVM(
-        image_shape=(8, 8), filter_shape=(3, 3), n_iter=5, svm_max_iter=10**4, random_state=0
+        image_shape=(8, 8),
+        filter_shape=(3, 3),
+        C=None,
+        step="constant",
+        n_iter=5,
+        svm_max_iter=10**4,
+        random_state=0,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

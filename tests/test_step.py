@@ -62,15 +62,18 @@ def test_relative_step_with_zero_eta_keeps_the_filter_and_refuses_a_zero_filter(
     seen, _ = _moves(40, "relative", 0.0, n_iter=3)
     np.testing.assert_array_equal(seen[0]["filters"], seen[-1]["filters"])
     X, y = _blobs(40)
-    clf = KernelCSVM(
-        image_shape=(10, 10), step="relative", n_iter=2, init_filters=np.zeros((3, 3))
-    )
+    clf = KernelCSVM(image_shape=(10, 10), step="relative", n_iter=2, init_filters=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="must not be all zeros"):
         clf.fit(X, y)
 
 
-def test_default_step_is_still_the_thesis_constant():
-    assert KernelCSVM().step == "constant"
+def test_defaults_are_the_scale_free_ones_and_the_thesis_is_explicit():
+    """KernelCSVM() steps relatively with a finite C (it must work on any data); the
+    thesis's raw step and hard margin are one argument away."""
+    default = KernelCSVM()
+    assert (default.step, default.eta, default.C) == ("relative", 0.1, 1.0)
+    thesis = _thesis_kcsvm("constant", 25)
+    assert (thesis.step, thesis.eta, thesis.C) == ("constant", 0.1, None)
 
 
 # --- real data (the thesis's protocol) --------------------------------------------------
