@@ -283,7 +283,9 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         as each one finishes; returning False cancels the sub-problems not yet started.
         """
         worker = clone(self)
+        # What fit() resolved before dispatching: the workers get an unfitted clone.
         worker._image_shape, worker.n_features_in_ = self._image_shape, self.n_features_in_
+        worker._start_filters, worker.filter_shape_ = self._start_filters, self.filter_shape_
         collect = callback is not None
         args = [
             (worker, X4[t["index"]], t["y"], rngs[k], bases[k], collect)

@@ -136,11 +136,13 @@ def run_validation(
     except DivergenceError as exc:
         diverged = str(exc)
     seconds = time.perf_counter() - start
+    # The last training step (a divergence event, if any, comes after it and has no T).
+    steps = [e for e in clf.history_ if e["kind"] in ("iteration", "half_step")]
     result = {
         "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
         "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
         "seconds": seconds,
-        "objective": clf.history_[-1]["objective"] if clf.history_ else None,
+        "objective": steps[-1]["objective"] if steps else None,
         "diverged": diverged,
     }
     emit({"kind": "result", "model": "sweep", **result})

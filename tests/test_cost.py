@@ -72,7 +72,7 @@ def test_estimate_is_within_a_factor_of_3_of_a_measured_run(job):
     started = []
 
     def emit(event):
-        if event.get("step") == "start" and not started:
+        if event["kind"] == "start" and not started:
             started.append(time.process_time())
 
     with threadpool_limits(1):
