@@ -8,7 +8,7 @@ import streamlit as st
 
 
 def main() -> None:
-    from pages.common import url_extra
+    from pages.common import restore_view_from_url, url_extra
     from pages.settings import restore_from_url, sync_url
 
     st.set_page_config(
@@ -21,12 +21,14 @@ def main() -> None:
         st.Page("pages/train.py", title="Train", icon=":material/model_training:", default=True),
         st.Page("pages/compare.py", title="Compare runs", icon=":material/compare:"),
         st.Page("pages/sweep.py", title="Sweep", icon=":material/grid_view:"),
+        st.Page("pages/filter_lab.py", title="Filter lab", icon=":material/tune:"),
         st.Page("pages/about.py", title="About", icon=":material/menu_book:"),
     ]
     page = st.navigation(pages)
     # The settings live in the session and in the URL on every page, so leaving the Train
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
+    restore_view_from_url()
     sync_url(url_extra())
     if st.session_state.get("projector"):
         st.html(

@@ -29,10 +29,17 @@ def _reproduce(argv: list[str]) -> int:
     return main_reproduce(argv)
 
 
+def _sweep(argv: list[str]) -> int:
+    from csvm.cli_sweep import main_sweep
+
+    return main_sweep(argv)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "data": _data,
     "train": _train,
     "reproduce": _reproduce,
+    "sweep": _sweep,
 }
 
 

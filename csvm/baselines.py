@@ -55,6 +55,7 @@ def make_plain_svm(
     linear: bool = False,
     lam_w: float | None = None,
     n_samples: int | None = None,
+    max_iter: int = 10**6,
 ) -> Pipeline:
     """The plain SVM on raw pixels that matches a CSVM: same kernel, degree, gamma, coef0, C.
 
@@ -71,6 +72,10 @@ def make_plain_svm(
         The L-CSVM's weight regularisation; needed when ``linear``.
     n_samples : int, optional
         Training-set size; needed when ``linear``.
+    max_iter : int
+        Bound on LIBSVM's iterations, as the CSVMs' ``svm_max_iter``: a hard-margin solve
+        on data that are not separable in the kernel then ends (with scikit-learn's
+        ConvergenceWarning) instead of running on.
 
     Returns
     -------
@@ -91,7 +96,7 @@ def make_plain_svm(
                 "make_plain_svm(linear=True) needs lam_w and n_samples: "
                 "C = 1 / (lam_w * n_samples)."
             )
-        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)))
+        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)), max_iter=max_iter)
     else:
         svc = SVC(
             kernel=kernel,
@@ -99,6 +104,7 @@ def make_plain_svm(
             gamma=gamma,
             coef0=coef0,
             C=HARD_MARGIN_C if C is None else float(C),
+            max_iter=max_iter,
         )
     return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
 
@@ -369,6 +375,8 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             return self._fit(X, y, callback)
 
     def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
+        # Over 80 lines on purpose: one SGD loop whose in-place updates share a dozen
+        # buffers (weights, spare weights, velocities); split up, they would be passed around.
         if y is None:
             raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
         X4 = self._images(X, reset=True)

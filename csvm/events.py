@@ -17,6 +17,10 @@ divergence :class:`DivergenceEvent`                    any trainer, just before 
                                                        :class:`~csvm.DivergenceError`
 start      :class:`StartEvent`                         the app's run code, data loaded
 result     :class:`ResultEvent`                        the app's run code, model scored
+paused     :class:`PausedEvent`                        the app's run code, waiting for the
+                                                       owner's next command
+ablation   (see :func:`csvm.ablation.run_ablation`)    the ablation job, per filter set
+tuning     (see :func:`csvm.tuning.run_tuned_model`)   the tuning job, per grid cell
 ========== =========================================== ==================================
 
 ``history_`` keeps the trainer's events without the arrays: the callback's copy of an
@@ -40,6 +44,7 @@ __all__ = [
     "Event",
     "HalfStepEvent",
     "IterationEvent",
+    "PausedEvent",
     "Recorder",
     "ResultEvent",
     "StartEvent",
@@ -72,6 +77,8 @@ class _IterationRequired(_SubProblemEvent):
     filter_norm: float  # L2 norm of all filters of this sub-problem
     n_support: int
     train_accuracy: float
+    svm_iterations: int  # LIBSVM's iterations for this solve
+    svm_hit_max_iter: bool  # it stopped at svm_max_iter instead of converging
     eta: float  # the step size that will move the filter next
     timings: dict[str, float]  # seconds spent on "kernel", "svm", "gradient"
 
@@ -82,11 +89,9 @@ class IterationEvent(_IterationRequired, total=False):
     The callback's copy also holds ``filters``; ``gradient``, dT/df at these filters
     (their shape; None on the last iteration, where no step follows); ``support``, the
     indices of the support vectors among this sub-problem's training rows; and ``alpha``,
-    their ``|a_i|``.  ``svm_hit_max_iter`` is True when LIBSVM stopped at its iteration
-    bound instead of converging.
+    their ``|a_i|``.
     """
 
-    svm_hit_max_iter: bool
     filters: np.ndarray
     gradient: np.ndarray | None
     support: np.ndarray
@@ -104,6 +109,7 @@ class _HalfStepRequired(_SubProblemEvent):
     filter_norm: float
     n_support: int
     train_accuracy: float
+    svm_hit_max_iter: bool  # LIBSVM stopped at svm_max_iter instead of converging
     timings: dict[str, float]
 
 
@@ -182,6 +188,12 @@ class ResultEvent(TypedDict):
     test_accuracy: float
 
 
+class PausedEvent(TypedDict):
+    """A run waits for its owner's next command (pause or step) and holds no CPU."""
+
+    kind: Literal["paused"]
+
+
 Event = (
     IterationEvent
     | HalfStepEvent
@@ -190,6 +202,7 @@ Event = (
     | DivergenceEvent
     | StartEvent
     | ResultEvent
+    | PausedEvent
 )
 
 

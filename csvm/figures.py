@@ -648,7 +648,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
     """The gradient dT/df of each filter as signed colours centred on zero.
 
     A gradient step moves each weight *against* its value here: the step's arrow is
-    ``-eta * dT/df``, so purple cells (negative gradient) grow and orange ones shrink.
+    ``-eta * dT/df``, so orange cells (negative gradient) grow and purple ones shrink.
 
     Parameters
     ----------

@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.svm import SVC
 from sklearn.utils.validation import check_array
 
 from csvm.conv import _as_filters, as_images, correlate, map_shape
 from csvm.kernelised import HARD_MARGIN_C, KernelCSVM, _gradient, _KernelState, _solve
+from csvm.kernels import _apply
 from csvm.lab_filters import FILTER_NAMES, classic_filter, load_filters, starting_filters
-from csvm.regularisers import check_regulariser
+from csvm.regularisers import check_regulariser, regulariser_value
 
 __all__ = [
     "FILTER_NAMES",
@@ -534,16 +536,92 @@ def _ts(ts: Any, default: int) -> np.ndarray:
     return t
 
 
+#: Largest training set for which landscapes use :class:`_Plane` (its blocks take about
+#: ``4 * 6 * n^2`` bytes: 150 MB at 2,500 images); larger ones correlate at every point.
+_PLANE_MAX = 2500
+
+
+class _Plane:
+    """Training kernels on the plane ``f + c_1 d_1 (+ c_2 d_2)`` without correlating again.
+
+    Correlation is linear in the filter, so the maps at a point are ``Z_0 + sum c_k Z_k``
+    and their Gram matrix is a quadratic form in ``c`` with (m+1)(m+2)/2 fixed n x n
+    blocks.  Each point then costs a few n x n additions instead of a correlation and an
+    ``n x n x D`` product: on the classroom split a point takes about a third of the time,
+    LIBSVM most of the rest.  The products are float32 like :func:`kernel_matrix`'s, so a
+    point agrees with a direct solve to about 1e-6 relative (tests/test_lab.py).
+    """
+
+    def __init__(self, X4: np.ndarray, f4: np.ndarray, directions: Sequence[np.ndarray]):
+        self.dtype = np.float64 if X4.dtype == np.float64 else np.float32
+        n = len(X4)
+        Z = [
+            correlate(X4, g.astype(X4.dtype)).reshape(n, -1).astype(self.dtype, copy=False)
+            for g in (f4, *directions)
+        ]
+        self.blocks: dict[tuple[int, int], np.ndarray] = {}
+        for i in range(len(Z)):
+            for j in range(i, len(Z)):
+                block = Z[i] @ Z[j].T
+                self.blocks[i, j] = block if i == j else block + block.T
+        self.gram = np.empty((n, n), dtype=self.dtype)
+
+    def kernel(self, coeffs: Sequence[float], params: dict[str, Any], out: np.ndarray):
+        """The training kernel at ``f + sum c_k d_k``, written into ``out`` (float64)."""
+        c = (1.0, *coeffs)
+        G = self.gram
+        np.copyto(G, self.blocks[0, 0])
+        for (i, j), block in self.blocks.items():
+            weight = c[i] * c[j]
+            if (i, j) != (0, 0) and weight:
+                G += self.dtype(weight) * block
+        sq = np.diagonal(G).copy() if params["kernel"] == "rbf" else None
+        out[...] = _apply(G, params["kernel"], params["degree"], params["gamma"],
+                          params["coef0"], sq, sq)  # fmt: skip
+        return out
+
+
+def _svm_at_kernel(problem: _Problem, K: np.ndarray, f: np.ndarray) -> tuple[float, float, int]:
+    """T, train accuracy and support-vector count of the SVM on a given training kernel.
+
+    The same LIBSVM call and the same T as ``csvm.kernelised._solve`` (which builds its
+    kernel itself); only the kernel comes from :class:`_Plane`.
+    """
+    svc = SVC(kernel="precomputed", C=problem.C, tol=problem.svm_tol, cache_size=200)
+    svc.fit(K, problem.y)
+    support, a = svc.support_, svc.dual_coef_[0].astype(np.float64)
+    sum_alpha = float(np.abs(a).sum())
+    margin = 0.5 * float(a @ K[np.ix_(support, support)] @ a)
+    reg = regulariser_value(problem.regulariser, f, problem.lam)
+    decision = K[:, support] @ a + svc.intercept_[0]
+    accuracy = float(np.mean(np.where(decision > 0, 1, -1) == problem.y))
+    return sum_alpha - margin + reg, accuracy, len(support)
+
+
 def _sweep(
-    problem: _Problem, points: Sequence[np.ndarray], progress: Progress | None
+    problem: _Problem,
+    f4: np.ndarray,
+    directions: Sequence[np.ndarray],
+    coords: Sequence[tuple[float, ...]],
+    progress: Progress | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Solve the SVM at every filter in ``points``; objective, accuracy, n_support each."""
-    out = np.empty((3, len(points)))
-    for i, f in enumerate(points):
-        state, _ = problem.solve(f)
-        out[:, i] = state.objective, state.train_accuracy, len(state.support)
+    """Solve the SVM at ``f4 + sum c_k d_k`` for every ``c`` in ``coords``.
+
+    Returns objective, train accuracy and n_support per point.  The filter itself (all
+    ``c`` zero) is always solved directly, so its T equals :func:`solve_fixed_filter`'s.
+    """
+    plane = _Plane(problem.X4, f4, directions) if len(problem.X4) <= _PLANE_MAX else None
+    out = np.empty((3, len(coords)))
+    for i, c in enumerate(coords):
+        f = f4 + sum(ck * d for ck, d in zip(c, directions, strict=True))
+        if plane is None or not any(c):
+            state, _ = problem.solve(f)
+            out[:, i] = state.objective, state.train_accuracy, len(state.support)
+        else:
+            K = plane.kernel(c, problem.params, problem.K_buffer)
+            out[:, i] = _svm_at_kernel(problem, K, f)
         if progress is not None:
-            progress(i + 1, len(points), float(state.objective))
+            progress(i + 1, len(coords), float(out[0, i]))
     return out[0], out[1], out[2].astype(int)
 
 
@@ -603,7 +681,7 @@ def landscape_1d(
     d = _check_direction(direction, f4, "direction")
     t = _ts(ts, 21)
     start = time.perf_counter()
-    values = _sweep(problem, [f4 + ti * d for ti in t], progress)
+    values = _sweep(problem, f4, [d], [(ti,) for ti in t], progress)
     return Landscape1D(t, *values, seconds=time.perf_counter() - start)
 
 
@@ -668,8 +746,8 @@ def landscape_2d(
         s = t = _ts(grid, 15)
     start = time.perf_counter()
     # Row-major over (t, s), the layout of the returned arrays.
-    points = [f4 + si * a + tj * b for tj in t for si in s]
-    obj, acc, nsv = _sweep(problem, points, progress)
+    coords = [(si, tj) for tj in t for si in s]
+    obj, acc, nsv = _sweep(problem, f4, [a, b], coords, progress)
     shape = (len(t), len(s))
     return Landscape2D(
         s,

@@ -17,8 +17,10 @@ E is recorded after each half-step; with exact solvers it cannot rise.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
@@ -26,7 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate, correlate_transpose, map_shape
 from csvm.events import Recorder
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import DivergenceError, SVMIterationWarning
 from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 
 __all__ = ["LinearCSVM", "lcsvm_objective", "lambda_to_C"]
@@ -78,16 +80,24 @@ class _LinearState:
 
 
 def _linear_svm(
-    F: np.ndarray, y: np.ndarray, C: float, solver: str, tol: float, seed: int
-) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    """Solve the hinge-loss SVM on features F: weights, bias, support and a = alpha*y."""
+    F: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    solver: str,
+    tol: float,
+    seed: int,
+    max_iter: int = -1,
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, bool]:
+    """Solve the hinge-loss SVM on features F: weights, bias, support, a = alpha*y, and
+    whether LIBSVM stopped at ``max_iter`` (LIBLINEAR keeps its own bound of 20,000)."""
     if solver == "libsvm":
-        svc = SVC(kernel="linear", C=C, tol=tol).fit(F, y)
+        svc = SVC(kernel="linear", C=C, tol=tol, max_iter=max_iter).fit(F, y)
         return (
             svc.coef_[0].astype(np.float64),
             float(svc.intercept_[0]),
             svc.support_,
             svc.dual_coef_[0].astype(np.float64),
+            bool(max_iter > 0 and int(svc.n_iter_[0]) >= max_iter),
         )
     # A large intercept_scaling makes LIBLINEAR's penalty on the bias negligible.
     svc = LinearSVC(
@@ -101,7 +111,7 @@ def _linear_svm(
     ).fit(F, y)
     w, b = svc.coef_[0].astype(np.float64), float(svc.intercept_[0])
     support = np.flatnonzero(y * (F @ w + b) <= 1.0 + 1e-9)
-    return w, b, support, np.zeros(len(support))
+    return w, b, support, np.zeros(len(support)), False
 
 
 class LinearCSVM(BaseCSVM):
@@ -131,14 +141,22 @@ class LinearCSVM(BaseCSVM):
         LIBSVM up to 6,000 samples per sub-problem.
     svm_tol : float in (0, 1e3]
         Solver tolerance.
+    svm_max_iter : int >= 1
+        Bound on LIBSVM's iterations per half-step solve (LIBLINEAR keeps its own bound
+        of 20,000), so a nearly hard-margin or unscaled solve ends; hitting it gives an
+        :class:`~csvm.SVMIterationWarning` and ``svm_hit_max_iter=True`` in the event.
     multi_class : {"ovo", "ovr"}
     n_jobs : int or None
     random_state : int, RandomState or None
+    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
+        The first filters, used by every sub-problem instead of the random start (unit
+        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
+        ``filter_shape`` (None takes their shape) and the images' channels.
 
     Attributes
     ----------
-    classes_, filters_, filter_shape_, coef_ (two classes: w), intercept_, history_,
-    estimators_, n_features_in_, stopped_.
+    classes_, filters_, filter_shape_, coef_ (w per classifier), intercept_, support_,
+    pairs_ (see BaseCSVM), history_, estimators_, n_features_in_, stopped_.
     """
 
     _model_name = "lcsvm"
@@ -150,6 +168,7 @@ class LinearCSVM(BaseCSVM):
         "lam_f": [Interval(Real, 0, 1e6, closed="right")],
         "solver": [StrOptions({"auto", "libsvm", "liblinear"})],
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -163,9 +182,11 @@ class LinearCSVM(BaseCSVM):
         n_iter: int = 10,
         solver: str = "auto",
         svm_tol: float = 1e-4,
+        svm_max_iter: int = 10**6,
         multi_class: str = "ovo",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        init_filters: Any = None,
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -175,9 +196,11 @@ class LinearCSVM(BaseCSVM):
         self.n_iter = n_iter
         self.solver = solver
         self.svm_tol = svm_tol
+        self.svm_max_iter = svm_max_iter
         self.multi_class = multi_class
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.init_filters = init_filters
 
     def _fit_binary(
         self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
@@ -188,8 +211,7 @@ class LinearCSVM(BaseCSVM):
             solver = "libsvm" if n <= _AUTO_LIBSVM_MAX else "liblinear"
         seed = int(rng.integers(np.iinfo(np.int32).max))
         k, c = int(self.n_filters), X4.shape[1]
-        filters = rng.random((k, c, *self.filter_shape_))
-        filters /= np.abs(filters).sum()
+        filters = self._first_filters(rng, c)
         lam_w, lam_f = float(self.lam_w), float(self.lam_f)
         Z_shape = map_shape(X4.shape[-2:], self.filter_shape_)
         start = time.perf_counter()
@@ -197,21 +219,25 @@ class LinearCSVM(BaseCSVM):
         best: _LinearState | None = None
         best_objective = np.inf
         previous = np.inf
+        options = (self.svm_tol, seed, int(self.svm_max_iter))
+        warned = False
         for it in range(int(self.n_iter)):
             for half in ("svm", "filter"):
                 t0 = time.perf_counter()
                 if half == "svm":
                     Z = correlate(X4, filters.astype(np.float32)).reshape(n, -1)
-                    w, b, support, a = _linear_svm(
-                        Z.astype(np.float64), y, lambda_to_C(lam_w, n), solver, self.svm_tol, seed
+                    w, b, support, a, hit = _linear_svm(
+                        Z.astype(np.float64), y, lambda_to_C(lam_w, n), solver, *options
                     )
                 else:
                     maps = np.broadcast_to(w.reshape(1, k, *Z_shape), (n, k, *Z_shape))
                     F = correlate_transpose(X4, maps, self.filter_shape_).reshape(n, -1)
-                    f_flat, b, support, a = _linear_svm(
-                        F.astype(np.float64), y, lambda_to_C(lam_f, n), solver, self.svm_tol, seed
+                    f_flat, b, support, a, hit = _linear_svm(
+                        F.astype(np.float64), y, lambda_to_C(lam_f, n), solver, *options
                     )
                     filters = f_flat.reshape(k, c, *self.filter_shape_)
+                if hit and not warned:
+                    warned = self._warn_max_iter(recorder, it, half)
                 state = _LinearState(
                     filters=filters.copy(), w=w.copy(), intercept=b, support=support, dual_coef=a
                 )
@@ -237,6 +263,7 @@ class LinearCSVM(BaseCSVM):
                     filter_norm=float(np.linalg.norm(filters)),
                     n_support=int(len(support)),
                     train_accuracy=train_acc,
+                    svm_hit_max_iter=hit,
                     seconds=time.perf_counter() - start,
                     timings={"svm": time.perf_counter() - t0},
                 )
@@ -245,12 +272,16 @@ class LinearCSVM(BaseCSVM):
                     return state
         return state
 
-    @property
-    def coef_(self) -> np.ndarray:
-        """Weights w of the linear SVM on the feature maps (two-class problems)."""
-        return self.estimators_[0].w
-
-    @property
-    def intercept_(self) -> float:
-        """Bias b (two-class problems)."""
-        return self.estimators_[0].intercept
+    def _warn_max_iter(self, recorder: Recorder, iteration: int, half: str) -> bool:
+        """Say that a solve stopped at ``svm_max_iter``, and the likely causes."""
+        pair = " v ".join(str(c) for c in recorder.base.get("pair", ()))
+        warnings.warn(
+            f"LinearCSVM: the SVM solve of the {half} step stopped at its iteration bound "
+            f"(svm_max_iter={self.svm_max_iter}) at iteration {iteration} of sub-problem "
+            f"{recorder.base.get('classifier', 0)} ({pair}): the inputs may be unscaled "
+            "(pixels should be in [0, 1]) or lam_w, lam_f so small that the solve is "
+            "nearly hard-margin; scale X, raise lam_w and lam_f, or raise svm_max_iter.",
+            SVMIterationWarning,
+            stacklevel=2,
+        )
+        return True

@@ -2,9 +2,9 @@
 
 A run bundle holds ``config.json`` (the RunConfig), ``results.json`` (accuracies, status,
 timings of every model), ``history.csv`` (one row per recorded step), ``filters.npy``
-and ``reproduce.py`` (a script that reproduces the run with the library).  Filters load
-back from a bundle, a bare ``filters.npy`` or the JSON, always with
-``allow_pickle=False``.
+and ``reproduce.py`` (a script that reproduces the run with the library).  The settings
+load back with :func:`load_config`, the filters with :func:`csvm.lab.load_filters`
+(``allow_pickle=False``).
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import numpy as np
 from csvm.config import RunConfig, parse, python_snippet
 from csvm.exceptions import CSVMError
 
-__all__ = ["BundleError", "export_run", "history_csv", "load_config", "load_filters"]
+__all__ = ["BundleError", "export_run", "history_csv", "load_config"]
 
-#: The largest upload read as a run bundle or filter file (filters are tiny).
+#: The largest upload read as a run bundle.
 MAX_IMPORT_BYTES = 5_000_000
 
 
 class BundleError(CSVMError, ValueError):
-    """A file given to :func:`load_filters` or :func:`load_config` cannot be used."""
+    """A file given to :func:`load_config` cannot be used."""
 
 
 def history_csv(history: Sequence[Mapping[str, Any]]) -> str:
@@ -97,58 +97,12 @@ def export_run(
     return buffer.getvalue()
 
 
-def _check_filters(array: Any) -> np.ndarray:
-    filters = np.asarray(array, dtype=np.float64)
-    if filters.ndim < 2 or filters.ndim > 4 or filters.size > 8 * 3 * 15 * 15:
-        raise BundleError(
-            f"A filter array has 2 to 4 dimensions and at most 8 filters of 15×15; this one "
-            f"has shape {filters.shape}."
-        )
-    if not np.all(np.isfinite(filters)):
-        raise BundleError("The filters hold non-finite values (NaN or infinity).")
-    return filters
-
-
-def load_filters(data: bytes) -> np.ndarray:
-    """Filters from a run bundle (zip), a ``filters.npy`` or a JSON list of lists.
-
-    Raises
-    ------
-    BundleError
-        With what was wrong: too large, not a bundle/.npy/JSON, pickled objects, bad shape.
-    """
-    if len(data) > MAX_IMPORT_BYTES:
-        raise BundleError(
-            f"The file is {len(data):,} bytes; filters take at most {MAX_IMPORT_BYTES:,}."
-        )
-    if data[:4] == b"PK\x03\x04":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                info = zf.getinfo("filters.npy")
-                if info.file_size > MAX_IMPORT_BYTES:
-                    raise BundleError("filters.npy in the bundle is too large.")
-                data = zf.read(info)
-        except (KeyError, zipfile.BadZipFile) as exc:
-            raise BundleError(f"Not a run bundle with filters.npy: {exc}") from None
-    if data[:6] == b"\x93NUMPY":
-        try:
-            return _check_filters(np.load(io.BytesIO(data), allow_pickle=False))
-        except ValueError as exc:  # object arrays need pickle: refused
-            raise BundleError(f"Not a plain numeric .npy file: {exc}") from None
-    try:
-        parsed = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BundleError("Not a run bundle (.zip), a filters.npy or JSON.") from None
-    if isinstance(parsed, Mapping):
-        parsed = parsed.get("filters")
-    try:
-        return _check_filters(parsed)
-    except (TypeError, ValueError) as exc:
-        raise BundleError(f"The JSON holds no usable filters: {exc}") from None
-
-
 def load_config(data: bytes) -> tuple[RunConfig, list[str]]:
     """The RunConfig of a run bundle or ``config.json``, and the problems met reading it."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise BundleError(
+            f"The file is {len(data):,} bytes; a run takes at most {MAX_IMPORT_BYTES:,}."
+        )
     if data[:4] == b"PK\x03\x04":
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:

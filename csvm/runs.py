@@ -167,13 +167,14 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
     first: list[np.ndarray] = []  # the random start, for the ablation view
 
     def callback(event: dict[str, Any]) -> bool:
+        if event["kind"] == "divergence":  # no step: nothing to draw or to wait for
+            emit(event)
+            return True
         filters = event["filters"]
         if not first:
             first.append(np.array(filters))
         maps = correlate(pinned, filters.astype(np.float32))
         emit({**event, "filters": filters, "pinned_maps": maps})
-        if event.get("kind") == "divergence":
-            return True
         return control.after_step()
 
     start = time.perf_counter()
@@ -188,7 +189,8 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
     result.update(
         {
             "filters": np.asarray(clf.filters_[0]),
-            "start_filters": first[0] if first else None,
+            # The same layout as "filters" (one sub-problem, channels dropped when 1).
+            "start_filters": first[0].reshape(np.shape(clf.filters_[0])) if first else None,
             "support": np.asarray(clf.support_).ravel()[order].tolist(),
             "support_alpha": np.abs(a[order]).tolist() if len(a) else [],
             "n_support": int(np.asarray(clf.support_).size),

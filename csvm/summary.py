@@ -51,6 +51,7 @@ def headline(
     shown: Sequence[Mapping[str, Any]],
     finished: bool,
     y_test: np.ndarray | None = None,
+    paused: bool = False,
 ) -> str:
     """One large line (markdown heading) on the state or outcome of a run.
 
@@ -65,6 +66,8 @@ def headline(
         Whether the run has ended and every step has been shown.
     y_test : ndarray, optional
         The test labels: each baseline then gets McNemar's p against the CSVM.
+    paused : bool
+        Whether the owner has paused the run (or its playback).
 
     Returns
     -------
@@ -81,7 +84,9 @@ def headline(
     if not finished:
         if outcome.get("state") == "queued":
             return f"### {label}: waiting for a free worker"
-        return f"### {label}: training — step {len(shown)} of {total}"
+        if paused:
+            return f"### {label}: paused at step {len(shown)} of {total}"
+        return f"### {label}: step {len(shown)} of {total}"
     result = outcome.get("result")
     if result is None:
         return f"### {label}: {outcome.get('state', 'ended')} at step {len(shown)}, no result"

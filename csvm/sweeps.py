@@ -2,7 +2,9 @@
 
 Like the thesis's tables 4.2–4.6, every cell trains one CSVM and reports its accuracy on
 the validation images (never the test images, which stay for the final comparison).
-Cells are independent jobs, so the explorer runs them in parallel on its worker pool.
+Cells are independent jobs, so the explorer runs them in parallel on its worker pool;
+:func:`run_sweep` runs them in local threads or, inside :func:`csvm.parallel.backend`, on
+a Dask cluster (each cell is seeded by its configuration, so the results are the same).
 """
 
 from __future__ import annotations
@@ -15,9 +17,25 @@ import numpy as np
 
 from csvm.config import RunConfig
 from csvm.exceptions import DivergenceError
+from csvm.parallel import run_tasks
 from csvm.runs import as_config, load_data
 
-__all__ = ["SWEEP_PARAMS", "parse_values", "run_validation", "sweep_configs"]
+__all__ = [
+    "MAX_SEEDS",
+    "SWEEP_PARAMS",
+    "align_signs",
+    "parse_values",
+    "run_cell",
+    "run_seed",
+    "run_sweep",
+    "run_validation",
+    "stability",
+    "sweep_configs",
+    "sweep_rows",
+]
+
+#: Most seeds a stability run takes (the issue's k <= 10).
+MAX_SEEDS = 10
 
 #: Settings a sweep can vary, with their labels and value types.
 SWEEP_PARAMS: dict[str, tuple[str, type]] = {
@@ -118,12 +136,217 @@ def run_validation(
     except DivergenceError as exc:
         diverged = str(exc)
     seconds = time.perf_counter() - start
+    # The last training step (a divergence event, if any, comes after it and has no T).
+    steps = [e for e in clf.history_ if e["kind"] in ("iteration", "half_step")]
     result = {
         "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
         "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
         "seconds": seconds,
-        "objective": clf.history_[-1]["objective"] if clf.history_ else None,
+        "objective": steps[-1]["objective"] if steps else None,
         "diverged": diverged,
     }
     emit({"kind": "result", "model": "sweep", **result})
     return result
+
+
+def _no_emit(event: dict[str, Any]) -> None:
+    """A cell's progress events go nowhere when it runs as a plain task."""
+
+
+def run_cell(config: dict[str, Any], data_dir: str | None = None) -> dict[str, Any]:
+    """:func:`run_validation` without an event sink: a task for an executor or a cluster."""
+    return run_validation(_no_emit, config, data_dir)
+
+
+def run_sweep(
+    cells: list[dict[str, Any]],
+    n_jobs: int | None = None,
+    data_dir: str | None = None,
+    on_result: Callable[[int, dict[str, Any]], Any] | None = None,
+) -> list[dict[str, Any] | None]:
+    """Score every cell of a grid on the validation split.
+
+    Parameters
+    ----------
+    cells : list of dict
+        Configurations, as from :func:`sweep_configs`.
+    n_jobs : int or None
+        Cells trained at once in local threads (-1: one per core).  Inside
+        :func:`csvm.parallel.backend` the cells run on the Dask cluster instead.
+    data_dir : str, optional
+        Where the dataset files are.
+    on_result : callable, optional
+        ``on_result(index, result)`` as each cell finishes; returning False stops the
+        sweep (cells not yet started are cancelled; their results are None).
+
+    Returns
+    -------
+    list
+        One :func:`run_validation` result per cell, in the cells' order.
+    """
+    return run_tasks(run_cell, [(c, data_dir) for c in cells], n_jobs, on_result)
+
+
+def sweep_rows(
+    cells: list[dict[str, Any]],
+    results: list[dict[str, Any] | None],
+    x_name: str,
+    y_name: str,
+) -> list[dict[str, Any]]:
+    """One flat record per cell (its two settings, then its scores), e.g. for a CSV file."""
+    rows = []
+    for config, result in zip(cells, results, strict=True):
+        row: dict[str, Any] = {x_name: config[x_name], y_name: config[y_name]}
+        keys = ("val_accuracy", "train_accuracy", "seconds", "objective", "diverged")
+        row.update({k: None if result is None else result[k] for k in keys})
+        rows.append(row)
+    return rows
+
+
+# -- stability across seeds ---------------------------------------------------------------
+def _estimator(config: dict[str, Any], image_shape: tuple[int, ...]):
+    return as_config(config).build_estimator(image_shape)
+
+
+def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> dict[str, Any]:
+    """Train ``config`` with its first filter drawn from ``seed`` (a stability task).
+
+    The data (including any ``n_train`` subsample) are those of ``config``'s own seed, so
+    that the seeds differ only in the random first filter.
+
+    Returns
+    -------
+    dict
+        ``seed``, ``filters`` (n_filters, C, p, q), ``start_filters`` (the random first
+        filters), ``val_accuracy``, ``test_accuracy``, ``seconds`` and ``diverged`` (a
+        message or None).
+    """
+    data = load_data(config, data_dir)
+    clf = _estimator({**config, "seed": int(seed)}, data.image_shape)
+    first: dict[str, np.ndarray] = {}
+
+    def keep_first(event: dict[str, Any]) -> None:
+        # The first record holds the random starting filter (before any step).
+        if "filters" in event:
+            first.setdefault("filters", np.asarray(event["filters"], dtype=np.float64))
+
+    start = time.perf_counter()
+    diverged = None
+    try:
+        clf.fit(data.X_train, data.y_train, callback=keep_first)
+    except DivergenceError as exc:
+        diverged = str(exc)
+    return {
+        "seed": int(seed),
+        "filters": np.asarray(clf.estimators_[0].filters, dtype=np.float64),
+        "start_filters": first.get("filters"),
+        "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val))
+        if len(data.y_val)
+        else None,
+        "test_accuracy": float(np.mean(clf.predict(data.X_test) == data.y_test)),
+        "seconds": time.perf_counter() - start,
+        "diverged": diverged,
+    }
+
+
+def align_signs(filters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Flip each filter to maximise its cosine with the first run's same filter.
+
+    Parameters
+    ----------
+    filters : array (runs, k, ...)
+        k filters per run.
+
+    Returns
+    -------
+    aligned : array like ``filters``
+    signs : array (runs, k) of +-1
+    """
+    F = np.asarray(filters, dtype=np.float64)
+    flat = F.reshape(F.shape[0], F.shape[1], -1)
+    dots = np.einsum("rkd,kd->rk", flat, flat[0])
+    signs = np.where(dots < 0, -1.0, 1.0)
+    return F * signs.reshape(signs.shape + (1,) * (F.ndim - 2)), signs
+
+
+def _abs_cosines(filters: np.ndarray) -> np.ndarray:
+    """(runs, runs) mean over the k filters of |cos| between two runs' filters."""
+    flat = filters.reshape(filters.shape[0], filters.shape[1], -1)
+    norms = np.linalg.norm(flat, axis=2, keepdims=True)
+    unit = flat / np.where(norms > 0, norms, 1.0)
+    return np.abs(np.einsum("rkd,skd->rsk", unit, unit)).mean(axis=2)
+
+
+def stability(
+    config: dict[str, Any],
+    seeds: int | list[int] = 5,
+    n_jobs: int | None = None,
+    data_dir: str | None = None,
+) -> dict[str, Any]:
+    """The same configuration over several seeds: how much do the filters move?
+
+    Parameters
+    ----------
+    config : dict
+        A run configuration (its pair, data and settings; its seed only picks the data
+        subsample).
+    seeds : int or list of int
+        The seeds of the first filters (an int k means 0..k-1); at most :data:`MAX_SEEDS`.
+    n_jobs : int or None
+        Seeds trained at once in local threads; inside :func:`csvm.parallel.backend` they
+        run on the Dask cluster.
+    data_dir : str, optional
+
+    Returns
+    -------
+    dict
+        ``seeds``; ``filters`` (runs, k, C, p, q), each flipped to agree in sign with the
+        first run's (a filter and its negative give the same SVM: both feature maps of a
+        kernel entry change sign, so every kernel value stays); ``signs``; ``cosine``
+        (runs x runs, mean |cosine| of the filters); ``mean_abs_cosine`` over the pairs of
+        runs, and ``start_mean_abs_cosine``, the same for the random first filters (the
+        chance level); ``val_accuracy`` and ``test_accuracy`` as (mean, std); ``runs`` (each
+        seed's result without its filters).
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 or more than :data:`MAX_SEEDS` seeds, or repeated seeds.
+    """
+    seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if not 2 <= len(seeds) <= MAX_SEEDS or len(set(seeds)) != len(seeds):
+        raise ValueError(
+            f"Give between 2 and {MAX_SEEDS} different seeds, got {seeds}: stability "
+            "compares the runs with each other."
+        )
+    config = as_config(config).replace(baselines=()).to_dict()
+    results = run_tasks(run_seed, [(config, s, data_dir) for s in seeds], n_jobs)
+    aligned, signs = align_signs(np.stack([r["filters"] for r in results]))
+    cosine = _abs_cosines(aligned)
+    pairs = np.triu_indices(len(seeds), k=1)
+    # The same measure on the random first filters: the level that means "no more alike
+    # than where they started" (about 0.75 for uniform random 5x5 filters).
+    starts = [r["start_filters"] for r in results]
+    start_cosine = (
+        float(_abs_cosines(np.stack(starts))[pairs].mean())
+        if all(f is not None for f in starts)
+        else None
+    )
+
+    def spread(key: str) -> tuple[float, float] | None:
+        values = [r[key] for r in results if r[key] is not None]
+        return (float(np.mean(values)), float(np.std(values))) if values else None
+
+    return {
+        "seeds": seeds,
+        "filters": aligned,
+        "signs": signs,
+        "cosine": cosine,
+        "mean_abs_cosine": float(cosine[pairs].mean()),
+        "start_mean_abs_cosine": start_cosine,
+        "val_accuracy": spread("val_accuracy"),
+        "test_accuracy": spread("test_accuracy"),
+        "runs": [
+            {k: v for k, v in r.items() if k not in ("filters", "start_filters")} for r in results
+        ],
+    }

@@ -27,6 +27,7 @@ __all__ = [
     "SHAPE_RULE",
     "Shape",
     "check_images",
+    "check_init_filters",
     "infer_image_shape",
     "resolve_filter_shape",
 ]
@@ -111,6 +112,60 @@ def resolve_filter_shape(filter_shape: Any, image_shape: tuple[int, ...]) -> tup
         return int(filter_shape[0]), int(filter_shape[1])
     h, w = (int(s) for s in image_shape[-2:])
     return min(DEFAULT_FILTER_SIDE, (h + 1) // 2), min(DEFAULT_FILTER_SIDE, (w + 1) // 2)
+
+
+def check_init_filters(
+    init_filters: Any, n_filters: int, n_channels: int, filter_shape: Any
+) -> np.ndarray:
+    """Starting filters given by the user, as a float64 array ``(n_filters, C, p, q)``.
+
+    Parameters
+    ----------
+    init_filters : array-like (p, q), (n_filters, p, q) or (n_filters, C, p, q)
+        A 2-D array is one filter; a 3-D array is ``n_filters`` grey filters (colour
+        images need the 4-D form, one plane per channel).
+    n_filters : int
+        The estimator's ``n_filters``; the array must hold as many filters.
+    n_channels : int
+        Channels of the training images.
+    filter_shape : tuple (p, q) or None
+        The estimator's ``filter_shape``; None takes the shape of ``init_filters``.
+
+    Raises
+    ------
+    ValueError
+        When the array is not finite or its shape does not fit, naming both shapes.
+    """
+    f = np.asarray(init_filters, dtype=np.float64)
+    if f.ndim == 2:
+        f = f[None, None]
+    elif f.ndim == 3:
+        if n_channels != 1:
+            raise ValueError(
+                f"init_filters of shape {f.shape} is read as (n_filters, p, q), which fits "
+                f"grey images only; these images have {n_channels} channels: pass "
+                f"(n_filters, {n_channels}, p, q)."
+            )
+        f = f[:, None]
+    if f.ndim != 4:
+        raise ValueError(
+            f"init_filters must be an array (p, q), (n_filters, p, q) or (n_filters, C, p, q), "
+            f"got shape {np.shape(init_filters)}."
+        )
+    want = (
+        int(n_filters),
+        int(n_channels),
+        *(f.shape[-2:] if filter_shape is None else filter_shape),
+    )
+    if f.shape != want:
+        raise ValueError(
+            f"init_filters has shape {np.shape(init_filters)}, read as {f.shape}, but "
+            f"n_filters={n_filters}, filter_shape={filter_shape} and images with "
+            f"{n_channels} channel(s) need {want}."
+        )
+    if not np.all(np.isfinite(f)):
+        raise ValueError("init_filters holds NaN or infinite values: give finite numbers.")
+    return f.copy()
 
 
 def check_images(estimator: Any, X: Any, *, reset: bool, dtype: Any = np.float32) -> np.ndarray:

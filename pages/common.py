@@ -135,8 +135,18 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     pool = get_pool()
     me = owner()
     pool.cancel_owner(me, group="train")
-    run_id = uuid.uuid4().hex[:8]
     models = ["csvm", *config.baselines]
+    mine = pool.stats()["owners"].get(me, {})
+    active = mine.get("queued", 0) + mine.get("running", 0)
+    if active + len(models) > pool.settings.max_active_per_owner:
+        st.error(
+            f"This browser already has {active} jobs queued or running (sweeps, lab "
+            f"landscapes) and the server allows {pool.settings.max_active_per_owner}: wait "
+            "for them to finish or stop one, then press Start again.",
+            icon=":material/block:",
+        )
+        return None
+    run_id = uuid.uuid4().hex[:8]
     jobs = {}
     try:
         for model in models:
@@ -234,6 +244,21 @@ def result_columns() -> dict[str, Any]:
     }
 
 
+#: Seconds between shown steps; "live" shows each step as soon as it arrives.
+PACES = {"live": 0.0, "½ s per step": 0.5, "1 s per step": 1.0, "2 s per step": 2.0}
+DEFAULT_PACE = "1 s per step"
+
+
+def restore_view_from_url() -> None:
+    """Pace and projector mode from the URL, on a session's first run (before the URL is
+    rewritten)."""
+    if "pace" not in st.session_state:
+        pace = st.query_params.get("pace", DEFAULT_PACE)
+        st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
+    if "projector" not in st.session_state:
+        st.session_state["projector"] = st.query_params.get("projector") == "1"
+
+
 def url_extra() -> dict[str, str]:
     """What the URL holds besides the settings: the current run and the view options."""
     extra = {}
@@ -245,7 +270,7 @@ def url_extra() -> dict[str, str]:
             if key in st.query_params:
                 extra[key] = st.query_params[key][:200]
     pace = st.session_state.get("pace")
-    if pace and pace != "1 s per step":
+    if pace and pace != DEFAULT_PACE:
         extra["pace"] = pace
     if st.session_state.get("projector"):
         extra["projector"] = "1"

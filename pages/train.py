@@ -18,10 +18,13 @@ import streamlit as st
 from csvm import figures
 from csvm.ablation import run_ablation
 from csvm.config import MODEL_LABELS, RunConfig
+from csvm.cost import estimate_seconds, format_duration
 from csvm.persistence import export_run
 from csvm.runs import pinned_indices, progress, result_rows, step_events
 from csvm.summary import comparisons, headline
 from pages.common import (
+    DEFAULT_PACE,
+    PACES,
     available_datasets,
     data_for,
     get_pool,
@@ -33,6 +36,7 @@ from pages.common import (
     poll_run,
     presets,
     reattach,
+    restore_view_from_url,
     result_columns,
     runs,
     submit_run,
@@ -47,9 +51,6 @@ from pages.settings import (
     sync_url,
 )
 
-#: Seconds between shown steps; "live" shows each step as soon as it arrives.
-PACES = {"live": 0.0, "½ s per step": 0.5, "1 s per step": 1.0, "2 s per step": 2.0}
-DEFAULT_PACE = "1 s per step"
 _STOP_GRACE = 1.0  # seconds a run may take to stop by itself before it is killed
 
 
@@ -61,12 +62,7 @@ def _apply_preset() -> None:
 
 def _view_settings() -> None:
     """Pace and projector mode: how the page shows a run (kept in the URL too)."""
-    query = st.query_params
-    if "pace" not in st.session_state:
-        pace = query.get("pace", DEFAULT_PACE)
-        st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
-    if "projector" not in st.session_state:
-        st.session_state["projector"] = query.get("projector") == "1"
+    restore_view_from_url()
     sb = st.sidebar
     sb.select_slider(
         "Pace",
@@ -136,15 +132,30 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
     if c2.button("■ Stop", disabled=not running, key="stop", width="stretch"):
         _send(run, "stop")
         play["stop_at"] = time.monotonic()
-        st.toast("Stopping: the run keeps what it has learned and is tested with it.")
-    label = "⏵ Resume" if play["paused"] else "⏸ Pause"
+        play["paused"] = False
+        play["jump"] = True  # a stopped run shows its last step at once, not at the pace
+        _wait_for_end(run, _STOP_GRACE)
+        st.rerun()
+    label, icon = (
+        ("Resume", ":material/play_arrow:")
+        if play["paused"]
+        else (
+            "Pause",
+            ":material/pause:",
+        )
+    )
     if c3.button(
-        label, key="pause", disabled=not running and not _behind(run, views), width="stretch"
+        label,
+        key="pause",
+        icon=icon,
+        disabled=not running and not _behind(run, views),
+        width="stretch",
     ):
         play["paused"] = not play["paused"]
         play["target"] = play["cursor"]
         _send(run, "pause" if play["paused"] else "resume")
-    if c4.button(_step_label(run, views), key="step", width="stretch"):
+        st.rerun()  # the buttons sit outside the live fragment: redraw them
+    if c4.button(_step_label(run, views), key="step", icon=":material/skip_next:", width="stretch"):
         if not play["paused"]:
             play["paused"] = True
             play["target"] = play["cursor"]
@@ -152,6 +163,7 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         play["target"] += 1
         if play["target"] > len(_steps(views)):
             _send(run, "step")
+        st.rerun()
     if st.session_state.get("confirm_replace"):
         st.warning("Your run is still training. Stop it and start a new one?")
         yes, no = st.columns(2)
@@ -161,6 +173,13 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         if no.button("Keep it", key="confirm_no"):
             st.session_state.pop("confirm_replace")
             st.rerun()
+
+
+def _wait_for_end(run: dict, seconds: float) -> None:
+    """Wait (briefly) for a run asked to stop, so the next draw already says "stopped"."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and is_running(poll_run(run)):
+        time.sleep(0.05)
 
 
 def _start(config: RunConfig) -> None:
@@ -179,16 +198,21 @@ def _behind(run: dict, views: dict) -> bool:
 
 def _step_label(run: dict, views: dict) -> str:
     if run["config"].model != "lcsvm":
-        return "⏭ Step (SVM solve + filter update)"
-    shown = _playback(run)["cursor"]
+        return "Step: SVM solve + filter update"
+    play = _playback(run)
+    # While paused the page is about to show ``target`` steps (the cursor catches up in the
+    # live fragment, drawn after these buttons).
+    shown = play["target"] if play["paused"] else play["cursor"]
     # Half-steps alternate: the first solves for w with the filter fixed.
-    return "⏭ Step: solve for w" if shown % 2 == 0 else "⏭ Step: solve for the filter"
+    return "Step: solve for w" if shown % 2 == 0 else "Step: solve for the filter"
 
 
 def _advance(run: dict, n_steps: int, finished: bool) -> int:
     """Move the shown step on by the pace; returns the number of steps to show."""
     play = _playback(run)
-    if play["paused"]:
+    if play.get("jump"):
+        play["cursor"] = n_steps
+    elif play["paused"]:
         play["cursor"] = min(play["target"], n_steps)
     elif PACES[st.session_state.get("pace", DEFAULT_PACE)] == 0.0:
         play["cursor"] = n_steps
@@ -223,11 +247,14 @@ def live_panel(run: dict, views: dict, shown: list) -> None:
     config: RunConfig = run["config"]
     finished = not is_running(views) and len(shown) >= len(_steps(views))
     y_test = data_for(config).y_test
-    st.markdown(headline(config, outcomes(views), shown, finished, y_test))
+    paused = _playback(run)["paused"]
+    st.markdown(headline(config, outcomes(views), shown, finished, y_test, paused=paused))
     st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
     csvm_view = views.get("csvm")
-    fraction, text = progress(config, shown, running=not finished)
-    st.progress(fraction, text=("Paused · " if _playback(run)["paused"] else "") + text)
+    fraction, text = progress(config, shown, running=is_running(views))
+    if not is_running(views) and not finished:
+        text += f" · training done, playing back at {st.session_state.get('pace')}"
+    st.progress(fraction, text=("Paused · " if paused else "") + text)
     if not shown:
         return
     last = shown[-1]
@@ -496,6 +523,24 @@ def _errors(config: RunConfig):
     return errors, data
 
 
+def _estimate(config: RunConfig, data) -> None:
+    """How long the run will take (cost model measured in bench/bench_cost.py), and a
+    clear word when it exceeds the server's limit per job."""
+    seconds = estimate_seconds(
+        config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
+    )
+    limit = get_pool().settings.max_job_seconds
+    text = f"Estimated training time: about {format_duration(seconds)} on a free core."
+    if limit and seconds > limit:
+        st.warning(
+            f"{text} This server stops a job after {format_duration(limit)} of CPU "
+            "(CSVM_MAX_JOB_SECONDS): use fewer images, iterations or filters.",
+            icon=":material/timer:",
+        )
+    else:
+        st.caption(text)
+
+
 def page() -> None:
     """The Train page: settings, controls, the live fragment, results."""
     config = sidebar()
@@ -510,6 +555,8 @@ def page() -> None:
     controls(config, current, views, errors)
     for message in errors:
         st.error(md_escape(message))
+    if data is not None and not errors:
+        _estimate(config, data)
     if current is None:
         _welcome(data)
         return

@@ -5,6 +5,10 @@ import time
 
 import numpy as np
 
+# Lets a test watch a worker in its "importing" phase (set only around a spawn pool).
+if os.environ.get("CSVM_TEST_IMPORT_DELAY"):
+    time.sleep(float(os.environ["CSVM_TEST_IMPORT_DELAY"]))
+
 
 def count(emit, n=5, pause=0.0):
     for i in range(n):

@@ -188,7 +188,8 @@ def test_settings_survive_navigation_and_reload(server, browser):
 def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(60_000)
-    page.goto(server)
+    # 30 steps at the default pace (1 s a step): time to open a second browser and pause.
+    page.goto(f"{server}/?n_iter=30")
     page.get_by_text("Example training images").wait_for()
     page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
@@ -207,16 +208,17 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     other.get_by_text("Shared view").wait_for()
     assert other.get_by_role("button", name="■ Stop").count() == 0
 
-    page.get_by_role("button", name="⏸ Pause").click()
+    page.get_by_role("button", name=re.compile("Pause$")).click()
+    page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
     page.wait_for_timeout(1500)
     held = _step_counter(page)
     page.wait_for_timeout(3000)
     assert _step_counter(page) == held, "the step counter moved while paused"
-    page.get_by_role("button", name=re.compile("Step")).click()
+    page.get_by_role("button", name=re.compile("Step: SVM solve")).click()
     page.wait_for_timeout(2500)
     assert _step_counter(page) == held + 1
     _shot(page, "paused-1280x720.png", tall=False)
-    page.get_by_role("button", name="⏵ Resume").click()
+    page.get_by_role("button", name=re.compile("Resume$")).click()
     page.get_by_text("Comparison on the same split").wait_for(timeout=120_000)
     total = time.monotonic() - started
     _shot(page, "classroom-end-1280x720.png", tall=False)
@@ -236,7 +238,7 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
     page.goto(f"{server}/?model=lcsvm&n_iter=4&baselines=-")
     page.get_by_role("button", name="▶ Start").click()
     page.wait_for_function(_GROWN.replace("N", "1"))
-    page.get_by_role("button", name="⏸ Pause").click()
+    page.get_by_role("button", name=re.compile("Pause$")).click()
     page.wait_for_timeout(1000)
     labels = []
     for _ in range(3):

@@ -33,6 +33,7 @@ def test_kcsvm_objective_falls_with_small_eta():
     clf = KernelCSVM(
         image_shape=(10, 10),
         filter_shape=(3, 3),
+        step="constant",
         eta=0.01,
         n_iter=8,
         regulariser="dfo2",
@@ -135,7 +136,15 @@ def test_several_filters_and_channels():
 
 def test_huge_eta_raises_divergence_and_keeps_best_state():
     X, y = blobs()
-    clf = KernelCSVM(image_shape=(10, 10), filter_shape=(3, 3), eta=1e3, n_iter=10, random_state=0)
+    clf = KernelCSVM(
+        image_shape=(10, 10),
+        filter_shape=(3, 3),
+        C=None,
+        step="constant",
+        eta=1e3,
+        n_iter=10,
+        random_state=0,
+    )
     with pytest.raises(DivergenceError, match="eta=100") as info:
         clf.fit(X, y)
     assert info.value.suggested_eta == pytest.approx(100.0)
@@ -169,6 +178,7 @@ def test_momentum_variants_run_and_differ():
         KernelCSVM(
             image_shape=(10, 10),
             filter_shape=(3, 3),
+            step="constant",
             eta=0.01,
             n_iter=4,
             momentum=m,

@@ -136,7 +136,9 @@ def test_cnn_epoch_and_batch_events():
 def test_kcsvm_divergence_event_comes_before_the_error():
     X, y = _blobs()
     seen = []
-    clf = KernelCSVM(image_shape=(8, 8), filter_shape=(3, 3), eta=1e3, n_iter=10, random_state=0)
+    clf = KernelCSVM(
+        image_shape=(8, 8), filter_shape=(3, 3), step="constant", eta=1e3, n_iter=10, random_state=0
+    )
     with pytest.raises(DivergenceError) as info:
         clf.fit(X, y, callback=seen.append)
     event = seen[-1]

@@ -50,7 +50,7 @@ def test_grid_is_row_major_and_invalid_cells_are_named():
 
 def test_a_cell_is_scored_on_the_validation_images():
     events = []
-    result = run_validation(events.append, {**RunConfig(), "n_train": 100, "n_iter": 2})
+    result = run_validation(events.append, RunConfig(n_train=100, n_iter=2).to_dict())
     assert 0.5 < result["val_accuracy"] <= 1.0
     assert events[-1]["val_accuracy"] == result["val_accuracy"]
 
@@ -82,3 +82,72 @@ def test_sweep_page_refuses_bad_values():
     at.text_input(key="sw_x_values").set_value("0.01, lots").run()
     assert any("not a number" in e.value for e in at.error)
     assert at.button(key="sw_start").disabled
+
+
+def test_run_sweep_in_order_and_a_stop_leaves_the_rest_unrun():
+    from csvm.sweeps import run_sweep, sweep_rows
+
+    base = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
+    cells = sweep_configs(base, "lam", [0.01, 0.1], "eta", [0.05, 0.1])
+    results = run_sweep(cells, n_jobs=2)
+    assert all(r is not None for r in results)
+    # Cells are seeded by their configuration: any order, any thread, the same result.
+    assert results[3]["val_accuracy"] == run_validation(lambda e: None, cells[3])["val_accuracy"]
+    rows = sweep_rows(cells, results, "lam", "eta")
+    assert [(r["lam"], r["eta"]) for r in rows] == [
+        (0.01, 0.05),
+        (0.1, 0.05),
+        (0.01, 0.1),
+        (0.1, 0.1),
+    ]
+    assert rows[0]["val_accuracy"] == results[0]["val_accuracy"]
+    seen = []
+    stopped = run_sweep(cells, n_jobs=1, on_result=lambda i, r: seen.append(i) or False)
+    assert seen == [0] and stopped[0] is not None and stopped[1:] == [None] * 3
+    assert sweep_rows(cells, stopped, "lam", "eta")[1]["val_accuracy"] is None
+
+
+def test_align_signs_and_cosines():
+    from csvm.sweeps import _abs_cosines, align_signs
+
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=(2, 1, 5, 5))  # two filters per run
+    runs = np.stack([f, -f, f * [[[[2.0]]], [[[-3.0]]]]])
+    aligned, signs = align_signs(runs)
+    np.testing.assert_array_equal(signs, [[1, 1], [-1, -1], [1, -1]])
+    np.testing.assert_allclose(aligned[1], f)
+    np.testing.assert_allclose(_abs_cosines(aligned), np.ones((3, 3)))
+    g = rng.normal(size=(2, 1, 5, 5))
+    cos = _abs_cosines(np.stack([f, g]))
+    expected = np.mean(
+        [
+            abs(np.dot(a.ravel(), b.ravel())) / np.linalg.norm(a) / np.linalg.norm(b)
+            for a, b in zip(f, g)
+        ]
+    )
+    assert cos[0, 1] == pytest.approx(expected)
+
+
+def test_stability_over_three_seeds():
+    from csvm.parallel import one_blas_thread
+    from csvm.sweeps import run_seed, stability
+
+    config = {**RunConfig().to_dict(), "n_train": 100, "n_iter": 3, "seed": 4}
+    out = stability(config, seeds=[0, 1, 2], n_jobs=2)
+    assert out["seeds"] == [0, 1, 2] and out["filters"].shape == (3, 1, 1, 5, 5)
+    assert 0.0 < out["mean_abs_cosine"] <= 1.0 and 0.0 < out["start_mean_abs_cosine"] <= 1.0
+    np.testing.assert_allclose(np.diag(out["cosine"]), 1.0)
+    # Run 0 is the reference: never flipped, and equal to a direct run with that seed
+    # (same data: the configuration's own seed 4 picks the subsample; one BLAS thread, as
+    # every parallel task runs, since OpenBLAS's sums depend on its thread count).
+    with one_blas_thread():
+        direct = run_seed(config, 0)
+    np.testing.assert_array_equal(out["filters"][0], direct["filters"])
+    vals = [r["val_accuracy"] for r in out["runs"]]
+    assert out["val_accuracy"] == pytest.approx((np.mean(vals), np.std(vals)))
+    # Different seeds really start from different filters.
+    assert not np.allclose(out["filters"][0], out["filters"][1])
+    with pytest.raises(ValueError, match="between 2 and 10"):
+        stability(config, seeds=[3])
+    with pytest.raises(ValueError, match="between 2 and 10"):
+        stability(config, seeds=11)

@@ -48,7 +48,7 @@ _ACTIVE = ("queued", "running")
 _READ_LIMIT = 1000
 # CPU seconds past the limit before the parent kills a job itself: the child's own
 # SIGXCPU handler reports first when it can (it cannot inside a long C call).
-_LIMIT_GRACE = 2.0
+_LIMIT_GRACE = 1.0
 # How long the reader thread waits for a message before it looks for new jobs.
 _PUMP_IDLE = 0.1
 _PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
@@ -189,12 +189,18 @@ class JobPool:
         self._retention = Retention(self.settings.finished_bytes_budget, self.settings.max_finished)
         self._n_evicted = 0
         self._closed = False
+        self._spares_wanted = threading.Event()  # set when spares are missing
+        self._spares_wanted.set()
         self._ticker = threading.Thread(
             target=self._tick_forever, name="csvm-job-ticker", daemon=True
         )
         self._ticker.start()
         self._pump = threading.Thread(target=self._pump_forever, name="csvm-job-pump", daemon=True)
         self._pump.start()
+        self._spare_maker = threading.Thread(
+            target=self._make_spares_forever, name="csvm-job-spares", daemon=True
+        )
+        self._spare_maker.start()
         atexit.register(self.shutdown)
 
     # Read-only views of the settings, as attributes of the first version.
@@ -303,7 +309,7 @@ class JobPool:
                 if (owner is None or j.owner == owner) and (group is None or j.group == group)
             ]
 
-    def cancel(self, job_id: str, owner: str | None = None) -> None:
+    def cancel(self, job_id: str, owner: str | None) -> None:
         """Stop a job: a queued one leaves the queue, a running one's process ends.
 
         The job's state is "stopped" when this returns; its process is signalled and
@@ -563,7 +569,13 @@ class JobPool:
         self._finish(job, "error")
 
     def _start_queued(self) -> None:
-        """Give free worker slots to the oldest queued jobs; keep the spares warm."""
+        """Give free worker slots to the oldest queued jobs; ask for spares to replace them.
+
+        A job takes a warm spare; only when none is left is a process started here, under
+        the lock.  Replacements are started by :meth:`_make_spares_forever`, outside it:
+        on a loaded box a fork takes up to a few hundred milliseconds, which every
+        session's poll would otherwise wait for.
+        """
         if self._closed:
             return
         running = sum(j.state == "running" for j in self._jobs.values())
@@ -589,8 +601,27 @@ class JobPool:
             self._spares.remove(worker)
             worker.signal_stop()
             self._dying.append(worker)
-        while len(self._spares) < self.settings.spare_workers:
-            self._spares.append(Worker(self._ctx, self._preload))
+        if len(self._spares) < self.settings.spare_workers:
+            self._spares_wanted.set()
+
+    def _make_spares_forever(self) -> None:
+        """Start spare workers, one at a time and outside the lock, when some are missing."""
+        while not self._closed:
+            self._spares_wanted.wait(self.settings.tick_seconds)
+            self._spares_wanted.clear()
+            while True:
+                with self._lock:
+                    if self._closed or len(self._spares) >= self.settings.spare_workers:
+                        break
+                try:
+                    worker = Worker(self._ctx, self._preload)
+                except Exception:  # noqa: BLE001 - e.g. out of processes; retry next tick
+                    break
+                with self._lock:
+                    if self._closed:
+                        worker.stop()
+                        return
+                    self._spares.append(worker)
 
     def _drain(self, job: _Job, limit: int | None = None) -> None:
         for raw in job.worker.read(limit):

@@ -6,7 +6,9 @@ dataset), sharing those pages of memory, instead of spending 1-3 s importing the
 
 The modules come in the ``CSVM_JOBS_PRELOAD`` environment variable (comma-separated),
 because ``multiprocessing``'s fork server can only import module names, and would stop
-at the first one that raised anything but ImportError.
+at the first one that raised anything but ImportError.  The parent's main script is
+never imported: workers are started with it hidden (``process._without_main``), since job
+targets are importable functions and under Streamlit the main script is a page.
 """
 
 import importlib

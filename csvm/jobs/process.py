@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,8 +55,26 @@ def _start(process, ctx, preload: Sequence[str]) -> None:
         # Global to the interpreter and read only when the server starts: the first pool's
         # preload is the server's; later pools' workers import theirs themselves.
         ctx.set_forkserver_preload(["csvm.jobs.preload"])
-    with _environment(values):
+    with _environment(values), _without_main():
         process.start()
+
+
+@contextlib.contextmanager
+def _without_main():
+    """Hide the entry script while a worker (or the fork server) starts.
+
+    multiprocessing re-imports ``__main__`` in the fork server and in spawned children.
+    Job targets are importable functions, so no worker needs it, and under Streamlit
+    ``__main__`` is the page being run (AppTest runs a page file as ``__main__``): importing
+    it would draw the page, in bare mode, in every worker.
+    """
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def _widen_pipe(conn) -> None:

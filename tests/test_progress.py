@@ -1,0 +1,81 @@
+"""The command line's progress bar and the ten-class run's report."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from csvm.progress import ProgressBar, format_seconds
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+needs_mnist = pytest.mark.skipif(
+    not (SHARED / "mnist").is_dir(),
+    reason=f"the real MNIST IDX files are not at {SHARED}/mnist (development checkout only)",
+)
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_format_seconds():
+    assert format_seconds(65) == "1:05"
+    assert format_seconds(3725) == "1:02:05"
+    assert format_seconds(-3) == "0:00"
+
+
+def test_bar_counts_and_estimates_the_time_left(monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr("csvm.progress.time.perf_counter", lambda: now[0])
+    out = io.StringIO()
+    bar = ProgressBar(total=4, unit="pairs", stream=out, interval=0.0, width=4)
+    assert bar.eta() is None
+    now[0] = 10.0
+    bar.update(1, note="pair (0, 1)")  # 1 step in 10 s: 3 left, 30 s
+    assert out.getvalue().splitlines()[-1] == (
+        "[#---] 1/4 pairs  25 % 0:10 elapsed, ETA 0:30  pair (0, 1)"
+    )
+    now[0] = 30.0
+    bar.update(1)  # 2 steps in 30 s: 2 left, 30 s
+    assert out.getvalue().splitlines()[-1].endswith("0:30 elapsed, ETA 0:30  pair (0, 1)")
+
+
+def test_bar_on_a_file_writes_a_line_now_and_then_and_redraws_on_a_terminal():
+    quiet = io.StringIO()
+    bar = ProgressBar(total=100, stream=quiet, interval=3600)
+    for _ in range(99):
+        bar.callback({"pair": [3, 5]})
+    assert len(quiet.getvalue().splitlines()) == 1  # the first update only
+    bar.update(1)  # the last step always shows
+    bar.close()
+    lines = quiet.getvalue().splitlines()
+    assert lines[-2].startswith("[###") and "100/100" in lines[-2]
+    assert lines[-1].startswith("done: 100 steps in")
+    tty = _Tty()
+    bar = ProgressBar(total=3, stream=tty)
+    bar.update()
+    bar.update()
+    assert tty.getvalue().count("\r") == 2 and "\n" not in tty.getvalue()
+
+
+@needs_mnist
+def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
+    import json
+
+    from csvm.__main__ import main
+
+    out = tmp_path / "mnist10.json"
+    argv = ["reproduce", "mnist10", "--data-dir", str(SHARED), "--n-train", "300"]
+    assert main([*argv, "--n-iter", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "300 training images, 10,000 test images" in printed.out
+    assert "done: 90 pair iterations" in printed.err  # 45 pairs x 2 iterations
+    record = json.loads(out.read_text())
+    assert len(record["pairs"]) == 45 and all(p["steps"] == 2 for p in record["pairs"])
+    assert 0.5 < record["test_accuracy"] <= 1.0
+    assert f"{100 * record['test_accuracy']:.2f} %" in printed.out
+    assert np.isclose(
+        sum(record["split_seconds"].values()), sum(p["seconds"] for p in record["pairs"])
+    )
