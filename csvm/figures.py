@@ -189,7 +189,10 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
             )
     fig.update_xaxes(title_text="iteration (½ = filter step)" if linear else "iteration")
     fig.update_yaxes(title_text="objective", secondary_y=False)
-    fig.update_yaxes(title_text="terms", secondary_y=True, showgrid=False)
+    # Round values on the secondary axis (autoscaling gave ticks such as 0.063, 0.17).
+    fig.update_yaxes(
+        title_text="terms", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
+    )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
     return fig
 
@@ -227,6 +230,9 @@ def objectives_overlay(
         xaxis_title="iteration",
         yaxis_title="objective (log scale)",
         yaxis_type="log",
+        # Labels on decades only: plotly's minor-tick labels ("2, 0.1, 9, 8 …") misread.
+        yaxis_dtick=1,
+        yaxis_exponentformat="power",
         legend={"orientation": "h", "y": -0.25},
         height=460,
         **_LAYOUT,
@@ -283,7 +289,9 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
         range=[max(0.0, low - max(0.01, 0.1 * (1 - low))), 1.003],
         secondary_y=False,
     )
-    fig.update_yaxes(title_text="filter norm", secondary_y=True, showgrid=False)
+    fig.update_yaxes(
+        title_text="filter norm", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
+    )
     fig.update_layout(title=title, height=320, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
     return fig
 
@@ -435,8 +443,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
     plotly.graph_objects.Figure
     """
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    epochs = [e for e in events if e.get("step") == "epoch"]
-    batches = [e for e in events if e.get("step") == "batch"]
+    epochs = [e for e in events if e.get("kind") == "epoch"]
+    batches = [e for e in events if e.get("kind") == "batch"]
     if batches:
         keep = _downsample(len(batches))
         fig.add_trace(
@@ -468,7 +476,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
             ),
             secondary_y=True,
         )
-    fig.update_xaxes(title_text="epoch")
+    # Whole epochs only (1.5, 2.5 meant nothing), about ten labels at most.
+    fig.update_xaxes(title_text="epoch", tickformat="d", dtick=max(1, -(-len(epochs) // 10)))
     fig.update_yaxes(title_text="log loss", secondary_y=False)
     fig.update_yaxes(
         title_text="train accuracy",

@@ -112,6 +112,10 @@ def sweep_configs(
     return cells
 
 
+def ignore_event(event: dict[str, Any]) -> None:
+    """An ``emit`` for cells whose progress nobody watches (a Dask cluster's cells)."""
+
+
 def run_validation(
     emit: Callable[[dict[str, Any]], Any], config: dict[str, Any], data_dir: str | None = None
 ) -> dict[str, Any]:

@@ -386,7 +386,7 @@ def tune_cnn(
 
         def score(event: dict[str, Any], cnn=cnn, found=found) -> None:
             # params_ holds the weights after this epoch: score them before they change.
-            if event.get("step") == "epoch" and event["epoch"] + 1 in epochs:
+            if event["kind"] == "epoch" and event["epoch"] + 1 in epochs:
                 found[event["epoch"] + 1] = float(np.mean(cnn.predict(X_val) == y_val))
 
         try:

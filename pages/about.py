@@ -3,6 +3,9 @@
 import streamlit as st
 
 from csvm.config import MODEL_LABELS, SPECS
+from pages.common import ensure_app
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 st.title("About CSVM Explorer")
 st.markdown(

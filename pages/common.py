@@ -17,6 +17,31 @@ from csvm.runs import load_data, run_model
 from csvm.tuning import run_tuned_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+def ensure_app() -> None:
+    """Make a page run inside the app, never alone.
+
+    A fresh server starts in Streamlit's old multipage mode because this folder is called
+    ``pages/``, and switches to ``st.navigation`` only once ``app.py`` has run: until then a
+    page's own URL (``/sweep``) runs that file alone, with every module of the folder listed
+    as a page.  Such a page hands over to the entry point, which switches the mode and
+    runs the same page inside the app.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+
+        old_mode = bool(PagesManager.uses_pages_directory)
+    except (ImportError, AttributeError):  # a Streamlit without the old mode
+        old_mode = False
+    if not old_mode:  # inside the app (or a test running this page on its own)
+        return
+    from app import main
+
+    main()
+    st.stop()
+
+
 FINAL_STATES = {"done", "error", "stopped"}
 
 

@@ -9,7 +9,9 @@ import streamlit as st
 from csvm import figures
 from csvm.config import MODEL_LABELS, SPECS, RunConfig
 from csvm.runs import result_rows, step_events
-from pages.common import get_pool, heartbeat, is_running, outcomes, result_columns, runs
+from pages.common import ensure_app, get_pool, heartbeat, is_running, outcomes, result_columns, runs
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 
 def _settings_text(config: RunConfig, varying: list[str]) -> str:

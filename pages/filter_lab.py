@@ -35,8 +35,19 @@ from csvm.lab import (
     starting_filters,
 )
 from csvm.runs import pinned_indices
-from pages.common import FINAL_STATES, data_for, get_pool, heartbeat, owner, poll_run, runs
+from pages.common import (
+    FINAL_STATES,
+    data_for,
+    ensure_app,
+    get_pool,
+    heartbeat,
+    owner,
+    poll_run,
+    runs,
+)
 from pages.settings import current_config, md_escape
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 #: Up to this many training images a re-solve runs in the page: measured about 0.06 s on
 #: the classroom split and 0.5 s on the thesis's 1,895 (bench/bench_lab.py, one BLAS

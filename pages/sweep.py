@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 from csvm import figures
 from csvm.config import SPECS
 from csvm.jobs import QuotaExceeded
-from csvm.sweeps import SWEEP_PARAMS, parse_values, run_validation, sweep_configs
-from pages.common import FINAL_STATES, data_for, get_pool, heartbeat, owner
+from csvm.parallel import sweep_executor
+from csvm.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
+from pages.common import FINAL_STATES, data_for, ensure_app, get_pool, heartbeat, owner
 from pages.settings import current_config, md_escape
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 st.title("Sweep two settings")
 st.caption(
@@ -62,6 +68,40 @@ y_text = c2.text_input(
     "Values", "0.1, 10, 1000", key="sw_y_values", help="Comma-separated, at most 8."
 )
 
+
+@st.cache_resource
+def cluster(address: str):
+    """The Dask cluster at ``address`` (``CSVM_DASK_SCHEDULER``), or None for "": the
+    server's own pool."""
+    return sweep_executor(address) if address else None
+
+
+@dataclass
+class FutureView:
+    """A cell on the Dask cluster, seen as the pages see a job of the pool."""
+
+    name: str
+    state: str
+    result: dict | None = None
+    error: str = ""
+
+
+def _view(name: str, future) -> FutureView:
+    if future.cancelled():
+        return FutureView(name, "stopped")
+    if not future.done():
+        return FutureView(name, "running")
+    if future.exception() is not None:
+        return FutureView(name, "error", error=str(future.exception()))
+    return FutureView(name, "done", result=future.result())
+
+
+def _views(sweep: dict) -> list:
+    if "futures" in sweep:
+        return [_view(f"sweep {i}", f) for i, f in enumerate(sweep["futures"])]
+    return [pool.poll(j) for j in sweep["jobs"]]
+
+
 cells, error = [], None
 try:
     cell_base = base.replace(n_train=int(n_train), n_iter=int(n_iter), baselines=())
@@ -73,29 +113,59 @@ except Exception as exc:  # noqa: BLE001 - every problem is shown, not raised
 if error:
     st.error(md_escape(error))
 pool = get_pool()
-if st.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
-    pool.cancel_owner(owner(), group="sweep")  # one sweep per session: the new one replaces it
-    try:
-        jobs = [
-            pool.submit(
-                run_validation, {"config": c}, name=f"sweep {i}", group="sweep", owner=owner()
-            )
-            for i, c in enumerate(cells)
-        ]
-        st.session_state["sweep"] = {"jobs": jobs, "x": (x_name, x_values), "y": (y_name, y_values)}
-    except QuotaExceeded as exc:
-        pool.cancel_owner(owner(), group="sweep")
-        st.error(str(exc))
+executor = cluster(os.environ.get("CSVM_DASK_SCHEDULER", "").strip())
+if executor is not None:
+    st.caption("Cells run on the Dask cluster named by CSVM_DASK_SCHEDULER.")
+
+
+def _stop_sweep() -> None:
+    old = st.session_state.get("sweep") or {}
+    for future in old.get("futures", ()):
+        future.cancel()  # pending cells never start; running ones are ignored
+    pool.cancel_owner(owner(), group="sweep")
+
+
+c1, c2 = st.columns([1, 4])
+c2.button("■ Stop sweep", key="sw_stop", on_click=_stop_sweep)
+if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
+    _stop_sweep()  # one sweep per session: the new one replaces it
+    if executor is not None:
+        futures = [executor.submit(run_validation, ignore_event, c) for c in cells]
+        st.session_state["sweep"] = {
+            "futures": futures,
+            "x": (x_name, x_values),
+            "y": (y_name, y_values),
+        }
+    else:
+        try:
+            jobs = [
+                pool.submit(
+                    run_validation,
+                    {"config": c},
+                    name=f"sweep {i}",
+                    group="sweep",
+                    owner=owner(),
+                )
+                for i, c in enumerate(cells)
+            ]
+            st.session_state["sweep"] = {
+                "jobs": jobs,
+                "x": (x_name, x_values),
+                "y": (y_name, y_values),
+            }
+        except QuotaExceeded as exc:
+            pool.cancel_owner(owner(), group="sweep")
+            st.error(str(exc))
 
 sweep = st.session_state.get("sweep")
 if sweep is not None:
-    views = [pool.poll(j) for j in sweep["jobs"]]
+    views = _views(sweep)
     running = any(v is not None and v.state not in FINAL_STATES for v in views)
 
     @st.fragment(run_every=1.0 if running else None)
     def grid() -> None:
         heartbeat()
-        fresh = [pool.poll(j) for j in sweep["jobs"]]
+        fresh = _views(sweep)
         (xn, xv), (yn, yv) = sweep["x"], sweep["y"]
         acc = np.full((len(yv), len(xv)), np.nan)
         for k, v in enumerate(fresh):

@@ -27,6 +27,7 @@ from pages.common import (
     PACES,
     available_datasets,
     data_for,
+    ensure_app,
     get_pool,
     heartbeat,
     is_running,
@@ -50,6 +51,8 @@ from pages.settings import (
     show_problems,
     sync_url,
 )
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 _STOP_GRACE = 1.0  # seconds a run may take to stop by itself before it is killed
 
@@ -134,8 +137,7 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         play["stop_at"] = time.monotonic()
         play["paused"] = False
         play["jump"] = True  # a stopped run shows its last step at once, not at the pace
-        _wait_for_end(run, _STOP_GRACE)
-        st.rerun()
+        _wait_for_end(run, _STOP_GRACE)  # the page below then draws the stopped run at once
     label, icon = (
         ("Resume", ":material/play_arrow:")
         if play["paused"]
@@ -530,7 +532,8 @@ def _estimate(config: RunConfig, data) -> None:
         config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
     )
     limit = get_pool().settings.max_job_seconds
-    text = f"Estimated training time: about {format_duration(seconds)} on a free core."
+    about = "about " if seconds >= 1 else ""
+    text = f"Estimated training time: {about}{format_duration(seconds)} on a free core."
     if limit and seconds > limit:
         st.warning(
             f"{text} This server stops a job after {format_duration(limit)} of CPU "
@@ -553,6 +556,7 @@ def page() -> None:
     errors, data = _errors(config)
     views = poll_run(current) if current is not None else {}
     controls(config, current, views, errors)
+    views = poll_run(current) if current is not None else {}  # after Stop, Pause or Step
     for message in errors:
         st.error(md_escape(message))
     if data is not None and not errors:

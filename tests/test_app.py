@@ -197,3 +197,20 @@ def test_compare_page_lists_the_sessions_runs():
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM"]
     assert _titled(at, "Objective per step")
+
+
+def test_figures_have_clean_ticks():
+    from csvm import figures
+
+    epochs = [
+        {"kind": "epoch", "epoch": i, "loss": 1 / (i + 1), "train_accuracy": 0.9} for i in range(3)
+    ]
+    loss = figures.loss_figure(epochs)
+    assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == 1
+    steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
+    overlay = figures.objectives_overlay([("a", steps)], "all runs")
+    assert overlay.layout.yaxis.type == "log" and overlay.layout.yaxis.dtick == 1
+    terms = figures.objective_figure(
+        [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
+    )
+    assert terms.layout.yaxis2.tickformat == ".2~g"

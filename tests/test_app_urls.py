@@ -51,6 +51,7 @@ def test_hostile_link_is_named_escaped_and_harmless(name, raw):
     for body in _bodies(at):
         assert not re.search(r"(?<!\\)\]\(", body), body  # no live markdown link or image
         assert not re.search(r"(?<!\\)<", body), body  # no live HTML tag
+        assert "://" not in body.replace("\\", ""), body  # no autolink either
         assert len(body) < 5000
     # the URL now holds only valid values
     for key in at.query_params:

@@ -161,6 +161,19 @@ def _set_number(page, label: str, value: str) -> None:
     page.wait_for_timeout(800)
 
 
+def test_a_page_url_on_a_fresh_server_opens_inside_the_app(server, browser):
+    """The first request of a fresh server is for /sweep (a reload on that page): it must
+    open inside the app, not as a lone script of the pages/ folder."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/sweep")
+    page.get_by_text("Sweep two settings").wait_for()
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Filter lab" in sidebar and "worker preload" not in sidebar and "common" not in sidebar
+    _shot(page, "sweep-direct-url.png", tall=False)
+    page.close()
+
+
 def test_settings_survive_navigation_and_reload(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)

@@ -127,3 +127,32 @@ def test_an_unreachable_scheduler_says_what_to_do():
     with pytest.raises(CSVMError, match="Cannot reach the Dask scheduler"):
         with backend("tcp://127.0.0.1:9", timeout=1):
             pass
+
+
+def test_the_sweep_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
+    """CSVM_DASK_SCHEDULER sends the Sweep page's cells to the cluster: the heatmap fills."""
+    import json
+    import time
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "pages" / "sweep.py"), default_timeout=60).run()
+    assert any("Dask cluster" in c.value for c in at.caption)
+    at.number_input(key="sw_n_train").set_value(60)
+    at.number_input(key="sw_n_iter").set_value(2)
+    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.button(key="sw_start").click().run()
+    assert "futures" in at.session_state["sweep"]
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.success:
+            break
+        time.sleep(0.5)
+    assert at.success and "Best" in at.success[0].value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["z"]
