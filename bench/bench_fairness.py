@@ -42,9 +42,9 @@ from csvm.stats import mcnemar_p, wilson_interval  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fairness.json"
 MNIST_PAIRS = [f"{a}-{b}" for a, b in itertools.combinations(range(10), 2)]
-#: Pairs that also run with 2, 4 and 8 filters when --multi-pairs is not given: the thesis's
-#: 3 v 5 and eight more, from the easiest to the hardest kinds of pair.
-DEFAULT_MULTI_PAIRS = ["3-5", "4-9", "7-9", "2-7", "3-8", "5-8", "1-7", "0-6", "2-3"]
+#: A 9-pair subset for shorter runs (--multi-pairs / --ablation-pairs): the thesis's 3 v 5
+#: and eight more, from the easiest to the hardest kinds of pair.
+SUBSET_PAIRS = ["3-5", "4-9", "7-9", "2-7", "3-8", "5-8", "1-7", "0-6", "2-3"]
 CIFAR_PAIRS = ["airplane-automobile", "cat-dog"]
 
 _COMMON = {"filter_size": 5, "seed": 0, "C": None, "C_last_only": False, "momentum": 0.0}
@@ -99,6 +99,26 @@ CIFAR_CANDIDATES: dict[str, dict[str, Any]] = {
 
 
 # -- the cache ----------------------------------------------------------------------------
+def _code_version() -> str | None:
+    """The commit the run used, recorded with every cached unit."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            check=True,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+CODE = _code_version()
+
+
 def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -224,6 +244,7 @@ def run_pair(cache, path, dataset, pair, filters, data_dir, n_iter) -> None:
         else:
             k = int(unit.rsplit("=", 1)[1])
             cache[unit] = kcsvm(data, _candidates(cache, dataset, pair, k), k, n_iter)
+        cache[unit]["code"] = CODE
         _save(path, cache)
         print(
             f"  test {100 * cache[unit]['test_accuracy']:.2f} % ({cache[unit]['seconds']:.0f} s)",
@@ -260,6 +281,7 @@ def run_ablation_unit(cache, path, pair: str, data_dir: Path) -> None:
         "learned_norm": out["learned_norm"],
         "start_norm": out["start_norm"],
         "rows": [{k: v for k, v in row.items() if k != "filters"} for row in out["rows"]],
+        "code": CODE,
     }
     _save(path, cache)
 
@@ -314,11 +336,12 @@ def _summary_line(rows: list[dict[str, Any]], label: str) -> str:
     gains = np.array([r["gain"] for r in rows])
     wins = sum(r["outcome"] == "win" for r in rows)
     losses = sum(r["outcome"] == "loss" for r in rows)
-    ahead = int(np.sum(gains > 0))
+    ahead, behind = int(np.sum(gains > 0)), int(np.sum(gains < 0))
+    # Sign test over pairs (level pairs left out): the same binomial tail as McNemar's.
     return (
         f"| {label} | {len(rows)} | {gains.mean():+.2f} ± {gains.std():.2f} | "
         f"{np.median(gains):+.2f} | {wins} / {len(rows) - wins - losses} / {losses} | "
-        f"{ahead} / {int(np.sum(gains == 0))} / {int(np.sum(gains < 0))} |"
+        f"{ahead} / {len(rows) - ahead - behind} / {behind} | {mcnemar_p(ahead, behind):.2g} |"
     )
 
 
@@ -339,16 +362,16 @@ def report(cache: dict[str, Any], filters: list[int], multi_pairs: list[str]) ->
         )
     head = [
         "| filters | pairs | mean gain ± sd (points) | median | wins / ties / losses "
-        "(McNemar p < 0.05) | ahead / level / behind (raw) |",
-        "|---|---|---|---|---|---|",
+        "(McNemar p < 0.05) | ahead / level / behind (raw) | sign test p |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += ["", "## Summary", ""] + head
     if rows1:
-        lines.append(_summary_line(rows1, "1 (all pairs)"))
+        lines.append(_summary_line(rows1, "1"))
     for k in filters:
         rows = [r for p in multi_pairs if (r := _compare(cache, "mnist", p, k))]
         if rows:
-            lines.append(_summary_line(rows, f"{k} ({len(rows)}-pair subset)"))
+            lines.append(_summary_line(rows, str(k)))
     chosen = [cache[f"mnist {p} k=1"]["chosen"] for p in MNIST_PAIRS if f"mnist {p} k=1" in cache]
     if chosen:
         counts = {name: chosen.count(name) for name in MNIST_CANDIDATES}
@@ -422,12 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", default="all", help="MNIST pairs for one filter, e.g. 3-5,4-9")
     parser.add_argument(
         "--multi-pairs",
-        default=",".join(DEFAULT_MULTI_PAIRS),
-        help="MNIST pairs that also run with more than one filter",
+        default="all",
+        help="MNIST pairs that also run with more than one filter (all, or e.g. 3-5,4-9)",
     )
     parser.add_argument(
         "--ablation-pairs",
-        default=",".join(DEFAULT_MULTI_PAIRS),
+        default="all",
         help="MNIST pairs whose one-filter K-CSVM gets the fixed-filter ablation",
     )
     parser.add_argument("--n-iter", type=int, default=15)
@@ -436,8 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     filters = [int(k) for k in args.filters.split(",")]
     pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
-    multi = [p for p in args.multi_pairs.split(",") if p]
-    ablation = [p for p in args.ablation_pairs.split(",") if p]
+    multi, ablation = (
+        MNIST_PAIRS if text == "all" else [p for p in text.split(",") if p]
+        for text in (args.multi_pairs, args.ablation_pairs)
+    )
     cache = _load(args.results)
     if not args.report:
         for pair in pairs:
@@ -445,11 +470,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_cifar:
             for pair in CIFAR_PAIRS:
                 run_pair(cache, args.results, "cifar10", pair, [1], args.data_dir, args.n_iter)
+        for pair in multi:
+            run_pair(cache, args.results, "mnist", pair, filters, args.data_dir, args.n_iter)
         for pair in ablation:
             run_pair(cache, args.results, "mnist", pair, [1], args.data_dir, args.n_iter)
             run_ablation_unit(cache, args.results, pair, args.data_dir)
-        for pair in multi:
-            run_pair(cache, args.results, "mnist", pair, filters, args.data_dir, args.n_iter)
     print(report(cache, [k for k in filters if k > 1], multi))
     print(ablation_report(cache))
     return 0

@@ -122,25 +122,26 @@ def fixed_filter_predictions(
     y_train : array (n,) of ±1
     filters : array (k, C, p, q)
     X_eval : list of arrays (m, C, H, W)
-    config : dict
-        ``kernel``, ``degree``, ``gamma``, ``coef0`` and ``C`` (None: hard margin).
+    config : dict or RunConfig
+        The run's settings: ``kernel``, ``degree``, ``gamma``, ``coef0`` and ``C`` (None:
+        hard margin) are the ones that matter.
 
     Returns
     -------
     list of int arrays of ±1, one per entry of ``X_eval``
     """
-    from csvm.kernelised import HARD_MARGIN_C, _solve
+    from csvm.runs import as_config
 
-    params = {
-        "kernel": config["kernel"],
-        "degree": config["degree"],
-        "gamma": float(config["gamma"]),
-        "coef0": float(config["coef0"]),
-    }
-    C = HARD_MARGIN_C if config["C"] is None else float(config["C"])
-    # The regulariser does not change the SVM, only the objective T(f) it reports.
-    state, _ = _solve(X_train, y_train, filters, params, C, "none", 0.0, 1e-3)
-    return [np.where(state.decision_function(X) > 0, 1, -1) for X in X_eval]
+    # eta = 0 and one iteration: a single SVM solve on the given filters, which is the
+    # run's own last solve when they are its learned filters.
+    clf = (
+        as_config(config)
+        .replace(model="kcsvm", eta=0.0, step="constant", n_iter=1, momentum=0.0)
+        .build_estimator(X_train.shape[1:])
+    )
+    clf.set_params(init_filters=np.asarray(filters, dtype=np.float64), C_last_only=False)
+    clf.fit(X_train, y_train)
+    return [clf.predict(X) for X in X_eval]
 
 
 def _start_filters(config: dict[str, Any], data) -> np.ndarray:
