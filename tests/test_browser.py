@@ -1,9 +1,19 @@
 """A real browser: `streamlit run app.py` driven by Playwright in Debian's Chromium."""
 
+import os
 import re
 import time
 
-from tests._browser import ARTIFACTS
+import pytest
+
+from tests._browser import ARTIFACTS, CHROMIUM
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
+    ),
+]
 
 _GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
     p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
