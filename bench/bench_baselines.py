@@ -141,7 +141,7 @@ def main() -> None:
     Xtr, ytr, Xte, yte = mnist_pair()
     print(f"MNIST 3 vs 5: train {len(Xtr)}, test {len(Xte)}", flush=True)
     t0 = time.perf_counter()
-    svm = make_plain_svm({"kernel": "poly", "degree": 2, "gamma": 1.0, "coef0": 1.0, "C": None})
+    svm = make_plain_svm(kernel="poly", degree=2, gamma=1.0, coef0=1.0, C=None)
     svm.fit(Xtr, ytr)
     row(
         "4.1",
@@ -184,7 +184,7 @@ def main() -> None:
         )
         print(f"CIFAR-10 airplane vs automobile: train {len(d.X_train)}, test {len(d.X_test)}")
         t0 = time.perf_counter()
-        svm = make_plain_svm({"kernel": "poly", "degree": 3, "gamma": 1.0, "coef0": 1.0, "C": 1e-8})
+        svm = make_plain_svm(kernel="poly", degree=3, gamma=1.0, coef0=1.0, C=1e-8)
         svm.fit(d.X_train, d.y_train)
         row(
             "4.4",

@@ -54,6 +54,14 @@ def fit_svc(emit, n: int = 2500, d: int = 40, seed: int = 0) -> dict[str, Any]:
     return {"seconds": seconds, "n_sv": int(clf.n_support_.sum()), "acc": clf.score(X, y)}
 
 
+def wait_for_spares(pool, n: int, timeout: float = 60.0) -> None:
+    """Wait until ``pool`` has ``n`` warm spare workers (and a second for them to settle)."""
+    deadline = time.monotonic() + timeout
+    while pool.stats()["workers"]["spares"] < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+
+
 def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dict[str, Any]:
     """Submit ``n_jobs`` fits at once and poll them all until they end.
 
@@ -79,9 +87,9 @@ def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dic
 
     pool = JobPool(max_workers=max_workers, lease_seconds=180.0)
     try:
-        # Let the warm spare workers finish importing, as they would have on a server
-        # that has been up a while; the first-start cost is measured separately below.
-        time.sleep(3.0)
+        # Let the warm spare workers start (the fork server imports the libraries once),
+        # as on a server that has been up a while; the cold start is measured first.
+        wait_for_spares(pool, max_workers)
         t0 = time.perf_counter()
         ids = [
             pool.submit(module.fit_svc, {"n": 3200 + 400 * (i % 5), "seed": i}, name=f"fit{i}")
@@ -137,7 +145,8 @@ def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dic
 
 
 def cold_start(max_workers: int = 2) -> float:
-    """Seconds from creating a pool to a tiny job's result, spare workers still cold."""
+    """Seconds from creating a pool to a tiny job's result, nothing started yet (in a fresh
+    process: the fork server too)."""
     from bench import bench_jobs as module
     from csvm.jobs import JobPool
 
@@ -150,6 +159,33 @@ def cold_start(max_workers: int = 2) -> float:
         return time.perf_counter() - t0
     finally:
         pool.shutdown()
+
+
+def worker_start(method: str, n: int = 3) -> list[float]:
+    """Seconds from starting a worker process to its "ready" message (libraries imported).
+
+    ``method`` is "forkserver" (forked from a server that imported them once) or "spawn"
+    (a new interpreter that imports them itself).
+    """
+    import multiprocessing as mp
+    import pickle
+
+    from csvm.jobs.process import Worker
+
+    ctx = mp.get_context(method)
+    preload = ("numpy", "sklearn.svm", "csvm.runs")
+    times = []
+    for _ in range(n + 1):  # the first fork-server start is the cold start: not counted
+        t0 = time.perf_counter()
+        worker = Worker(ctx, preload)
+        while True:
+            if worker.outbox.poll(60):
+                kind, payload = pickle.loads(worker.outbox.recv_bytes())
+                if kind == "phase" and payload["phase"] == "ready":
+                    break
+        times.append(time.perf_counter() - t0)
+        worker.stop()
+    return times[1:]
 
 
 def report(r: dict[str, Any], cold: float) -> str:
@@ -173,7 +209,11 @@ def report(r: dict[str, Any], cold: float) -> str:
         ("start to result minus fit time (mean)", f"{r['overhead_mean']:.2f} s"),
         ("longest wait in the queue", f"{r['wait_max']:.1f} s"),
         ("total wall time, submit to last result", f"{r['wall']:.1f} s"),
-        ("cold pool: create to first tiny result", f"{cold:.1f} s"),
+        ("cold server: new pool (and fork server) to first tiny result", f"{cold:.1f} s"),
+        (
+            "worker start to ready, fork server / spawn (median of 3)",
+            f"{np.median(r['start_fork']) * 1e3:.0f} ms / {np.median(r['start_spawn']):.2f} s",
+        ),
     ]
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     lines = [
@@ -219,8 +259,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", help="also write the Markdown table to this file")
     args = parser.parse_args(argv)
-    r = run(n_jobs=args.jobs, max_workers=args.workers)
+    # Cold first: the fork server starts (and imports the libraries) with the first pool.
     cold = cold_start(max_workers=args.workers)
+    r = run(n_jobs=args.jobs, max_workers=args.workers)
+    r["start_fork"] = worker_start("forkserver")
+    r["start_spawn"] = worker_start("spawn")
     text = report(r, cold)
     print(text)
     if args.out:

@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-filters", action="store_true")
     args = parser.parse_args(argv)
 
-    from csvm.experiments import DEFAULT_CONFIG
+    from csvm.config import RunConfig
     from csvm.sweeps import stability
 
     base = {
-        **DEFAULT_CONFIG,
+        **RunConfig().to_dict(),
         "dataset": args.dataset,
         "protocol": "thesis" if args.dataset == "mnist" else None,
         "n_train": None,

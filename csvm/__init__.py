@@ -1,10 +1,18 @@
 """CSVM: Convolutional Support Vector Machines (linear and kernelised), after Sugg (2018).
 
->>> from csvm import KernelCSVM
+>>> from csvm import KernelCSVM, LinearCSVM, SmallCNN
 >>> clf = KernelCSVM(image_shape=(28, 28), filter_shape=(5, 5), n_iter=10)  # doctest: +SKIP
 """
 
-from csvm.exceptions import CSVMError, DatasetError, DivergenceError
+from csvm.baselines import SmallCNN
+from csvm.exceptions import (
+    CSVMError,
+    CSVMWarning,
+    DatasetError,
+    DivergenceError,
+    ImageShapeWarning,
+    SVMIterationWarning,
+)
 from csvm.kernelised import KernelCSVM
 from csvm.linear import LinearCSVM
 
@@ -12,9 +20,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CSVMError",
+    "CSVMWarning",
     "DatasetError",
     "DivergenceError",
+    "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
+    "SVMIterationWarning",
+    "SmallCNN",
     "__version__",
 ]

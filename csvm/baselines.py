@@ -16,17 +16,18 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import TransformerTags, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import threadpool_limits
 
 from csvm.conv import correlate, correlate_transpose, map_shape
 from csvm.exceptions import DivergenceError
-from csvm.validation import check_images
+from csvm.validation import Shape, check_images, resolve_filter_shape
 
 __all__ = ["FlattenImages", "SmallCNN", "make_plain_svm"]
 
@@ -45,20 +46,36 @@ class FlattenImages(TransformerMixin, BaseEstimator):
 
 
 def make_plain_svm(
-    params: dict[str, Any] | BaseEstimator, n_samples: int | None = None
+    *,
+    kernel: str = "poly",
+    degree: int = 2,
+    gamma: float = 1.0,
+    coef0: float = 1.0,
+    C: float | None = None,
+    linear: bool = False,
+    lam_w: float | None = None,
+    n_samples: int | None = None,
+    max_iter: int = 10**6,
 ) -> Pipeline:
-    """The plain SVM that matches a CSVM: same kernel, degree, gamma, coef0 and C.
+    """The plain SVM on raw pixels that matches a CSVM: same kernel, degree, gamma, coef0, C.
 
     Parameters
     ----------
-    params : dict or KernelCSVM or LinearCSVM
-        The CSVM's constructor parameters (or the estimator).  ``C=None`` (no bound)
-        becomes ``C = 1e10`` (``csvm.kernelised.HARD_MARGIN_C``), the same large C the
-        K-CSVM hands to LIBSVM, which no alpha reaches in practice.  For the linear model
-        (``LinearCSVM`` or ``params["model"] == "lcsvm"``) a linear SVM with
-        ``C = 1 / (lam_w * n_samples)``, the solver form of the L-CSVM's weight step.
+    kernel, degree, gamma, coef0 : as in :class:`~csvm.KernelCSVM`
+    C : float or None
+        None (no bound) becomes ``C = 1e10`` (``csvm.kernelised.HARD_MARGIN_C``), the same
+        large C the K-CSVM hands to LIBSVM, which no alpha reaches in practice.
+    linear : bool
+        Match an L-CSVM instead: a linear SVM with ``C = 1 / (lam_w * n_samples)``, the
+        solver form of the L-CSVM's weight step (the kernel arguments are then unused).
+    lam_w : float, optional
+        The L-CSVM's weight regularisation; needed when ``linear``.
     n_samples : int, optional
-        Training-set size; needed for the linear model's C.
+        Training-set size; needed when ``linear``.
+    max_iter : int
+        Bound on LIBSVM's iterations, as the CSVMs' ``svm_max_iter``: a hard-margin solve
+        on data that are not separable in the kernel then ends (with scikit-learn's
+        ConvergenceWarning) instead of running on.
 
     Returns
     -------
@@ -68,32 +85,26 @@ def make_plain_svm(
     Raises
     ------
     ValueError
-        For the linear model without ``n_samples``.
+        For ``linear=True`` without ``lam_w`` or ``n_samples``.
     """
     from csvm.kernelised import HARD_MARGIN_C
-    from csvm.linear import LinearCSVM, lambda_to_C
+    from csvm.linear import lambda_to_C
 
-    linear = isinstance(params, LinearCSVM)
-    if hasattr(params, "get_params"):
-        params = params.get_params()
-    params = dict(params)
-    linear = (
-        linear or params.get("model") == "lcsvm" or ("lam_w" in params and "kernel" not in params)
-    )
     if linear:
-        if n_samples is None:
+        if lam_w is None or n_samples is None:
             raise ValueError(
-                "make_plain_svm needs n_samples for the linear model: C = 1 / (lam_w * n_samples)."
+                "make_plain_svm(linear=True) needs lam_w and n_samples: "
+                "C = 1 / (lam_w * n_samples)."
             )
-        svc = SVC(kernel="linear", C=lambda_to_C(float(params.get("lam_w", 0.1)), n_samples))
+        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)), max_iter=max_iter)
     else:
-        C = params.get("C")
         svc = SVC(
-            kernel=params.get("kernel", "poly"),
-            degree=params.get("degree", 2),
-            gamma=params.get("gamma", 1.0),
-            coef0=params.get("coef0", 1.0),
+            kernel=kernel,
+            degree=degree,
+            gamma=gamma,
+            coef0=coef0,
             C=HARD_MARGIN_C if C is None else float(C),
+            max_iter=max_iter,
         )
     return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
 
@@ -137,38 +148,63 @@ def _add_scaled(y: np.ndarray, a: float, x: np.ndarray) -> None:
 class SmallCNN(ClassifierMixin, BaseEstimator):
     """The thesis's comparison CNN, in numpy.
 
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints``.  The defaults are the thesis's network for MNIST (5x5
+    filter, 500 sigmoid hidden units) except the image shape, which is read from X.
+
     Parameters
     ----------
     image_shape : tuple (H, W) or (C, H, W), or None
-        None infers it from 3-D/4-D input; 2-D input is then one row of pixels.
-    filter_shape : tuple (p, q)
-    n_filters : int
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        None is the thesis's 5x5 (half the image side on images under 9 pixels a side).
+    n_filters : int in [1, 256]
         Valid convolution filters (identity activation, no subsampling).
-    hidden : int or None
+    hidden : int >= 0 or None
         Units of the hidden layer; None or 0 gives the linear CNN of table 3.1.
     activation : {"sigmoid", "relu", "tanh"}
-    lr : float
+    lr : float in (0, 10]
         Learning rate of mini-batch SGD.
     momentum : float in [0, 1)
     nesterov : bool
-    weight_decay : float
+    weight_decay : float in [0, 1e6]
         L2 penalty ``weight_decay / 2 * ||W||^2`` on every weight (not on biases).
-    epochs, batch_size : int
-    events_every : int
+    epochs, batch_size : int >= 1
+    events_every : int >= 0
         Also report every ``events_every`` mini-batches (0: once per epoch only).
     dtype : {"float32", "float64"}
     random_state : int, RandomState or None
 
     Attributes
     ----------
-    classes_, filters_ (1, n_filters, p, q), params_ (dict of weights), history_,
-    n_features_in_, stopped_.
+    classes_, filters_ (1, n_filters, p, q), filter_shape_, params_ (dict of weights),
+    history_, n_features_in_, stopped_.
     """
+
+    _parameter_constraints: dict = {
+        "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
+        "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
+        "n_filters": [Interval(Integral, 1, 256, closed="both")],
+        "hidden": [None, Interval(Integral, 0, 100_000, closed="both")],
+        "activation": [StrOptions(set(_ACTIVATIONS))],
+        "lr": [Interval(Real, 0, 10, closed="right")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "nesterov": ["boolean"],
+        "weight_decay": [Interval(Real, 0, 1e6, closed="both")],
+        "epochs": [Interval(Integral, 1, 100_000, closed="both")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "events_every": [Interval(Integral, 0, None, closed="left")],
+        "dtype": [StrOptions({"float32", "float64"})],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
-        image_shape: tuple[int, ...] | None = (28, 28),
-        filter_shape: tuple[int, int] = (5, 5),
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
         n_filters: int = 1,
         hidden: int | None = 500,
         activation: str = "sigmoid",
@@ -202,41 +238,12 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
         return check_images(self, X, reset=reset, dtype=self.dtype)
 
     def _check_params(self) -> None:
-        if not (isinstance(self.lr, Real) and self.lr > 0):
-            raise ValueError(f"lr must be greater than 0, got {self.lr!r}.")
-        if self.activation not in _ACTIVATIONS:
-            raise ValueError(
-                f"Unknown activation {self.activation!r}: choose one of {', '.join(_ACTIVATIONS)}."
-            )
-        if not (isinstance(self.momentum, Real) and 0 <= self.momentum < 1):
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}.")
-        for name in ("epochs", "batch_size", "n_filters"):
-            value = getattr(self, name)
-            if not isinstance(value, Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-        if self.hidden is not None and not (isinstance(self.hidden, Integral) and self.hidden >= 0):
-            raise ValueError(
-                f"hidden must be None, 0 (no hidden layer) or a positive integer, "
-                f"got {self.hidden!r}."
-            )
-        if not (isinstance(self.events_every, Integral) and self.events_every >= 0):
-            raise ValueError(
-                f"events_every must be an integer >= 0 (0: epoch events only), "
-                f"got {self.events_every!r}."
-            )
-        if not (isinstance(self.weight_decay, Real) and self.weight_decay >= 0):
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}.")
-        shape = tuple(self.filter_shape) if hasattr(self.filter_shape, "__len__") else ()
-        if len(shape) != 2 or not all(isinstance(s, Integral) and s >= 1 for s in shape):
-            raise ValueError(
-                f"filter_shape must be two positive integers (p, q), got {self.filter_shape!r}."
-            )
-        if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}.")
+        """Check every parameter against ``_parameter_constraints``."""
+        self._validate_params()
 
     # -- the network ----------------------------------------------------------------------
     def _init(self, rng: np.random.Generator, channels: int, n_out: int) -> dict:
-        p, q = self.filter_shape
+        p, q = self.filter_shape_
         k = self.n_filters
         h2, w2 = map_shape(self._image_shape[-2:], (p, q))
         d = k * h2 * w2
@@ -313,7 +320,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             grads["hid_b"] = dh.sum(axis=0)
             da = dh @ params["hid_W"].T
         dZ = da.reshape(cache["z_shape"])
-        grads["conv_W"] = correlate_transpose(X, dZ, self.filter_shape, sum_samples=True)
+        grads["conv_W"] = correlate_transpose(X, dZ, self.filter_shape_, sum_samples=True)
         grads["conv_b"] = dZ.sum(axis=(0, 2, 3))
         for key in grads:
             grads[key] = grads[key].astype(self.dtype, copy=False)
@@ -327,6 +334,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
         return np.eye(len(self.classes_), dtype=self.dtype)[y_index]
 
     # -- fitting --------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(
         self, X: Any, y: Any, callback: Callable[[dict], bool | None] | None = None
     ) -> SmallCNN:
@@ -367,7 +375,8 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             return self._fit(X, y, callback)
 
     def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
-        self._check_params()
+        # Over 80 lines on purpose: one SGD loop whose in-place updates share a dozen
+        # buffers (weights, spare weights, velocities); split up, they would be passed around.
         if y is None:
             raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
         X4 = self._images(X, reset=True)
@@ -375,7 +384,8 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images.")
         check_classification_targets(y)
-        map_shape(X4.shape[-2:], self.filter_shape)
+        self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
+        map_shape(X4.shape[-2:], self.filter_shape_)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -409,13 +419,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                 if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
                     # The weights of the previous step still gave a finite loss.
                     self.params_ = spare
-                    raise DivergenceError(
-                        f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
-                        f"with learning rate lr={lr:g}. The last finite weights were kept. "
-                        f"Try a smaller learning rate such as lr={lr / 10:g}.",
-                        cause="non-finite",
-                        suggested_eta=lr / 10,
-                    )
+                    raise self._diverged(callback, epoch, lr, spare["conv_W"])
                 for key, g in grads.items():
                     p, v, new = params[key], velocity[key], spare[key]
                     # v <- mu v - lr g, then new p = p + mu v - lr g (Nesterov, in the form
@@ -442,6 +446,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                     if not self._emit(
                         callback,
                         {
+                            "kind": "batch",
                             "step": "batch",
                             "batch": batch,
                             "iteration": epoch,
@@ -457,6 +462,7 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
             if not self._emit(
                 callback,
                 {
+                    "kind": "epoch",
                     "step": "epoch",
                     "iteration": epoch,
                     "epoch": epoch,
@@ -469,9 +475,33 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
                 return self
         return self
 
+    def _diverged(self, callback, epoch: int, lr: float, filters: np.ndarray) -> DivergenceError:
+        """The DivergenceError to raise; its DivergenceEvent goes to history_ and callback."""
+        error = DivergenceError(
+            f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
+            f"with learning rate lr={lr:g}. The last finite weights were kept. "
+            f"Try a smaller learning rate such as lr={lr / 10:g}.",
+            cause="non-finite",
+            suggested_eta=lr / 10,
+        )
+        event = {
+            "kind": "divergence",
+            "model": "cnn",
+            "classifier": 0,
+            "iteration": int(epoch),
+            "cause": error.cause,
+            "message": str(error),
+            "suggested_eta": error.suggested_eta,
+            "filter_norm_before": float(np.linalg.norm(filters)),
+        }
+        self.history_.append(event)
+        if callback is not None:
+            callback(dict(event))
+        return error
+
     def _emit(self, callback, values: dict, params: dict) -> bool:
         event = {"model": "cnn", "n_iter": int(self.epochs), **values}
-        if values["step"] == "epoch":
+        if values["kind"] == "epoch":
             self.history_.append(event)
         if (
             callback is not None

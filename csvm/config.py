@@ -310,9 +310,11 @@ class RunConfig:
         Spec(
             "str",
             "Step rule",
-            "Constant η, or Armijo backtracking that shrinks η until the objective falls.",
+            "Constant: the thesis's raw η (its effect grows with the number of images); "
+            "relative: each step moves the filter by η times its own norm (works at any N); "
+            "Armijo: backtracking until the objective falls.",
             "model",
-            choices=("constant", "armijo"),
+            choices=("constant", "relative", "armijo"),
             models=("kcsvm",),
             param="step",
         ),
@@ -414,6 +416,17 @@ class RunConfig:
             choices=("svm", "cnn"),
         ),
     )
+    tune_baselines: bool = _field(
+        False,
+        Spec(
+            "bool",
+            "Tune the baselines",
+            "Tune the plain SVM (C and γ or degree) and the CNN (learning rate, epochs) on the "
+            "validation split, with a budget of fits comparable to the CSVM's, so the "
+            "comparison is fair; off: they use the CSVM's own kernel settings.",
+            "baselines",
+        ),
+    )
     cnn_epochs: int = _field(
         5,
         Spec(
@@ -512,9 +525,10 @@ class RunConfig:
                         f"{name}: {value!r} is not a class of {self.dataset}; "
                         f"choose one of {', '.join(names)}."
                     )
-        if self.eta == 0 and self.step != "constant" and self.model == "kcsvm":
-            errors.append("η = 0 freezes the filter, which needs the constant step rule.")
-        if self.momentum and self.step != "constant" and self.model == "kcsvm":
+        if self.eta == 0 and self.step == "armijo" and self.model == "kcsvm":
+            errors.append("η = 0 freezes the filter; Armijo's line search needs η > 0: "
+                          "choose the constant or relative step.")
+        if self.momentum and self.step == "armijo" and self.model == "kcsvm":
             errors.append(
                 "Momentum applies to the constant step rule only: set it to 0 "
                 "or choose the constant step."

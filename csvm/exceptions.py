@@ -1,4 +1,6 @@
-"""Errors raised by the csvm library, each with a message a user can act on."""
+"""Errors and warnings raised by the csvm library, each with a message a user can act on."""
+
+from sklearn.exceptions import ConvergenceWarning
 
 
 class CSVMError(Exception):
@@ -25,3 +27,19 @@ class DivergenceError(CSVMError, RuntimeError):
 
 class DatasetError(CSVMError, ValueError):
     """A dataset is missing, corrupt, or was asked for with invalid arguments."""
+
+
+class CSVMWarning(UserWarning):
+    """Base class of every warning the library issues on purpose."""
+
+
+class ImageShapeWarning(CSVMWarning):
+    """A flat X was read with a guessed image shape (not a perfect square of pixels)."""
+
+
+class SVMIterationWarning(CSVMWarning, ConvergenceWarning):
+    """An SVM solve stopped at its iteration bound (``svm_max_iter``) before converging.
+
+    A subclass of scikit-learn's ``ConvergenceWarning``, so filters written for
+    scikit-learn's own solvers catch it too.
+    """

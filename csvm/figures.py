@@ -15,6 +15,8 @@ from plotly.subplots import make_subplots
 
 __all__ = [
     "accuracy_vs_time",
+    "divergence_figure",
+    "for_projector",
     "confusion_figure",
     "feature_maps_figure",
     "filter_figure",
@@ -58,6 +60,65 @@ def _downsample(n: int) -> np.ndarray:
     if n <= MAX_POINTS:
         return np.arange(n)
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int))
+
+
+def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
+    """Larger type for a projector: title, ticks, legend and heatmap numbers scaled up.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        Changed in place (and returned).
+    scale : float
+        Factor on every font size.
+    """
+    base = (fig.layout.font.size or 14) * scale
+    fig.update_layout(
+        font={"size": base},
+        title_font={"size": base * 1.25},
+        legend_font={"size": base},
+        height=int((fig.layout.height or 320) * 1.2),
+    )
+    fig.update_xaxes(tickfont={"size": base}, title_font={"size": base})
+    fig.update_yaxes(tickfont={"size": base}, title_font={"size": base})
+    fig.update_annotations(font_size=base)  # subplot titles
+    fig.update_traces(textfont_size=base * 0.8, selector={"type": "heatmap"})
+    return fig
+
+
+def divergence_figure(
+    steps: Sequence[dict[str, Any]], divergence: dict[str, Any], title: str = "Blow-up"
+) -> go.Figure:
+    """The filter norm per step up to the step that diverged, on a log axis.
+
+    Parameters
+    ----------
+    steps : sequence of dict
+        The step events before the divergence (``iteration``, ``filter_norm``).
+    divergence : dict
+        The ``"divergence"`` event: ``filter_norm_after`` (when known) is the last point.
+    """
+    x = [int(e.get("iteration", i)) for i, e in enumerate(steps)]
+    y = [float(e.get("filter_norm", np.nan)) for e in steps]
+    after = divergence.get("filter_norm_after")
+    if after is not None and np.isfinite(after):
+        x.append(int(divergence.get("iteration", len(steps) - 1)) + 1)
+        y.append(float(after))
+    fig = go.Figure(
+        go.Scatter(
+            x=x,
+            y=y,
+            mode="lines+markers",
+            name="filter norm",
+            marker={"color": ["#1f77b4"] * (len(y) - 1) + ["#d62728"]},
+        )
+    )
+    fig.update_xaxes(title_text="iteration", dtick=1, tickformat="d")
+    fig.update_yaxes(title_text="filter norm (log)", type="log", dtick=1)
+    fig.update_layout(
+        title=f"{title}: {divergence.get('cause', 'diverged')}", height=320, **_LAYOUT
+    )
+    return fig
 
 
 def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective") -> go.Figure:
@@ -128,7 +189,10 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
             )
     fig.update_xaxes(title_text="iteration (½ = filter step)" if linear else "iteration")
     fig.update_yaxes(title_text="objective", secondary_y=False)
-    fig.update_yaxes(title_text="terms", secondary_y=True, showgrid=False)
+    # Round values on the secondary axis (autoscaling gave ticks such as 0.063, 0.17).
+    fig.update_yaxes(
+        title_text="terms", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
+    )
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
     return fig
 
@@ -166,6 +230,9 @@ def objectives_overlay(
         xaxis_title="iteration",
         yaxis_title="objective (log scale)",
         yaxis_type="log",
+        # Labels on decades only: plotly's minor-tick labels ("2, 0.1, 9, 8 …") misread.
+        yaxis_dtick=1,
+        yaxis_exponentformat="power",
         legend={"orientation": "h", "y": -0.25},
         height=460,
         **_LAYOUT,
@@ -222,7 +289,9 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
         range=[max(0.0, low - max(0.01, 0.1 * (1 - low))), 1.003],
         secondary_y=False,
     )
-    fig.update_yaxes(title_text="filter norm", secondary_y=True, showgrid=False)
+    fig.update_yaxes(
+        title_text="filter norm", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
+    )
     fig.update_layout(title=title, height=320, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
     return fig
 
@@ -374,8 +443,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
     plotly.graph_objects.Figure
     """
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    epochs = [e for e in events if e.get("step") == "epoch"]
-    batches = [e for e in events if e.get("step") == "batch"]
+    epochs = [e for e in events if e.get("kind") == "epoch"]
+    batches = [e for e in events if e.get("kind") == "batch"]
     if batches:
         keep = _downsample(len(batches))
         fig.add_trace(
@@ -407,7 +476,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
             ),
             secondary_y=True,
         )
-    fig.update_xaxes(title_text="epoch")
+    # Whole epochs only (1.5, 2.5 meant nothing), about ten labels at most.
+    fig.update_xaxes(title_text="epoch", tickformat="d", dtick=max(1, -(-len(epochs) // 10)))
     fig.update_yaxes(title_text="log loss", secondary_y=False)
     fig.update_yaxes(
         title_text="train accuracy",
@@ -575,4 +645,194 @@ def sweep_heatmap(
         template="plotly_white",
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
+    return fig
+
+
+# -- filter lab (csvm.lab) ----------------------------------------------------------------
+# Kept in one block at the end of the module: the lab's figures, listed in __all__ here.
+__all__ += ["gradient_figure", "landscape_1d_figure", "landscape_2d_figure"]
+
+
+def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants to go") -> go.Figure:
+    """The gradient dT/df of each filter as signed colours centred on zero.
+
+    A gradient step moves each weight *against* its value here: the step's arrow is
+    ``-eta * dT/df``, so orange cells (negative gradient) grow and purple ones shrink.
+
+    Parameters
+    ----------
+    gradient : ndarray
+        Shape ``(p, q)``, ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    g = np.asarray(gradient, dtype=float)
+    g = g.reshape(-1, *g.shape[-2:])
+    cols = len(g)
+    fig = make_subplots(
+        rows=1,
+        cols=cols,
+        subplot_titles=[f"dT/df, filter {i + 1}" for i in range(cols)],
+        horizontal_spacing=0.05,
+    )
+    gmax = float(np.abs(g).max()) or 1.0
+    for i, plane in enumerate(g):
+        fig.add_trace(
+            go.Heatmap(
+                z=plane,
+                colorscale="PuOr",
+                zmid=0,
+                zmin=-gmax,
+                zmax=gmax,
+                texttemplate="%{z:.2g}" if max(plane.shape) <= 7 and cols <= 3 else None,
+                showscale=i == cols - 1,
+                colorbar={"title": {"text": "dT/df"}},
+                hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    _square_pixels(fig)
+    fig.update_layout(
+        title=title, height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    )
+    return fig
+
+
+def _log_scale(values: np.ndarray) -> bool:
+    """A log axis when T is positive and spans more than two decades (one steep side)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and v.min() > 0 and v.max() / v.min() > 100
+
+
+def landscape_1d_figure(
+    ts: np.ndarray,
+    objectives: np.ndarray,
+    bends: Sequence[int] = (),
+    title: str = "T along the gradient direction",
+) -> go.Figure:
+    """T(f + t d) against t, the current filter (t = 0) and one gradient step (t = 1) marked.
+
+    Parameters
+    ----------
+    ts, objectives : 1-D arrays
+        From :func:`csvm.lab.landscape_1d`.
+    bends : sequence of int
+        Indices where the slice bends downwards (:func:`csvm.lab.nonconvex_points`);
+        marked as evidence that T is not convex in f.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        A log y axis when T spans more than two decades.
+    """
+    t = np.asarray(ts, dtype=float)
+    v = np.asarray(objectives, dtype=float)
+    fig = go.Figure(
+        go.Scatter(
+            x=t,
+            y=v,
+            mode="lines+markers",
+            name="T(f + t·d)",
+            hovertemplate="t = %{x:.2f}: T = %{y:.5g}<extra></extra>",
+        )
+    )
+    for where, label, symbol, colour in [
+        (0.0, "current filter (t = 0)", "star", "#d62728"),
+        (1.0, "after one gradient step (t = 1)", "diamond", "#2ca02c"),
+    ]:
+        hit = np.flatnonzero(np.isclose(t, where))
+        if len(hit):
+            fig.add_trace(
+                go.Scatter(
+                    x=t[hit[:1]],
+                    y=v[hit[:1]],
+                    mode="markers",
+                    name=label,
+                    marker={"symbol": symbol, "size": 14, "color": colour},
+                    hovertemplate=f"{label}: T = %{{y:.5g}}<extra></extra>",
+                )
+            )
+    bends = [int(i) for i in bends]
+    if bends:
+        fig.add_trace(
+            go.Scatter(
+                x=t[bends],
+                y=v[bends],
+                mode="markers",
+                name="bends downwards: not convex here",
+                marker={
+                    "symbol": "circle-open",
+                    "size": 16,
+                    "color": "#9467bd",
+                    "line": {"width": 2},
+                },
+                hovertemplate="not convex near t = %{x:.2f}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title_text="t (gradient steps of size η; negative: uphill)")
+    fig.update_yaxes(title_text="T", type="log" if _log_scale(v) else "linear")
+    fig.update_layout(title=title, height=360, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
+    return fig
+
+
+def landscape_2d_figure(
+    s: np.ndarray,
+    t: np.ndarray,
+    objectives: np.ndarray,
+    title: str = "T over the gradient direction and a direction orthogonal to it",
+) -> go.Figure:
+    """Contours of T over ``f + s d1 + t d2`` (cells not computed yet may be NaN).
+
+    Parameters
+    ----------
+    s, t : 1-D arrays
+        Positions along d1 (the gradient step) and d2 (orthogonal, same length).
+    objectives : 2-D array (len(t), len(s))
+        From :func:`csvm.lab.landscape_2d`; NaN where not computed yet.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Colours show log10 T when T spans more than two decades.
+    """
+    z = np.asarray(objectives, dtype=float)
+    log = _log_scale(z)
+    shown = np.log10(z) if log else z
+    label = "log10 T" if log else "T"
+    fig = go.Figure(
+        go.Contour(
+            x=np.asarray(s, dtype=float),
+            y=np.asarray(t, dtype=float),
+            z=shown,
+            colorscale="Viridis",
+            colorbar={"title": {"text": label}},
+            contours={"showlabels": True},
+            customdata=z,
+            hovertemplate="s = %{x:.2f}, t = %{y:.2f}: T = %{customdata:.5g}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0, 1.0],
+            y=[0.0, 0.0],
+            mode="markers+text",
+            text=["now", "one step"],
+            textposition="top center",
+            marker={"symbol": ["star", "diamond"], "size": 14, "color": ["#d62728", "#2ca02c"]},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    fig.update_xaxes(title_text="s: along the gradient step d1")
+    fig.update_yaxes(title_text="t: along d2, orthogonal to d1")
+    fig.update_layout(title=title, height=460, **_LAYOUT)
     return fig

@@ -17,15 +17,19 @@ E is recorded after each half-step; with exact solvers it cannot rise.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.conv import correlate, correlate_transpose, map_shape
 from csvm.events import Recorder
-from csvm.exceptions import DivergenceError
-from csvm.multiclass import BaseCSVM
+from csvm.exceptions import DivergenceError, SVMIterationWarning
+from csvm.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 
 __all__ = ["LinearCSVM", "lcsvm_objective", "lambda_to_C"]
 
@@ -76,16 +80,24 @@ class _LinearState:
 
 
 def _linear_svm(
-    F: np.ndarray, y: np.ndarray, C: float, solver: str, tol: float, seed: int
-) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    """Solve the hinge-loss SVM on features F: weights, bias, support and a = alpha*y."""
+    F: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    solver: str,
+    tol: float,
+    seed: int,
+    max_iter: int = -1,
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, bool]:
+    """Solve the hinge-loss SVM on features F: weights, bias, support, a = alpha*y, and
+    whether LIBSVM stopped at ``max_iter`` (LIBLINEAR keeps its own bound of 20,000)."""
     if solver == "libsvm":
-        svc = SVC(kernel="linear", C=C, tol=tol).fit(F, y)
+        svc = SVC(kernel="linear", C=C, tol=tol, max_iter=max_iter).fit(F, y)
         return (
             svc.coef_[0].astype(np.float64),
             float(svc.intercept_[0]),
             svc.support_,
             svc.dual_coef_[0].astype(np.float64),
+            bool(max_iter > 0 and int(svc.n_iter_[0]) >= max_iter),
         )
     # A large intercept_scaling makes LIBLINEAR's penalty on the bias negligible.
     svc = LinearSVC(
@@ -99,54 +111,82 @@ def _linear_svm(
     ).fit(F, y)
     w, b = svc.coef_[0].astype(np.float64), float(svc.intercept_[0])
     support = np.flatnonzero(y * (F @ w + b) <= 1.0 + 1e-9)
-    return w, b, support, np.zeros(len(support))
+    return w, b, support, np.zeros(len(support)), False
 
 
 class LinearCSVM(BaseCSVM):
     """Linear convolutional SVM (L-CSVM, thesis Algorithm 4).
 
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints``.  The defaults are the thesis's (section 3: 5x5 filter,
+    lam_w = lam_f = 0.1) except the image shape, which is read from X; the thesis's MNIST
+    runs pass ``image_shape=(28, 28)``.
+
     Parameters
     ----------
     image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image; None infers it from 3-D/4-D input.
-    filter_shape : tuple (p, q)
-    n_filters : int
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        None is the thesis's 5x5 (half the image side on images under 9 pixels a side).
+    n_filters : int in [1, 256]
         Filters whose maps are concatenated into one feature vector.
-    lam_w, lam_f : float
-        Regularisation of the SVM weights and of the filter (> 0).
-    n_iter : int
+    lam_w, lam_f : float in (0, 1e6]
+        Regularisation of the SVM weights and of the filter.
+    n_iter : int in [1, 100000]
         Alternations; each records two points, after the "svm" and the "filter" half-step.
     solver : {"auto", "libsvm", "liblinear"}
         LIBSVM solves each half-step exactly; LIBLINEAR scales to large N.  "auto" picks
         LIBSVM up to 6,000 samples per sub-problem.
-    svm_tol : float
+    svm_tol : float in (0, 1e3]
         Solver tolerance.
+    svm_max_iter : int >= 1
+        Bound on LIBSVM's iterations per half-step solve (LIBLINEAR keeps its own bound
+        of 20,000), so a nearly hard-margin or unscaled solve ends; hitting it gives an
+        :class:`~csvm.SVMIterationWarning` and ``svm_hit_max_iter=True`` in the event.
     multi_class : {"ovo", "ovr"}
     n_jobs : int or None
     random_state : int, RandomState or None
+    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
+        The first filters, used by every sub-problem instead of the random start (unit
+        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
+        ``filter_shape`` (None takes their shape) and the images' channels.
 
     Attributes
     ----------
-    classes_, filters_, coef_ (w per classifier), intercept_, support_, pairs_ (see
-    BaseCSVM), history_, estimators_,
-    n_features_in_, stopped_.
+    classes_, filters_, filter_shape_, coef_ (w per classifier), intercept_, support_,
+    pairs_ (see BaseCSVM), history_, estimators_, n_features_in_, stopped_.
     """
 
     _model_name = "lcsvm"
+    _event_kind = "half_step"
+
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "lam_w": [Interval(Real, 0, 1e6, closed="right")],
+        "lam_f": [Interval(Real, 0, 1e6, closed="right")],
+        "solver": [StrOptions({"auto", "libsvm", "liblinear"})],
+        "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(
         self,
-        image_shape: tuple[int, ...] | None = (28, 28),
-        filter_shape: tuple[int, int] = (5, 5),
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
         n_filters: int = 1,
         lam_w: float = 0.1,
         lam_f: float = 0.1,
         n_iter: int = 10,
         solver: str = "auto",
         svm_tol: float = 1e-4,
+        svm_max_iter: int = 10**6,
         multi_class: str = "ovo",
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        init_filters: Any = None,
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -156,18 +196,11 @@ class LinearCSVM(BaseCSVM):
         self.n_iter = n_iter
         self.solver = solver
         self.svm_tol = svm_tol
+        self.svm_max_iter = svm_max_iter
         self.multi_class = multi_class
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _check_params(self) -> None:
-        self._check_positive("lam_w", self.lam_w, allow_zero=False)
-        self._check_positive("lam_f", self.lam_f, allow_zero=False)
-        self._check_positive("svm_tol", self.svm_tol, allow_zero=False)
-        if self.solver not in ("auto", "libsvm", "liblinear"):
-            raise ValueError(
-                f"solver must be 'auto', 'libsvm' or 'liblinear', got {self.solver!r}."
-            )
+        self.init_filters = init_filters
 
     def _fit_binary(
         self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
@@ -178,30 +211,33 @@ class LinearCSVM(BaseCSVM):
             solver = "libsvm" if n <= _AUTO_LIBSVM_MAX else "liblinear"
         seed = int(rng.integers(np.iinfo(np.int32).max))
         k, c = int(self.n_filters), X4.shape[1]
-        filters = rng.random((k, c, *self.filter_shape))
-        filters /= np.abs(filters).sum()
+        filters = self._first_filters(rng, c)
         lam_w, lam_f = float(self.lam_w), float(self.lam_f)
-        Z_shape = map_shape(X4.shape[-2:], self.filter_shape)
+        Z_shape = map_shape(X4.shape[-2:], self.filter_shape_)
         start = time.perf_counter()
         state = None
         best: _LinearState | None = None
         best_objective = np.inf
         previous = np.inf
+        options = (self.svm_tol, seed, int(self.svm_max_iter))
+        warned = False
         for it in range(int(self.n_iter)):
             for half in ("svm", "filter"):
                 t0 = time.perf_counter()
                 if half == "svm":
                     Z = correlate(X4, filters.astype(np.float32)).reshape(n, -1)
-                    w, b, support, a = _linear_svm(
-                        Z.astype(np.float64), y, lambda_to_C(lam_w, n), solver, self.svm_tol, seed
+                    w, b, support, a, hit = _linear_svm(
+                        Z.astype(np.float64), y, lambda_to_C(lam_w, n), solver, *options
                     )
                 else:
                     maps = np.broadcast_to(w.reshape(1, k, *Z_shape), (n, k, *Z_shape))
-                    F = correlate_transpose(X4, maps, self.filter_shape).reshape(n, -1)
-                    f_flat, b, support, a = _linear_svm(
-                        F.astype(np.float64), y, lambda_to_C(lam_f, n), solver, self.svm_tol, seed
+                    F = correlate_transpose(X4, maps, self.filter_shape_).reshape(n, -1)
+                    f_flat, b, support, a, hit = _linear_svm(
+                        F.astype(np.float64), y, lambda_to_C(lam_f, n), solver, *options
                     )
-                    filters = f_flat.reshape(k, c, *self.filter_shape)
+                    filters = f_flat.reshape(k, c, *self.filter_shape_)
+                if hit and not warned:
+                    warned = self._warn_max_iter(recorder, it, half)
                 state = _LinearState(
                     filters=filters.copy(), w=w.copy(), intercept=b, support=support, dual_coef=a
                 )
@@ -213,6 +249,7 @@ class LinearCSVM(BaseCSVM):
                         cause="non-finite",
                     )
                     error.model = best if best is not None else state
+                    recorder.diverged(it, error, filter_norm_after=np.linalg.norm(filters))
                     raise error
                 if terms["objective"] <= best_objective:
                     best, best_objective = state, terms["objective"]
@@ -226,6 +263,7 @@ class LinearCSVM(BaseCSVM):
                     filter_norm=float(np.linalg.norm(filters)),
                     n_support=int(len(support)),
                     train_accuracy=train_acc,
+                    svm_hit_max_iter=hit,
                     seconds=time.perf_counter() - start,
                     timings={"svm": time.perf_counter() - t0},
                 )
@@ -233,3 +271,17 @@ class LinearCSVM(BaseCSVM):
                 if not go_on:
                     return state
         return state
+
+    def _warn_max_iter(self, recorder: Recorder, iteration: int, half: str) -> bool:
+        """Say that a solve stopped at ``svm_max_iter``, and the likely causes."""
+        pair = " v ".join(str(c) for c in recorder.base.get("pair", ()))
+        warnings.warn(
+            f"LinearCSVM: the SVM solve of the {half} step stopped at its iteration bound "
+            f"(svm_max_iter={self.svm_max_iter}) at iteration {iteration} of sub-problem "
+            f"{recorder.base.get('classifier', 0)} ({pair}): the inputs may be unscaled "
+            "(pixels should be in [0, 1]) or lam_w, lam_f so small that the solve is "
+            "nearly hard-margin; scale X, raise lam_w and lam_f, or raise svm_max_iter.",
+            SVMIterationWarning,
+            stacklevel=2,
+        )
+        return True

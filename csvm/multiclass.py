@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import threading
 from itertools import combinations
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils import TransformerTags, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -28,9 +29,22 @@ from csvm.exceptions import CSVMError, DivergenceError
 from csvm.parallel import current_client, run_tasks
 from csvm.prediction import decisions as batched_decisions
 from csvm.prediction import stacked_correlate
-from csvm.validation import check_images
+from csvm.validation import Shape, check_images, check_init_filters, resolve_filter_shape
 
-__all__ = ["BaseCSVM", "binary_tasks", "ovo_decision"]
+__all__ = ["COMMON_CONSTRAINTS", "BaseCSVM", "binary_tasks", "ovo_decision"]
+
+#: Constraints of the parameters every CSVM has; each estimator's ``_parameter_constraints``
+#: table starts from these.
+COMMON_CONSTRAINTS: dict[str, list[Any]] = {
+    "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
+    "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
+    "n_filters": [Interval(Integral, 1, 256, closed="both")],
+    "n_iter": [Interval(Integral, 1, 100_000, closed="both")],
+    "multi_class": [StrOptions({"ovo", "ovr"})],
+    "n_jobs": [None, Integral],
+    "random_state": ["random_state"],
+    "init_filters": [None, "array-like"],
+}
 
 
 def binary_tasks(y: np.ndarray, classes: np.ndarray, strategy: str) -> list[dict[str, Any]]:
@@ -110,7 +124,8 @@ def _fit_task(
 class BaseCSVM(ClassifierMixin, BaseEstimator):
     """Common base of :class:`~csvm.KernelCSVM` and :class:`~csvm.LinearCSVM`.
 
-    Subclasses implement ``_check_params()`` and
+    Subclasses define ``_parameter_constraints`` (from :data:`COMMON_CONSTRAINTS`),
+    optionally ``_check_dependent_params()``, and
     ``_fit_binary(X, y, rng, recorder) -> model`` where ``model`` has ``filters``
     (k, C, p, q), ``history`` and ``decision_function(X)``; a DivergenceError raised there
     must carry the best model so far as its ``model`` attribute.
@@ -133,31 +148,44 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
     """
 
     _model_name = ""
+    _event_kind = ""  # the ``kind`` of the step events in history_ (csvm.events)
 
     # -- input handling -------------------------------------------------------------------
     def _images(self, X: Any, *, reset: bool) -> np.ndarray:
         return check_images(self, X, reset=reset)
 
-    def _check_common_params(self) -> None:
-        p, q = (int(s) for s in self.filter_shape)
-        if p < 1 or q < 1:
-            raise ValueError(f"filter_shape must be positive, got {self.filter_shape}.")
-        if not isinstance(self.n_filters, Integral) or self.n_filters < 1:
-            raise ValueError(f"n_filters must be an integer >= 1, got {self.n_filters!r}.")
-        if not isinstance(self.n_iter, Integral) or self.n_iter < 1:
-            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}.")
-        if self.multi_class not in ("ovo", "ovr"):
-            raise ValueError(f"multi_class must be 'ovo' or 'ovr', got {self.multi_class!r}.")
+    def _check_params(self) -> None:
+        """Check every parameter: its own range (``_parameter_constraints``), then the
+        rules that tie parameters together (``_check_dependent_params``)."""
+        self._validate_params()
+        self._check_dependent_params()
 
-    @staticmethod
-    def _check_positive(name: str, value: Any, *, allow_zero: bool) -> None:
-        ok = isinstance(value, Real) and np.isfinite(value)
-        ok = ok and (value >= 0 if allow_zero else value > 0)
-        if not ok:
-            need = ">= 0" if allow_zero else "> 0"
-            raise ValueError(f"{name} must be a finite number {need}, got {value!r}.")
+    def _check_dependent_params(self) -> None:
+        """Rules between parameters that a per-parameter table cannot state."""
+
+    def _resolve_filters(self, image_shape: tuple[int, ...]) -> None:
+        """Set ``filter_shape_`` (and the checked ``init_filters``) for these images."""
+        self._start_filters = None
+        if self.init_filters is not None:
+            self._start_filters = check_init_filters(
+                self.init_filters, self.n_filters, image_shape[0], self.filter_shape
+            )
+            self.filter_shape_ = tuple(int(s) for s in self._start_filters.shape[-2:])
+        else:
+            self.filter_shape_ = resolve_filter_shape(self.filter_shape, image_shape)
+        map_shape(image_shape[-2:], self.filter_shape_)
+
+    def _first_filters(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
+        """``init_filters`` when given, else uniform random weights with unit L1 norm: each
+        map starts as a local weighted average of the image, the scale at which the
+        thesis's eta = 0.1 works."""
+        if self._start_filters is not None:
+            return self._start_filters.copy()
+        filters = rng.random((int(self.n_filters), n_channels, *self.filter_shape_))
+        return filters / np.abs(filters).sum()
 
     # -- fitting --------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, callback: Callback | None = None) -> BaseCSVM:
         """Learn the filters and the SVM(s).
 
@@ -184,8 +212,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
             When training diverges; the estimator keeps the best state so far and can
             still predict.
         """
-        self._check_common_params()
-        self._check_params()
+        self._check_dependent_params()
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
@@ -195,7 +222,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
-        map_shape(X4.shape[-2:], self.filter_shape)
+        self._resolve_filters(X4.shape[1:])
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
             raise ValueError(
@@ -234,7 +261,7 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         stop = threading.Event()
 
         def run(k: int) -> tuple[Any, DivergenceError | None, list, bool]:
-            recorder = Recorder(callback, bases[k], should_stop=stop.is_set)
+            recorder = Recorder(callback, bases[k], kind=self._event_kind, should_stop=stop.is_set)
             try:
                 model = self._fit_binary(X4[tasks[k]["index"]], tasks[k]["y"], rngs[k], recorder)
                 error = None
@@ -256,7 +283,9 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         as each one finishes; returning False cancels the sub-problems not yet started.
         """
         worker = clone(self)
+        # What fit() resolved before dispatching: the workers get an unfitted clone.
         worker._image_shape, worker.n_features_in_ = self._image_shape, self.n_features_in_
+        worker._start_filters, worker.filter_shape_ = self._start_filters, self.filter_shape_
         collect = callback is not None
         args = [
             (worker, X4[t["index"]], t["y"], rngs[k], bases[k], collect)

@@ -157,7 +157,7 @@ def decisions(models: Sequence[Any], X4: np.ndarray) -> np.ndarray:
     -------
     float64 array (n, len(models))
         Equal to ``column_stack([m.decision_function(X4) for m in models])`` up to
-        float32 round-off, and always of the same sign.
+        round-off (float64 products for kernel models), and always of the same sign.
     """
     X4 = np.ascontiguousarray(X4, dtype=np.float32)
     out = np.empty((len(X4), len(models)))
@@ -169,7 +169,10 @@ def decisions(models: Sequence[Any], X4: np.ndarray) -> np.ndarray:
     for (kind, _), idx in groups.items():
         group = [models[k] for k in idx]
         if kind == "kernel":
-            values, error = _kernel_group(group, X4)
+            # float64 products: with float32 the BLAS blocking, which depends on how many
+            # rows are predicted together, moved decisions by ~1e-6, and a decision must
+            # not depend on the other rows (scikit-learn's subset-invariance check).
+            values, error = _kernel_group(group, X4, dtype=np.float64)
             _refine(values, error, group, X4)
         elif kind == "linear":
             values = _linear_group(group, X4)

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from csvm.config import RunConfig
 from csvm.exceptions import DivergenceError
-from csvm.experiments import DEFAULT_CONFIG, build_csvm, load_data, validate_config
 from csvm.parallel import run_tasks
+from csvm.runs import as_config, load_data
 
 __all__ = [
     "MAX_SEEDS",
@@ -79,7 +80,7 @@ def parse_values(name: str, text: str) -> list:
 
 
 def sweep_configs(
-    base: dict[str, Any],
+    base: RunConfig | dict[str, Any],
     x_name: str,
     x_values: list,
     y_name: str,
@@ -96,15 +97,23 @@ def sweep_configs(
     """
     if x_name == y_name:
         raise ValueError("Choose two different settings for the two axes.")
+    base = as_config(base)
     cells = []
     for y in y_values:
         for x in x_values:
-            config = {**DEFAULT_CONFIG, **base, x_name: x, y_name: y, "baselines": []}
-            errors = validate_config(config, image_shape)
+            try:
+                config = base.replace(**{x_name: x, y_name: y, "baselines": ()})
+            except ValueError as exc:
+                raise ValueError(f"{x_name}={x}, {y_name}={y}: {exc}") from None
+            errors = config.problems(image_shape)
             if errors:
                 raise ValueError(f"{x_name}={x}, {y_name}={y}: {errors[0]}")
-            cells.append(config)
+            cells.append(config.to_dict())
     return cells
+
+
+def ignore_event(event: dict[str, Any]) -> None:
+    """An ``emit`` for cells whose progress nobody watches (a Dask cluster's cells)."""
 
 
 def run_validation(
@@ -119,10 +128,11 @@ def run_validation(
         and ``diverged`` (a message, or None; a diverged cell is scored with its best
         state).
     """
+    config = as_config(config)
     data = load_data(config, data_dir)
     if len(data.y_val) == 0:
         raise ValueError("This dataset has no validation images for the pair.")
-    clf = build_csvm(config, data.image_shape)
+    clf = config.build_estimator(data.image_shape)
     start = time.perf_counter()
     diverged = None
     try:
@@ -130,14 +140,16 @@ def run_validation(
     except DivergenceError as exc:
         diverged = str(exc)
     seconds = time.perf_counter() - start
+    # The last training step (a divergence event, if any, comes after it and has no T).
+    steps = [e for e in clf.history_ if e["kind"] in ("iteration", "half_step")]
     result = {
         "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
         "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
         "seconds": seconds,
-        "objective": clf.history_[-1]["objective"] if clf.history_ else None,
+        "objective": steps[-1]["objective"] if steps else None,
         "diverged": diverged,
     }
-    emit({"model": "sweep", "step": "done", **result})
+    emit({"kind": "result", "model": "sweep", **result})
     return result
 
 
@@ -197,7 +209,7 @@ def sweep_rows(
 
 # -- stability across seeds ---------------------------------------------------------------
 def _estimator(config: dict[str, Any], image_shape: tuple[int, ...]):
-    return build_csvm(config, image_shape)
+    return as_config(config).build_estimator(image_shape)
 
 
 def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> dict[str, Any]:
@@ -311,7 +323,7 @@ def stability(
             f"Give between 2 and {MAX_SEEDS} different seeds, got {seeds}: stability "
             "compares the runs with each other."
         )
-    config = {**DEFAULT_CONFIG, **config, "baselines": []}
+    config = as_config(config).replace(baselines=()).to_dict()
     results = run_tasks(run_seed, [(config, s, data_dir) for s in seeds], n_jobs)
     aligned, signs = align_signs(np.stack([r["filters"] for r in results]))
     cosine = _abs_cosines(aligned)

@@ -2,6 +2,11 @@
 
 import streamlit as st
 
+from csvm.config import MODEL_LABELS, SPECS
+from pages.common import ensure_app
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
+
 st.title("About CSVM Explorer")
 st.markdown(
     """
@@ -98,6 +103,36 @@ st.markdown(
 Also worth knowing: the canonical MNIST files hold 1,032 threes and 863 fives among the
 first 10,000 training images (the thesis reports 1,020 and 882).
 """
+)
+st.header("Why a CSVM can lose")
+st.markdown(
+    """
+With few training images and a hard margin (no C), the SVM separates the training set
+exactly whatever the filter, so the filter's gradient has little to learn from and the
+learned filter may generalise no better than raw pixels; on a test set of a few hundred
+images, a difference of one or two images is noise. The Train page therefore shows every
+accuracy with its 95 % interval and an exact McNemar test for each pair of models on the
+same test images, and says when a difference is not significant.
+"""
+)
+st.header("Every setting")
+st.caption(
+    "Generated from the one table the app, the URL, the CLI and the library share "
+    "(csvm.config.RunConfig)."
+)
+st.dataframe(
+    [
+        {
+            "setting": name,
+            "label": spec.label,
+            "allowed": spec.describe_range(),
+            "models": ", ".join(MODEL_LABELS[m] for m in spec.models),
+            "what it does": spec.help,
+        }
+        for name, spec in SPECS.items()
+    ],
+    hide_index=True,
+    width="stretch",
 )
 st.header("Credits and data")
 st.markdown(

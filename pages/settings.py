@@ -45,7 +45,12 @@ def md_escape(text: Any) -> str:
     CommonMark lets any ASCII punctuation be backslash-escaped, so no link, image, HTML
     tag, emphasis, LaTeX (``$``) or Streamlit directive (``:red[…]``) survives.
     """
-    return _PUNCTUATION.sub(r"\\\1", str(text)).replace("\n", " ")
+    escaped = _PUNCTUATION.sub(r"\\\1", str(text)).replace("\n", " ")
+    # GitHub-flavoured autolinks ("http://…", "www.…", e-mail addresses) survive escaping:
+    # a zero-width space after their marker keeps them plain text.
+    for marker in ("\\:\\/\\/", "www\\.", "\\@"):
+        escaped = escaped.replace(marker, marker[:2] + "\u200b" + marker[2:])
+    return escaped
 
 
 def current_config() -> RunConfig:

@@ -2,51 +2,46 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 from csvm import figures
-from csvm.experiments import DEFAULT_CONFIG, MODEL_LABELS
-from csvm.sweeps import SWEEP_PARAMS, parse_values, run_validation, sweep_configs
-from pages.common import FINAL_STATES, data_for, dataset_table, get_pool
+from csvm.config import SPECS
+from csvm.jobs import QuotaExceeded
+from csvm.parallel import sweep_executor
+from csvm.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
+from pages.common import FINAL_STATES, data_for, ensure_app, get_pool, heartbeat, owner
+from pages.settings import current_config, md_escape
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 st.title("Sweep two settings")
 st.caption(
-    "Every cell trains one CSVM and is scored on the validation images, as in the "
-    "thesis's tables 4.2–4.6. Cells run in parallel on the worker pool."
+    "Every cell trains one CSVM with the Train page's settings, two of them varied, and is "
+    "scored on the validation images, as in the thesis's tables 4.2–4.6. Cells run in "
+    "parallel on the worker pool."
 )
-
-available = {d["name"]: d for d in dataset_table() if d["available"]}
-c1, c2, c3, c4 = st.columns(4)
-dataset = c1.selectbox(
-    "Dataset", list(available), key="sw_dataset", help="mnist-5k ships with the app."
-)
-classes = [str(c) for c in available[dataset]["classes"]]
-class_a = c2.selectbox(
-    "Class −1", classes, index=min(3, len(classes) - 1), key="sw_a", help="The class labelled −1."
-)
-class_b = c3.selectbox(
-    "Class +1", classes, index=min(5, len(classes) - 1), key="sw_b", help="The class labelled +1."
-)
-model = c4.radio(
-    "Model",
-    ["kcsvm", "lcsvm"],
-    format_func=MODEL_LABELS.get,
-    key="sw_model",
-    horizontal=True,
-    help="K-CSVM (Algorithm 5) or L-CSVM (Algorithm 4).",
+heartbeat()
+base = current_config()
+st.caption(
+    f"Base settings: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
+    f"{md_escape(base.class_b)}, {base.model}, {base.kernel} kernel (change them on the "
+    "Train page)."
 )
 c1, c2 = st.columns(2)
 n_train = c1.number_input(
-    "Training images",
+    "Training images per cell",
     10,
     60000,
     300,
     step=50,
     key="sw_n_train",
-    help="Per cell; small grids of small runs finish fastest.",
+    help="Small grids of small runs finish fastest.",
 )
-n_iter = c2.number_input("Iterations", 1, 200, 10, key="sw_n_iter", help="Per cell.")
+n_iter = c2.number_input("Iterations per cell", 1, 200, 8, key="sw_n_iter", help="Per cell.")
 names = list(SWEEP_PARAMS)
 c1, c2 = st.columns(2)
 x_name = c1.selectbox(
@@ -57,9 +52,8 @@ x_name = c1.selectbox(
     format_func=lambda n: SWEEP_PARAMS[n][0],
     help="The first setting.",
 )
-x_text = c1.text_input(
-    "Values", "0.001, 0.01, 0.1", key="sw_x_values", help="Comma-separated, at most 8."
-)
+# The default grid shows a pattern: the largest step diverges, whatever λ is.
+x_text = c1.text_input("Values", "0.01, 0.1", key="sw_x_values", help="Comma-separated, at most 8.")
 y_name = c2.selectbox(
     "Vertical axis",
     names,
@@ -68,41 +62,127 @@ y_name = c2.selectbox(
     format_func=lambda n: SWEEP_PARAMS[n][0],
     help="The second setting.",
 )
-y_text = c2.text_input("Values", "0.01, 0.1", key="sw_y_values", help="Comma-separated, at most 8.")
+y_text = c2.text_input(
+    "Values", "0.1, 10, 1000", key="sw_y_values", help="Comma-separated, at most 8."
+)
 
-base = {
-    **DEFAULT_CONFIG,
-    "dataset": dataset,
-    "class_a": class_a,
-    "class_b": class_b,
-    "n_train": int(n_train),
-    "model": model,
-    "n_iter": int(n_iter),
-}
+
+def executor_address() -> str:
+    """The Dask scheduler named by ``CSVM_DASK_SCHEDULER`` ("" for the server's own pool)."""
+    return os.environ.get("CSVM_DASK_SCHEDULER", "").strip()
+
+
+@st.cache_resource
+def cluster(address: str):
+    """The Dask cluster at ``address`` (``CSVM_DASK_SCHEDULER``), or None for "": the
+    server's own pool."""
+    return sweep_executor(address) if address else None
+
+
+@dataclass
+class FutureView:
+    """A cell on the Dask cluster, seen as the pages see a job of the pool."""
+
+    name: str
+    state: str
+    result: dict | None = None
+    error: str = ""
+
+
+def _view(name: str, future) -> FutureView:
+    if future.cancelled():
+        return FutureView(name, "stopped")
+    if not future.done():
+        return FutureView(name, "running")
+    if future.exception() is not None:
+        return FutureView(name, "error", error=str(future.exception()))
+    return FutureView(name, "done", result=future.result())
+
+
+def _views(sweep: dict) -> list:
+    if "futures" in sweep:
+        return [_view(f"sweep {i}", f) for i, f in enumerate(sweep["futures"])]
+    return [pool.poll(j) for j in sweep["jobs"]]
+
+
 cells, error = [], None
 try:
+    cell_base = base.replace(n_train=int(n_train), n_iter=int(n_iter), baselines=())
     x_values, y_values = parse_values(x_name, x_text), parse_values(y_name, y_text)
-    image_shape = data_for(base).image_shape
-    cells = sweep_configs(base, x_name, x_values, y_name, y_values, image_shape)
+    image_shape = data_for(cell_base).image_shape
+    cells = sweep_configs(cell_base, x_name, x_values, y_name, y_values, image_shape)
 except Exception as exc:  # noqa: BLE001 - every problem is shown, not raised
     error = str(exc)
-if error:
-    st.error(error)
 pool = get_pool()
-if st.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
-    jobs = [
-        pool.submit(run_validation, {"config": c}, name=f"sweep {i}") for i, c in enumerate(cells)
-    ]
-    st.session_state["sweep"] = {"jobs": jobs, "x": (x_name, x_values), "y": (y_name, y_values)}
+if not error and executor_address() == "":
+    # A sweep runs one job per cell; the server caps a browser's queued + running jobs.
+    busy = sum(
+        1
+        for v in pool.jobs(owner=owner())
+        if v.group != "sweep" and v.state in ("queued", "running")
+    )
+    room = pool.settings.max_active_per_owner - busy
+    if len(cells) > room:
+        error = (
+            f"This grid has {len(cells)} cells, and this browser may have "
+            f"{pool.settings.max_active_per_owner} jobs queued or running at once "
+            f"(CSVM_MAX_ACTIVE_PER_SESSION; {busy} in use by other runs): use fewer values."
+        )
+if error:
+    st.error(md_escape(error))
+executor = cluster(executor_address())
+if executor is not None:
+    st.caption("Cells run on the Dask cluster named by CSVM_DASK_SCHEDULER.")
+
+
+def _stop_sweep() -> None:
+    old = st.session_state.get("sweep") or {}
+    for future in old.get("futures", ()):
+        future.cancel()  # pending cells never start; running ones are ignored
+    pool.cancel_owner(owner(), group="sweep")
+
+
+c1, c2 = st.columns([1, 4])
+c2.button("■ Stop sweep", key="sw_stop", on_click=_stop_sweep)
+if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
+    _stop_sweep()  # one sweep per session: the new one replaces it
+    if executor is not None:
+        futures = [executor.submit(run_validation, ignore_event, c) for c in cells]
+        st.session_state["sweep"] = {
+            "futures": futures,
+            "x": (x_name, x_values),
+            "y": (y_name, y_values),
+        }
+    else:
+        try:
+            jobs = [
+                pool.submit(
+                    run_validation,
+                    {"config": c},
+                    name=f"sweep {i}",
+                    group="sweep",
+                    owner=owner(),
+                )
+                for i, c in enumerate(cells)
+            ]
+            st.session_state["sweep"] = {
+                "jobs": jobs,
+                "x": (x_name, x_values),
+                "y": (y_name, y_values),
+            }
+        except QuotaExceeded as exc:
+            pool.cancel_owner(owner(), group="sweep")
+            st.error(str(exc))
 
 sweep = st.session_state.get("sweep")
 if sweep is not None:
-    views = [pool.poll(j) for j in sweep["jobs"]]
+    views = _views(sweep)
     running = any(v is not None and v.state not in FINAL_STATES for v in views)
 
     @st.fragment(run_every=1.0 if running else None)
     def grid() -> None:
-        fresh = [pool.poll(j) for j in sweep["jobs"]]
+        heartbeat()
+        fresh = _views(sweep)
         (xn, xv), (yn, yv) = sweep["x"], sweep["y"]
         acc = np.full((len(yv), len(xv)), np.nan)
         for k, v in enumerate(fresh):
@@ -115,15 +195,20 @@ if sweep is not None:
             key="sweep_heatmap",
             width="stretch",
         )
-        if done and not np.all(np.isnan(acc)):
+        if done == acc.size:  # "Best" only once every cell has its score
             i, j = np.unravel_index(np.nanargmax(acc), acc.shape)
             st.success(
-                f"Best: {SWEEP_PARAMS[xn][0]} = {xv[j]}, {SWEEP_PARAMS[yn][0]} = "
-                f"{yv[i]}: {100 * acc[i, j]:.2f} % validation accuracy."
+                f"Best: {SPECS[xn].label} = {xv[j]}, {SPECS[yn].label} = {yv[i]}: "
+                f"{100 * acc[i, j]:.2f} % validation accuracy."
             )
-        failed = [v for v in fresh if v is not None and v.state == "error"]
-        for v in failed:
-            st.warning(f"{v.name}: {v.error.strip().splitlines()[0]}")
+        diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]
+        if diverged:
+            st.caption(f"{len(diverged)} cell(s) diverged; they are scored with their best filter.")
+        for v in fresh:
+            if v is None:
+                st.warning("A cell is no longer on the server.")
+            elif v.state == "error":
+                st.warning(f"{md_escape(v.name)}: {md_escape(v.error.strip().splitlines()[0])}")
         if running and not any(v is not None and v.state not in FINAL_STATES for v in fresh):
             st.rerun()
 

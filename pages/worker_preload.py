@@ -5,9 +5,10 @@ worker does it while it waits, so pressing Start streams the first iteration at 
 Not a page: ``st.navigation`` in ``app.py`` lists the pages explicitly.
 """
 
-from csvm.experiments import DEFAULT_CONFIG, load_data
+from csvm.config import RunConfig
+from csvm.runs import load_data
 
 try:
-    load_data(DEFAULT_CONFIG)
+    load_data(RunConfig())
 except Exception:  # noqa: BLE001 - a failed warm-up only costs time; the job reports errors
     pass

@@ -5,6 +5,10 @@ import time
 
 import numpy as np
 
+# Lets a test watch a worker in its "importing" phase (set only around a spawn pool).
+if os.environ.get("CSVM_TEST_IMPORT_DELAY"):
+    time.sleep(float(os.environ["CSVM_TEST_IMPORT_DELAY"]))
+
 
 def count(emit, n=5, pause=0.0):
     for i in range(n):
@@ -90,3 +94,65 @@ def chatty(emit, n_events=300, result_mb=16):
         emit({"i": i, "image": np.full((28, 28), float(i))})
     seconds = time.perf_counter() - t0
     return {"emit_seconds": seconds, "big": np.ones(result_mb * 2**20 // 8)}
+
+
+def echo_commands(emit, timeout=20.0):
+    """Wait for commands sent with JobPool.send; emit each one; end on {"cmd": "stop"}."""
+    emit({"ready": True, "pending": emit.pending()})
+    received = []
+    while True:
+        command = emit.receive(timeout=timeout)
+        if command is None:
+            break
+        received.append(command)
+        emit({"got": command, "pending": emit.pending()})
+        if command.get("cmd") == "stop":
+            break
+    return received
+
+
+def wait_then_echo(emit, seconds=1.0):
+    """Sleep first, so commands pile up; then report whether one is pending and drain them."""
+    time.sleep(seconds)
+    pending = emit.pending()
+    received = []
+    while (command := emit.receive(timeout=0.5)) is not None:
+        received.append(command)
+    return {"pending": pending, "received": received}
+
+
+def blob(emit, kb=100):
+    """A result of ``kb`` KiB, to fill the finished-job byte budget."""
+    emit({"kb": kb})
+    return b"x" * (kb * 1024)
+
+
+def long_run(emit, n_events=20000, n_filters=8, maps_shape=(6, 24, 24)):
+    """A long K-CSVM-like run: every event carries its filters and the pinned maps."""
+    rng = np.random.default_rng(0)
+    filters = rng.standard_normal((n_filters, 1, 5, 5))
+    maps = rng.standard_normal(maps_shape).astype(np.float32)
+    for i in range(n_events):
+        emit(
+            {
+                "kind": "iteration",
+                "model": "kcsvm",
+                "classifier": 0,
+                "iteration": i,
+                "objective": 1.0 / (i + 1),
+                "filter_norm": float(i),
+                "filters": filters + i,
+                "pinned_maps": maps,
+            }
+        )
+    return {"iterations": n_events}
+
+
+def spin(emit, seconds=60.0):
+    """Busy Python code (a CPU limit must end it long before ``seconds`` of wall time)."""
+    emit({"spinning": True})
+    deadline = time.monotonic() + seconds
+    total = 0
+    while time.monotonic() < deadline:
+        total += sum(range(1000))
+    return total

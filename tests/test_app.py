@@ -1,4 +1,8 @@
-"""The explorer through Streamlit's AppTest (no browser): start, poll, results, errors."""
+"""The explorer through Streamlit's AppTest (no browser): start, playback, results, errors.
+
+``run_every`` never fires in AppTest, so a test loops ``at.run()``; each run of the page
+is one tick of the playback (``pace=live`` shows every recorded step at once).
+"""
 
 import json
 import time
@@ -8,7 +12,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL_RUN = {"n_iter": "3", "n_train": "200", "cnn_epochs": "1", "cnn_hidden": "16"}
+SMALL_RUN = {
+    "n_iter": "3",
+    "n_train": "200",
+    "cnn_epochs": "1",
+    "cnn_hidden": "16",
+    "pace": "live",
+}
 
 
 def _app(query=None) -> AppTest:
@@ -18,14 +28,34 @@ def _app(query=None) -> AppTest:
     return at.run()
 
 
-def _wait_for_results(at, seconds=90):
+def _wait_for_results(at, seconds=120):
     deadline = time.time() + seconds
     while time.time() < deadline:
         at.run()
-        if at.dataframe and not any(at.dataframe[0].value["status"].isin(["running", "queued"])):
+        if any(s.value == "Comparison on the same split" for s in at.subheader):
             return at
         time.sleep(0.5)
     raise AssertionError("the run did not finish in time")
+
+
+def _specs(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def _titled(at, prefix: str) -> list[dict]:
+    return [
+        s for s in _specs(at) if s["layout"].get("title", {}).get("text", "").startswith(prefix)
+    ]
+
+
+def _query(at, key: str) -> str:
+    """A query parameter as text (older AppTests give a list of values)."""
+    value = at.query_params[key]
+    return value[-1] if isinstance(value, list) else value
+
+
+def _headline(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("### "))
 
 
 def test_train_page_opens_with_real_images_and_no_error():
@@ -33,10 +63,10 @@ def test_train_page_opens_with_real_images_and_no_error():
     assert not at.exception
     assert not at.error
     assert at.title[0].value == "CSVM Explorer"
-    assert at.get("plotly_chart"), "example images are on the screen at once"
+    assert _titled(at, "Example training images")
 
 
-def test_small_run_gives_one_point_per_iteration_and_a_row_per_model():
+def test_small_run_shows_every_model_with_intervals_and_significance():
     at = _app(SMALL_RUN)
     at.button(key="start").click().run()
     assert not at.exception
@@ -44,25 +74,37 @@ def test_small_run_gives_one_point_per_iteration_and_a_row_per_model():
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
     assert table["test accuracy"].notna().all()
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    objective = [
-        s for s in specs if s["layout"].get("title", {}).get("text", "").startswith("Objective")
+    assert table["95 % interval"].str.contains("–").all()
+    assert len(_titled(at, "Objective")[0]["data"][0]["x"]) == 3  # one point per step
+    assert _headline(at).startswith("### K-CSVM: ") and "plain SVM" in _headline(at)
+    mcnemar = [
+        m.value for m in at.markdown if "significant" in m.value and not m.value.startswith("#")
     ]
-    assert objective, "the objective chart is shown"
-    assert len(objective[0]["data"][0]["x"]) == 3  # one point per iteration
+    assert len(mcnemar) == 3, "a McNemar line per pair of models"
     assert at.query_params["run"], "the run is in the URL so a reload reattaches"
+
+
+def test_paced_playback_shows_one_more_step_per_tick():
+    at = _app(SMALL_RUN | {"pace": "1 s per step", "n_iter": "5", "baselines": "-"})
+    at.button(key="start").click().run()
+    counts = []
+    for _ in range(40):
+        at.run()
+        objective = _titled(at, "Objective")
+        counts.append(len(objective[0]["data"][0]["x"]) if objective else 0)
+        if counts[-1] == 5:
+            break
+        time.sleep(0.3)
+    shown = sorted(set(counts) - {0})
+    assert shown == [1, 2, 3, 4, 5], counts  # never a jump: each tick adds one step
 
 
 def test_invalid_setting_shows_error_and_starts_nothing():
     at = _app({"dataset": "digits", "filter_size": "9"})
     assert any("larger than the image" in e.value for e in at.error)
-    assert at.button(key="start").disabled  # nothing can start
+    assert at.button(key="start").disabled
     at.run()
     assert "current_run" not in at.session_state
-    assert not at.get("plotly_chart") or all(
-        "Objective" not in json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
-        for c in at.get("plotly_chart")
-    )
 
 
 def test_training_size_beyond_the_pair_is_refused():
@@ -75,22 +117,40 @@ def test_reload_reattaches_to_a_finished_run():
     at = _app(SMALL_RUN | {"baselines": "-"})
     at.button(key="start").click().run()
     at = _wait_for_results(at)
-    query = {k: at.query_params[k] for k in at.query_params}
-    again = _app(query)  # a new session with the same URL
-    assert again.dataframe and list(again.dataframe[0].value["model"]) == ["K-CSVM"]
+    query = {k: _query(at, k) for k in at.query_params}
+    again = _wait_for_results(_app(query))  # a new session with the same URL
+    assert list(again.dataframe[0].value["model"]) == ["K-CSVM"]
 
 
-def test_divergence_names_a_safer_eta_and_reruns_with_one_click():
-    at = _app({"eta": "1000", "n_iter": "10", "baselines": "-"})
+def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
+    at = _app({"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
     at.button(key="start").click().run()
     at = _wait_for_results(at)
     assert list(at.dataframe[0].value["status"]) == ["diverged"]
-    assert any("diverged" in w.value and "eta=100" in w.value for w in at.warning)
-    first_run = at.query_params["run"]
+    assert "diverged at step" in _headline(at) and "try η = 100" in _headline(at)
+    blowup = _titled(at, "Blow-up")
+    assert blowup and blowup[0]["layout"]["yaxis"]["type"] == "log"
+    assert len(blowup[0]["data"][0]["y"]) >= 2
+    first_run = _query(at, "run")
     at.button(key="rerun_csvm").click().run()
     assert not at.exception
-    assert at.session_state["cfg_eta"] == 100.0
-    assert at.query_params["eta"] == "100.0" and at.query_params["run"] != first_run
+    assert _query(at, "eta") == "100.0" and _query(at, "run") != first_run
+
+
+def test_changing_a_setting_marks_the_results_stale():
+    at = _app(SMALL_RUN | {"baselines": "-"})
+    at.button(key="start").click().run()
+    at = _wait_for_results(at)
+    assert not any("previous settings" in i.value for i in at.info)
+    at.number_input(key="w_n_iter").set_value(4).run()
+    assert any("previous settings" in i.value for i in at.info)
+
+
+def test_projector_mode_enlarges_the_figures():
+    normal = _app()
+    big = _app({"projector": "1"})
+    size = lambda at: _titled(at, "Example")[0]["layout"]["font"]["size"]  # noqa: E731
+    assert size(big) > size(normal)
 
 
 @pytest.mark.parametrize("page", ["pages/about.py", "pages/compare.py"])
@@ -98,6 +158,18 @@ def test_other_pages_render(page):
     at = AppTest.from_file(str(ROOT / page), default_timeout=30).run()
     assert not at.exception
     assert at.title
+
+
+def test_settings_survive_a_visit_to_other_pages():
+    at = _app({"n_iter": "7", "seed": "42"})
+    at.number_input(key="w_eta").set_value(0.05).run()
+    for page in ("pages/about.py", "pages/sweep.py", "pages/train.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+    assert at.number_input(key="w_n_iter").value == 7
+    assert at.number_input(key="w_eta").value == 0.05
+    assert not at.button(key="start").disabled
+    assert _query(at, "n_iter") == "7" and _query(at, "eta") == "0.05"
 
 
 def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
@@ -130,8 +202,21 @@ def test_compare_page_lists_the_sessions_runs():
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM"]
-    titles = [
-        json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")
-        for c in at.get("plotly_chart")
+    assert _titled(at, "Objective per step")
+
+
+def test_figures_have_clean_ticks():
+    from csvm import figures
+
+    epochs = [
+        {"kind": "epoch", "epoch": i, "loss": 1 / (i + 1), "train_accuracy": 0.9} for i in range(3)
     ]
-    assert any("all runs" in t for t in titles)
+    loss = figures.loss_figure(epochs)
+    assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == 1
+    steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
+    overlay = figures.objectives_overlay([("a", steps)], "all runs")
+    assert overlay.layout.yaxis.type == "log" and overlay.layout.yaxis.dtick == 1
+    terms = figures.objective_figure(
+        [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
+    )
+    assert terms.layout.yaxis2.tickformat == ".2~g"

@@ -1,19 +1,12 @@
 """A real browser: `streamlit run app.py` driven by Playwright in Debian's Chromium."""
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
+import re
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
+from tests._browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -21,83 +14,6 @@ pytestmark = [
         not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
     ),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit.log", "w")  # closed in the finally below
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError("streamlit did not become healthy in 60 s")
-        yield url
-    finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-            ],
-        )
-        yield b
-        b.close()
-
 
 _GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
     p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
@@ -119,55 +35,156 @@ def _objective_points(page) -> int:
     )
 
 
-def _shot(page, name: str) -> None:
-    """A tall screenshot (Streamlit scrolls inside its own container, not the page)."""
-    page.set_viewport_size({"width": 1400, "height": 3600})
-    page.wait_for_timeout(500)
+def _shot(page, name: str, tall: bool = True) -> None:
+    """A screenshot; tall ones show the whole page (Streamlit scrolls inside its own
+    container, not the page)."""
+    size = page.viewport_size
+    if tall:
+        page.set_viewport_size({"width": size["width"], "height": 3600})
+        page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / name))
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.set_viewport_size(size)
 
 
-def test_start_watch_stop_reload(server, browser):
+def _step_counter(page) -> int:
+    """The "step k of n" the progress bar shows (-1 when there is none)."""
+    text = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stProgress"]')]
+               .map(e => e.innerText).join(' ')"""
+    )
+    m = re.search(r"step (\d+) of", text)
+    return int(m.group(1)) if m else -1
+
+
+def _objective_signature(page) -> str:
+    return page.evaluate(
+        """() => {
+            for (const p of document.querySelectorAll('.js-plotly-plot')) {
+                const t = p.layout && p.layout.title && p.layout.title.text;
+                if (t && String(t).includes('Objective') && p.data.length)
+                    return JSON.stringify(p.data[0].y);
+            }
+            return '';
+        }"""
+    )
+
+
+def _set_number(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    page.wait_for_timeout(800)
+
+
+def test_a_page_url_on_a_fresh_server_opens_inside_the_app(server, browser):
+    """The first request of a fresh server is for /sweep (a reload on that page): it must
+    open inside the app, not as a lone script of the pages/ folder."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/sweep")
+    page.get_by_text("Sweep two settings").wait_for()
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "Filter lab" in sidebar and "worker preload" not in sidebar and "common" not in sidebar
+    _shot(page, "sweep-direct-url.png", tall=False)
+    page.close()
+
+
+def test_settings_survive_navigation_and_reload(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
-
-    # The default preset: Start, the objective chart gets its points, the table appears.
     page.goto(server)
     page.get_by_text("Example training images").wait_for()
-    page.wait_for_timeout(3000)  # a teacher reads the page; the spare workers warm up
+    _set_number(page, "Iterations", "7")
+    _set_number(page, "Seed", "42")
+    _set_number(page, "Training images", "400")
+    for name in ("About", "Sweep", "Train"):
+        page.get_by_role("link", name=name).first.click()
+        page.wait_for_timeout(1500)
+    page.get_by_text("Example training images").wait_for()
+    assert page.get_by_label("Iterations", exact=True).input_value() == "7"
+    assert page.get_by_label("Seed", exact=True).input_value() == "42"
+    assert page.get_by_label("Training images", exact=True).input_value() == "400"
+    assert page.get_by_role("button", name="▶ Start").is_enabled()
+    assert all(f"{k}={v}" in page.url for k, v in (("n_iter", 7), ("seed", 42), ("n_train", 400)))
+    page.reload()
+    page.get_by_text("Example training images").wait_for()
+    assert page.get_by_label("Iterations", exact=True).input_value() == "7"
+    _shot(page, "settings-after-navigation.png", tall=False)
+    page.close()
+
+
+def test_paced_run_pause_step_resume_and_shared_view(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    # 30 steps at the default pace (1 s a step): time to open a second browser and pause.
+    page.goto(f"{server}/?n_iter=30")
+    page.get_by_text("Example training images").wait_for()
+    page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
     page.get_by_role("button", name="▶ Start").click()
     page.wait_for_function(_GROWN.replace("N", "1"))
-    first_point = time.monotonic() - started
-    page.get_by_text("Comparison on the same split").wait_for(timeout=120_000)
-    page.wait_for_function(_GROWN.replace("N", "15"))  # one point per iteration
-    finished = time.monotonic() - started
-    (ARTIFACTS / "browser-timings.txt").write_text(
-        f"start to first live point: {first_point:.2f} s\n"
-        f"start to comparison table: {finished:.2f} s\n"
-    )
-    print(f"start -> first point {first_point:.2f} s, -> results {finished:.2f} s")
-    _shot(page, "finished-run.png")
-    finished_url = page.url
-    assert "run=" in finished_url and "jobs=" in finished_url
+    first_frame = time.monotonic() - started
+    frames = set()
+    for _ in range(12):
+        frames.add(_objective_signature(page))
+        page.wait_for_timeout(500)
+    assert len(frames) >= 5, f"only {len(frames)} different frames of the objective"
 
-    # A second, long run: the live chart grows, then Stop stops it.
-    page.goto(f"{server}/?n_iter=400&n_train=0&baselines=-")
+    # Another browser opens the shared link: it sees the run, read only.
+    other = browser.new_context().new_page()
+    other.goto(page.url)
+    other.get_by_text("Shared view").wait_for()
+    assert other.get_by_role("button", name="■ Stop").count() == 0
+
+    page.get_by_role("button", name=re.compile("Pause$")).click()
+    page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
+    page.wait_for_timeout(1500)
+    held = _step_counter(page)
+    page.wait_for_timeout(3000)
+    assert _step_counter(page) == held, "the step counter moved while paused"
+    page.get_by_role("button", name=re.compile("Step: SVM solve")).click()
+    page.wait_for_timeout(2500)
+    assert _step_counter(page) == held + 1
+    _shot(page, "paused-1280x720.png", tall=False)
+    page.get_by_role("button", name=re.compile("Resume$")).click()
+    page.get_by_text("Comparison on the same split").wait_for(timeout=120_000)
+    total = time.monotonic() - started
+    _shot(page, "classroom-end-1280x720.png", tall=False)
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    _shot(page, "classroom-end-1920x1080.png", tall=False)
+    (ARTIFACTS / "browser-timings.txt").write_text(
+        f"start to first frame: {first_frame:.2f} s\nstart to results (paced, with a "
+        f"pause and a step): {total:.2f} s\n"
+    )
+    other.close()
+    page.close()
+
+
+def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/?model=lcsvm&n_iter=4&baselines=-")
     page.get_by_role("button", name="▶ Start").click()
     page.wait_for_function(_GROWN.replace("N", "1"))
-    seen = _objective_points(page)
-    page.wait_for_function(_GROWN.replace("N", str(seen + 2)))  # it grows
-    page.get_by_role("button", name="■ Stop").click()
-    page.get_by_text("stopped").first.wait_for()
-    page.wait_for_timeout(1500)  # the rerun after Stop redraws the chart once more
-    stopped_at = _objective_points(page)
-    page.wait_for_timeout(2500)
-    assert _objective_points(page) == stopped_at < 400, "no points after Stop"
-    _shot(page, "stopped-run.png")
+    page.get_by_role("button", name=re.compile("Pause$")).click()
+    page.wait_for_timeout(1000)
+    labels = []
+    for _ in range(3):
+        button = page.get_by_role("button", name=re.compile("Step: solve for"))
+        labels.append(button.inner_text())
+        button.click()
+        page.wait_for_timeout(1500)
+    assert {"solve for w" in label for label in labels} == {True, False}
+    assert labels[0] != labels[1] != labels[2]
 
-    # Reload the first run's link: the finished run is still shown.
-    page.goto(finished_url)
-    page.get_by_text("Comparison on the same split").wait_for()
-    page.wait_for_function(_GROWN.replace("N", "15"))  # plotly draws after the text
-    _shot(page, "reloaded-run.png")
+    page.goto(f"{server}/?n_iter=400&n_train=none&baselines=-&pace=live")
+    page.get_by_role("button", name="▶ Start").click()
+    page.wait_for_function(_GROWN.replace("N", "2"))
+    clicked = time.monotonic()
+    page.get_by_role("button", name="■ Stop").click()
+    page.get_by_text(re.compile("stopped at step")).first.wait_for()
+    latency = time.monotonic() - clicked
+    with open(ARTIFACTS / "browser-timings.txt", "a") as f:
+        f.write(f"Stop to 'stopped' shown: {latency:.2f} s\n")
+    _shot(page, "stopped-run.png")
     page.close()

@@ -138,7 +138,8 @@ def test_cross_field_problems_say_what_to_change():
     assert "different classes" in RunConfig(class_a="3", class_b="3").problems()[0]
     assert "larger than the image" in RunConfig(filter_size=9).problems((1, 8, 8))[0]
     assert "Only 700" in RunConfig(n_train=5000).problems(n_available=700)[0]
-    assert "constant step" in RunConfig(eta=0.0, step="armijo").problems()[0]
+    assert "Armijo" in RunConfig(eta=0.0, step="armijo").problems()[0]
+    assert RunConfig(eta=0.0, step="relative").problems() == []
 
 
 def test_fit_to_datasets_replaces_what_is_missing_here():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from csvm import KernelCSVM
+from csvm.config import RunConfig
 from csvm.exceptions import CSVMError
-from csvm.experiments import DEFAULT_CONFIG
 from csvm.parallel import SCHEDULER_ENV, backend, current_client, run_tasks, sweep_executor
 from csvm.sweeps import run_cell, run_sweep, sweep_configs
 
@@ -85,7 +85,7 @@ def test_a_stop_on_the_cluster_cancels_the_rest(cluster):
 
 
 def test_2x2_sweep_on_the_cluster_equals_the_local_sweep(cluster):
-    base = {**DEFAULT_CONFIG, "n_train": 60, "n_iter": 2}
+    base = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
     cells = sweep_configs(base, "lam", [0.01, 0.1], "eta", [0.05, 0.1])
     local = run_sweep(cells, n_jobs=2)
     with backend(cluster.scheduler_address):
@@ -100,7 +100,7 @@ def test_sweep_executor_reads_the_environment(cluster, monkeypatch):
     monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
     executor = sweep_executor()
     assert executor is not None
-    config = {**DEFAULT_CONFIG, "n_train": 60, "n_iter": 2}
+    config = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
     try:
         remote = executor.submit(run_cell, config).result(timeout=120)
     finally:
@@ -127,3 +127,32 @@ def test_an_unreachable_scheduler_says_what_to_do():
     with pytest.raises(CSVMError, match="Cannot reach the Dask scheduler"):
         with backend("tcp://127.0.0.1:9", timeout=1):
             pass
+
+
+def test_the_sweep_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
+    """CSVM_DASK_SCHEDULER sends the Sweep page's cells to the cluster: the heatmap fills."""
+    import json
+    import time
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "pages" / "sweep.py"), default_timeout=60).run()
+    assert any("Dask cluster" in c.value for c in at.caption)
+    at.number_input(key="sw_n_train").set_value(60)
+    at.number_input(key="sw_n_iter").set_value(2)
+    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.button(key="sw_start").click().run()
+    assert "futures" in at.session_state["sweep"]
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.success:
+            break
+        time.sleep(0.5)
+    assert at.success and "Best" in at.success[0].value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["z"]

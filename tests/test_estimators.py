@@ -33,6 +33,7 @@ def test_kcsvm_objective_falls_with_small_eta():
     clf = KernelCSVM(
         image_shape=(10, 10),
         filter_shape=(3, 3),
+        step="constant",
         eta=0.01,
         n_iter=8,
         regulariser="dfo2",
@@ -135,7 +136,15 @@ def test_several_filters_and_channels():
 
 def test_huge_eta_raises_divergence_and_keeps_best_state():
     X, y = blobs()
-    clf = KernelCSVM(image_shape=(10, 10), filter_shape=(3, 3), eta=1e3, n_iter=10, random_state=0)
+    clf = KernelCSVM(
+        image_shape=(10, 10),
+        filter_shape=(3, 3),
+        C=None,
+        step="constant",
+        eta=1e3,
+        n_iter=10,
+        random_state=0,
+    )
     with pytest.raises(DivergenceError, match="eta=100") as info:
         clf.fit(X, y)
     assert info.value.suggested_eta == pytest.approx(100.0)
@@ -169,6 +178,7 @@ def test_momentum_variants_run_and_differ():
         KernelCSVM(
             image_shape=(10, 10),
             filter_shape=(3, 3),
+            step="constant",
             eta=0.01,
             n_iter=4,
             momentum=m,
@@ -221,12 +231,13 @@ def test_c_last_only_and_tolerance_stop():
 @pytest.mark.parametrize(
     "params,match",
     [
-        ({"lam": -1.0}, "lam must be"),
-        ({"eta": -0.1}, "eta must be"),
-        ({"eta": 0.0, "step": "armijo"}, "eta must be"),
-        ({"degree": 0}, "degree must be at least 1"),
-        ({"kernel": "sigmoid"}, "Unknown kernel"),
-        ({"regulariser": "l3"}, "Unknown regulariser"),
+        ({"lam": -1.0}, "'lam' parameter of KernelCSVM must be a float in the range \\[0.0, "),
+        ({"eta": -0.1}, "'eta' parameter"),
+        ({"eta": 0.0, "step": "armijo"}, "eta must be greater than 0 with step='armijo'"),
+        ({"degree": 0}, "'degree' parameter of KernelCSVM must be an int in the range \\[1, 20\\]"),
+        ({"degree": 2.5}, "'degree' parameter"),
+        ({"kernel": "sigmoid"}, "'kernel' parameter of KernelCSVM must be a str among"),
+        ({"regulariser": "l3"}, "'regulariser' parameter"),
         ({"filter_shape": (12, 12)}, "larger than the image"),
         ({"image_shape": (28, 28)}, "needs 784"),
     ],
@@ -317,7 +328,11 @@ def test_lcsvm_three_classes_and_liblinear():
 
 @pytest.mark.parametrize(
     "params,match",
-    [({"lam_w": -1}, "lam_w"), ({"lam_f": 0}, "lam_f"), ({"solver": "sgd"}, "solver")],
+    [
+        ({"lam_w": -1}, "'lam_w' parameter of LinearCSVM must be a float in the range \\(0.0, "),
+        ({"lam_f": 0}, "'lam_f' parameter"),
+        ({"solver": "sgd"}, "'solver' parameter of LinearCSVM must be a str among"),
+    ],
 )
 def test_lcsvm_validation(params, match):
     X, y = blobs()

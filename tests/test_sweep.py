@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from csvm.experiments import DEFAULT_CONFIG
+from csvm.config import RunConfig
 from csvm.sweeps import parse_values, run_validation, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,18 +39,18 @@ def test_parse_values_and_messages():
 
 
 def test_grid_is_row_major_and_invalid_cells_are_named():
-    cells = sweep_configs(DEFAULT_CONFIG, "lam", [0.1, 1.0], "eta", [0.01, 0.1, 1.0])
+    cells = sweep_configs(RunConfig(), "lam", [0.1, 1.0], "eta", [0.01, 0.1, 1.0])
     assert [(c["eta"], c["lam"]) for c in cells[:3]] == [(0.01, 0.1), (0.01, 1.0), (0.1, 0.1)]
     assert all(c["baselines"] == [] for c in cells)
     with pytest.raises(ValueError, match="filter_size=40"):
-        sweep_configs(DEFAULT_CONFIG, "filter_size", [3, 40], "eta", [0.1], (1, 28, 28))
+        sweep_configs(RunConfig(), "filter_size", [3, 40], "eta", [0.1], (1, 28, 28))
     with pytest.raises(ValueError, match="two different"):
-        sweep_configs(DEFAULT_CONFIG, "eta", [0.1], "eta", [0.2])
+        sweep_configs(RunConfig(), "eta", [0.1], "eta", [0.2])
 
 
 def test_a_cell_is_scored_on_the_validation_images():
     events = []
-    result = run_validation(events.append, {**DEFAULT_CONFIG, "n_train": 100, "n_iter": 2})
+    result = run_validation(events.append, RunConfig(n_train=100, n_iter=2).to_dict())
     assert 0.5 < result["val_accuracy"] <= 1.0
     assert events[-1]["val_accuracy"] == result["val_accuracy"]
 
@@ -87,7 +87,7 @@ def test_sweep_page_refuses_bad_values():
 def test_run_sweep_in_order_and_a_stop_leaves_the_rest_unrun():
     from csvm.sweeps import run_sweep, sweep_rows
 
-    base = {**DEFAULT_CONFIG, "n_train": 60, "n_iter": 2}
+    base = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
     cells = sweep_configs(base, "lam", [0.01, 0.1], "eta", [0.05, 0.1])
     results = run_sweep(cells, n_jobs=2)
     assert all(r is not None for r in results)
@@ -132,7 +132,7 @@ def test_stability_over_three_seeds():
     from csvm.parallel import one_blas_thread
     from csvm.sweeps import run_seed, stability
 
-    config = {**DEFAULT_CONFIG, "n_train": 100, "n_iter": 3, "seed": 4}
+    config = {**RunConfig().to_dict(), "n_train": 100, "n_iter": 3, "seed": 4}
     out = stability(config, seeds=[0, 1, 2], n_jobs=2)
     assert out["seeds"] == [0, 1, 2] and out["filters"].shape == (3, 1, 1, 5, 5)
     assert 0.0 < out["mean_abs_cosine"] <= 1.0 and 0.0 < out["start_mean_abs_cosine"] <= 1.0
@@ -151,3 +151,12 @@ def test_stability_over_three_seeds():
         stability(config, seeds=[3])
     with pytest.raises(ValueError, match="between 2 and 10"):
         stability(config, seeds=11)
+
+
+def test_a_grid_larger_than_the_session_cap_is_refused_before_start():
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    assert not at.error, "the default grid fits the default cap"
+    at.text_input(key="sw_x_values").set_value("0.001, 0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.1, 10, 1000").run()
+    assert any("9 cells" in e.value and "CSVM\\_MAX\\_ACTIVE" in e.value for e in at.error)
+    assert at.button(key="sw_start").disabled

@@ -1,0 +1,61 @@
+"""The Filter lab in a real browser: draw a digit on the canvas and see a prediction appear.
+
+`streamlit run app.py` on a free port, driven by Playwright in Debian's Chromium (the server
+and browser fixtures are in conftest.py; module-scoped, so this file has its own server).
+"""
+
+import os
+
+import pytest
+
+from tests._browser import ARTIFACTS, CHROMIUM
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
+    ),
+]
+
+
+def _stroke(page, box, points) -> None:
+    """Press, drag through ``points`` (fractions of the canvas) and release."""
+    xy = [(box["x"] + fx * box["width"], box["y"] + fy * box["height"]) for fx, fy in points]
+    page.mouse.move(*xy[0])
+    page.mouse.down()
+    for a, b in zip(xy, xy[1:]):
+        for k in range(1, 9):  # small moves: the brush records a smooth path
+            page.mouse.move(a[0] + (b[0] - a[0]) * k / 8, a[1] + (b[1] - a[1]) * k / 8)
+    page.mouse.up()
+
+
+def test_draw_a_digit_and_see_a_prediction(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    page.goto(server)
+    page.get_by_role("link", name="Filter lab").click()  # the entry in the navigation
+    page.get_by_text("Your own digit").wait_for()
+    assert page.get_by_text("Predicted class").count() == 0  # nothing drawn yet
+    canvas = page.locator("canvas.upper-canvas")
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    # A "3": two bowls open to the left.
+    _stroke(
+        page,
+        box,
+        [(0.3, 0.2), (0.5, 0.12), (0.68, 0.22), (0.6, 0.42), (0.45, 0.48), (0.62, 0.55),
+         (0.7, 0.72), (0.55, 0.86), (0.3, 0.8)],
+    )  # fmt: skip
+    page.get_by_text("Predicted class").wait_for()
+    predicted = page.locator('[data-testid="stMetric"]', has_text="Predicted class")
+    value = predicted.locator('[data-testid="stMetricValue"]').inner_text()
+    assert value in {"3", "5"}
+    page.get_by_text("your digit, MNIST-style").wait_for()  # its feature map is drawn
+    page.wait_for_timeout(1000)
+    section = page.get_by_text("Your own digit")
+    section.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "filter-lab-digit.png"))
+    page.set_viewport_size({"width": 1400, "height": 4200})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "filter-lab.png"))
+    page.close()

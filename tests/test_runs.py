@@ -1,0 +1,151 @@
+"""A run: its job target's typed events, pause/step/stop control, rows, headline, export."""
+
+import io
+import json
+import queue
+import zipfile
+
+import numpy as np
+import pytest
+
+from csvm.config import RunConfig, parse
+from csvm.lab import load_filters
+from csvm.persistence import BundleError, export_run, load_config
+from csvm.runs import RunControl, pinned_indices, progress, result_rows, run_model, step_events
+from csvm.summary import comparisons, headline
+
+SMALL = RunConfig(n_train=120, n_iter=3, cnn_epochs=1, cnn_hidden=8)
+
+
+class FakeEmit:
+    """A worker's emit: records events, and hands out commands queued by the test."""
+
+    def __init__(self, commands=()):
+        self.events = []
+        self.commands = queue.SimpleQueue()
+        for c in commands:
+            self.commands.put(c)
+        self.waits = 0
+
+    def __call__(self, event):
+        self.events.append(event)
+
+    def receive(self, timeout):
+        if timeout is None:
+            self.waits += 1
+            if self.commands.empty():  # a real worker would block; the test ends the run
+                return {"cmd": "stop"}
+        try:
+            return self.commands.get_nowait()
+        except queue.Empty:
+            return None
+
+
+def test_pinned_indices_three_per_class():
+    y = np.array([1, -1, -1, 1, 1, -1, -1, 1, 1])
+    assert list(y[pinned_indices(y)]) == [-1, -1, -1, 1, 1, 1]
+
+
+def test_csvm_job_emits_typed_events_and_a_result():
+    emit = FakeEmit()
+    result = run_model(emit, SMALL.to_dict(), "csvm")
+    kinds = [e["kind"] for e in emit.events]
+    assert kinds[0] == "start" and kinds.count("iteration") == 3
+    steps = step_events(emit.events)
+    assert steps[-1]["pinned_maps"].shape[0] == 6
+    assert result["status"] == "done" and 0.5 < result["test_accuracy"] <= 1
+    assert result["test_predictions"].shape == (result["n_test"],)
+    assert result["start_filters"].shape == result["filters"].shape
+
+
+def test_pause_then_step_runs_exactly_one_more_step_then_waits():
+    # Paused from the start; one "step" command: exactly one iteration, then it waits
+    # (here the fake ends the wait with "stop"), and the stopped run is still evaluated.
+    emit = FakeEmit([{"cmd": "step"}])
+    result = run_model(emit, SMALL.replace(n_iter=5).to_dict(), "csvm", paused=True)
+    assert len(step_events(emit.events)) == 2  # the first step, then the one allowed
+    assert result["status"] == "stopped" and result["test_accuracy"] > 0.5
+    assert any(e["kind"] == "paused" for e in emit.events)
+
+
+def test_control_without_receive_never_pauses():
+    events = []
+    control = RunControl(events.append, paused=True)
+    assert control.after_step() and not control.paused
+
+
+def test_control_resume_and_stop():
+    emit = FakeEmit([{"cmd": "pause"}, {"cmd": "resume"}])
+    control = RunControl(emit)
+    assert control.after_step() and not control.paused
+    emit.commands.put({"cmd": "stop"})
+    assert control.after_step() is False
+
+
+def test_lcsvm_job_gives_two_half_steps_per_iteration():
+    emit = FakeEmit()
+    run_model(emit, SMALL.replace(model="lcsvm", n_iter=2).to_dict(), "csvm")
+    steps = step_events(emit.events)
+    assert [e["step"] for e in steps] == ["svm", "filter", "svm", "filter"]
+    assert progress(SMALL.replace(model="lcsvm", n_iter=2), steps, running=False)[0] == 1.0
+
+
+def test_rows_headline_and_significance_for_a_whole_run():
+    outcomes = {}
+    for model in ("csvm", "svm", "cnn"):
+        emit = FakeEmit()
+        result = run_model(emit, SMALL.to_dict(), model)
+        outcomes[model] = {"state": "done", "result": result, "events": emit.events}
+    rows = result_rows(SMALL, outcomes)
+    assert [r["model"] for r in rows] == ["K-CSVM", "plain SVM", "small CNN"]
+    assert all("–" in r["95 % interval"] and r["test accuracy"] for r in rows)
+    steps = step_events(outcomes["csvm"]["events"])
+    line = headline(SMALL, outcomes, steps, finished=True)
+    assert line.startswith("### K-CSVM: ") and "plain SVM" in line and "3 steps" in line
+    from csvm.datasets import load_pair
+
+    y_test = load_pair("mnist-5k", "3", "5", n_train=120, random_state=0).y_test
+    lines = comparisons(SMALL, outcomes, y_test)
+    assert len(lines) == 3 and all("p " in s and "significant" in s for s in lines)
+
+
+def test_a_forgotten_or_unfinished_model_gets_dashes_not_none():
+    rows = result_rows(SMALL, {"csvm": None, "svm": {"state": "stopped", "events": []}})
+    assert rows[0]["status"] == "no longer on the server"
+    assert rows[1]["95 % interval"] == "–" and rows[1]["test accuracy"] is None
+
+
+def test_divergence_headline_names_the_step_and_a_safer_eta():
+    config = SMALL.replace(eta=1000.0, n_iter=5)
+    emit = FakeEmit()
+    result = run_model(emit, config.to_dict(), "csvm")
+    outcomes = {"csvm": {"state": "done", "result": result, "events": emit.events}}
+    line = headline(config, outcomes, step_events(emit.events), finished=True)
+    assert result["status"] == "diverged"
+    assert "diverged at step" in line and "try η = 100" in line
+
+
+def test_export_bundle_round_trips_without_pickle(tmp_path):
+    emit = FakeEmit()
+    result = run_model(emit, SMALL.to_dict(), "csvm")
+    blob = export_run(SMALL, {"csvm": result, "svm": None}, {"comparisons": ["x"]})
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        names = set(zf.namelist())
+        results = json.loads(zf.read("results.json"))
+        history = zf.read("history.csv").decode()
+    assert {"config.json", "results.json", "history.csv", "filters.npy", "reproduce.py"} <= names
+    assert results["csvm"]["status"] == "done" and results["svm"] is None
+    assert history.splitlines()[0].startswith("kind,model,") and len(history.splitlines()) == 4
+    np.testing.assert_array_equal(
+        load_filters(blob).reshape(result["filters"].shape), result["filters"]
+    )
+    assert load_config(blob) == (SMALL, [])
+
+
+def test_a_bundle_without_settings_is_refused():
+    with pytest.raises(BundleError):
+        load_config(b"not a bundle")
+    with pytest.raises(BundleError, match="mapping"):
+        load_config(json.dumps([1, 2]).encode())
+    assert load_config(json.dumps({"eta": 0.3}).encode())[0].eta == 0.3
+    assert parse({"eta": 0.3})[0].eta == 0.3
