@@ -161,6 +161,83 @@ def _start_filters(config: dict[str, Any], data) -> np.ndarray:
     return np.asarray(clf.estimators_[0].filters, dtype=np.float64)
 
 
+def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters):
+    """The learned and start filters as (k, C, p, q) arrays, checked against the run."""
+    channels = data.image_shape[0]
+    learned = _as_filter_array(learned_filters, channels, "learned_filters")
+    expected = (int(c["n_filters"]), channels, int(c["filter_size"]), int(c["filter_size"]))
+    if learned.shape != expected:
+        raise ValueError(
+            f"learned_filters have shape {learned.shape}, but the configuration describes "
+            f"{expected} (n_filters, channels, filter size, filter size)."
+        )
+    start = (
+        _start_filters(c, data)
+        if start_filters is None
+        else _as_filter_array(start_filters, channels, "start_filters")
+    )
+    if start.shape != learned.shape:
+        raise ValueError(f"start_filters have shape {start.shape}, expected {learned.shape}.")
+    if not np.linalg.norm(learned) or not np.linalg.norm(start):
+        raise ValueError(
+            "The learned or start filters are all zero: there is no norm to rescale to. "
+            "Pass the filters of a finished K-CSVM run."
+        )
+    return learned, start
+
+
+def _variants(learned: np.ndarray, start: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
+    """The filter sets compared: the learned one first (the reference of the tests)."""
+    learned_norm, start_norm = float(np.linalg.norm(learned)), float(np.linalg.norm(start))
+    return [
+        ("learned", "learned filter", learned),
+        ("start", "random start, at the learned norm", rescale_to_norm(start, learned_norm)),
+        (
+            "delta",
+            "delta, at the learned norm",
+            rescale_to_norm(delta_filters(learned.shape), learned_norm),
+        ),
+        (
+            "gaussian",
+            "Gaussian, at the learned norm",
+            rescale_to_norm(gaussian_filters(learned.shape), learned_norm),
+        ),
+        (
+            "learned_at_start_norm",
+            "learned shape, at the start's norm",
+            rescale_to_norm(learned, start_norm),
+        ),
+    ]
+
+
+def _score_variant(name, label, filters, data, c, reference: dict | None) -> dict[str, Any]:
+    """One filter set's SVM scored on the test (and validation) images, with McNemar's
+    test against the reference row (the learned filter)."""
+    pred_test, pred_val = fixed_filter_predictions(
+        data.X_train, data.y_train, filters, [data.X_test, data.X_val], c
+    )
+    n_test = int(len(data.y_test))
+    correct = int(np.sum(pred_test == data.y_test))
+    row = {
+        "name": name,
+        "label": label,
+        "norm": float(np.linalg.norm(filters)),
+        "test_accuracy": correct / n_test,
+        "n_correct": correct,
+        "interval": wilson_interval(correct, n_test),
+        "val_accuracy": float(np.mean(pred_val == data.y_val)) if len(data.y_val) else None,
+        "mcnemar": None,
+        "verdict": "",
+        "filters": filters,
+        "predictions": pred_test,
+    }
+    if reference is not None:
+        result = mcnemar_exact(data.y_test, pred_test, reference["predictions"])
+        row["mcnemar"] = result._asdict()
+        row["verdict"] = describe_difference(label, "learned filter", result)
+    return row
+
+
 def run_ablation(
     emit: Callable[[dict[str, Any]], Any],
     config: dict[str, Any],
@@ -210,81 +287,23 @@ def run_ablation(
         }
     )
     start_time = time.perf_counter()
-    channels = data.image_shape[0]
-    learned = _as_filter_array(learned_filters, channels, "learned_filters")
-    expected = (int(c["n_filters"]), channels, int(c["filter_size"]), int(c["filter_size"]))
-    if learned.shape != expected:
-        raise ValueError(
-            f"learned_filters have shape {learned.shape}, but the configuration describes "
-            f"{expected} (n_filters, channels, filter size, filter size)."
-        )
-    start = (
-        _start_filters(c, data)
-        if start_filters is None
-        else _as_filter_array(start_filters, channels, "start_filters")
-    )
-    if start.shape != learned.shape:
-        raise ValueError(f"start_filters have shape {start.shape}, expected {learned.shape}.")
-    learned_norm, start_norm = float(np.linalg.norm(learned)), float(np.linalg.norm(start))
-    if learned_norm == 0 or start_norm == 0:
-        raise ValueError(
-            "The learned or start filters are all zero: there is no norm to rescale to. "
-            "Pass the filters of a finished K-CSVM run."
-        )
-    variants = [
-        ("learned", "learned filter", learned),
-        ("start", "random start, at the learned norm", rescale_to_norm(start, learned_norm)),
-        (
-            "delta",
-            "delta, at the learned norm",
-            rescale_to_norm(delta_filters(learned.shape), learned_norm),
-        ),
-        (
-            "gaussian",
-            "Gaussian, at the learned norm",
-            rescale_to_norm(gaussian_filters(learned.shape), learned_norm),
-        ),
-        (
-            "learned_at_start_norm",
-            "learned shape, at the start's norm",
-            rescale_to_norm(learned, start_norm),
-        ),
-    ]
+    learned, start = _checked_filters(c, data, learned_filters, start_filters)
     n_test = int(len(data.y_test))
     rows: list[dict[str, Any]] = []
-    reference = None
-    for name, label, filters in variants:
-        pred_test, pred_val = fixed_filter_predictions(
-            data.X_train, data.y_train, filters, [data.X_test, data.X_val], c
-        )
-        correct = int(np.sum(pred_test == data.y_test))
-        row = {
-            "name": name,
-            "label": label,
-            "norm": float(np.linalg.norm(filters)),
-            "test_accuracy": correct / n_test,
-            "n_correct": correct,
-            "interval": wilson_interval(correct, n_test),
-            "val_accuracy": float(np.mean(pred_val == data.y_val)) if len(data.y_val) else None,
-            "mcnemar": None,
-            "verdict": "",
-            "filters": filters,
-        }
-        if reference is None:
-            reference = pred_test
-        else:
-            result = mcnemar_exact(data.y_test, pred_test, reference)
-            row["mcnemar"] = result._asdict()
-            row["verdict"] = describe_difference(label, "learned filter", result)
+    for name, label, filters in _variants(learned, start):
+        row = _score_variant(name, label, filters, data, c, rows[0] if rows else None)
         rows.append(row)
         emit(
             {
                 "kind": "ablation",
                 "model": "ablation",
                 "step": name,
-                **{k: v for k, v in row.items() if k != "filters"},
+                **{k: v for k, v in row.items() if k not in ("filters", "predictions")},
             }
         )
+    for row in rows:
+        row.pop("predictions")
+    learned_norm, start_norm = float(np.linalg.norm(learned)), float(np.linalg.norm(start))
     return {
         "rows": rows,
         "learned_norm": learned_norm,

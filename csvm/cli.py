@@ -33,6 +33,8 @@ THESIS = {
             "regulariser": "dfo1",
             "lam": 0.01,
             "eta": 0.1,
+            # The thesis's raw step, named: KernelCSVM's own default is the relative step.
+            "step": "constant",
             "n_iter": 25,
             "C": None,
         },

@@ -113,7 +113,7 @@ def _fit_task(
     """One sub-problem in a worker process: model, error, history, stopped, and the
     callback events (with their filters) to replay in the caller."""
     events: list[dict[str, Any]] = []
-    recorder = Recorder(events.append if collect else None, base)
+    recorder = Recorder(events.append if collect else None, base, kind=estimator._event_kind)
     try:
         model, error = estimator._fit_binary(X4, y, rng, recorder), None
     except DivergenceError as exc:

@@ -8,17 +8,19 @@ The kernels need the dot products ``z . z_sv`` of a test image's maps ``z = C_f 
 the support vectors' maps.  By adjointness ``(C_f x) . z_sv = x . (C_f^T z_sv)``, so each
 support vector's map is projected back once onto image space (``C_f^T z_sv`` is the full
 convolution of the map with the filter) and every dot product of every model becomes one
-float32 BLAS product ``X (n x D) @ G^T (D x sum_k s_k)``: no test feature map is formed.
+BLAS product ``X (n x D) @ G^T (D x sum_k s_k)``: no test feature map is formed.
 The RBF kernel also needs ``|z|^2 = f^T (P^T P) f`` (P the image's patch matrix): one
 small Gram matrix per image serves every model's filter (:func:`map_sq_norms`).  An L-CSVM
 is linear in the image, ``w . C_f x = x . C_f^T w``, so all of them together are one
 matrix product.
 
-The dot products are float32 (BLAS ``sgemm``); kernel values and the weighted sums over
-support vectors are float64.  Each decision carries a bound on how far float32 round-off
-could have moved it; decisions within that bound of zero are recomputed by the model's
-own float64 path, so the signs (the one-vs-one votes) equal the per-model path's.  Rows are
-processed in chunks, so memory stays bounded for any number of test images.
+The dot products are float64 in :func:`decisions` (float32 ones, twice as fast, moved
+decisions by about 1e-6 with the number of rows predicted together, which scikit-learn's
+subset-invariance check refuses); kernel values and the weighted sums over support vectors
+are float64.  Each decision carries a bound on how far round-off could have moved it;
+decisions within that bound of zero are recomputed in float64 by the model's own path, so
+the signs (the one-vs-one votes) equal the per-model path's.  Rows are processed in
+chunks, so memory stays bounded for any number of test images.
 """
 
 from __future__ import annotations
@@ -221,12 +223,14 @@ def _kernel_group(
         A_all = np.hstack([A, A_err, np.abs(A)])
     n = len(X4)
     X = X4.reshape(n, -1).astype(dtype, copy=False)
+    # The bound scales with the products' unit round-off (float64's is 2^-29 float32's).
+    rel = _F32_REL if np.dtype(dtype) == np.float32 else _F32_REL * 2.0**-29
     out, err = np.empty((n, len(models))), np.empty((n, len(models)))
     step = _chunk_rows(len(a), n)
     for start in range(0, n, step):
         rows = slice(start, start + step)
         K = (X[rows] @ G.T).astype(np.float64)  # every model's z . z_sv at once
-        u_x = _F32_REL * np.linalg.norm(X[rows], axis=1).astype(np.float64)[:, None]
+        u_x = rel * np.linalg.norm(X[rows], axis=1).astype(np.float64)[:, None]
         # |round-off of z . z_sv| <= u |x| |C^T z_sv|, propagated through |dK/dg|.
         if kernel == "rbf":  # K = exp(-gamma d2), d2 = |z|^2 + |z'|^2 - 2 z.z'
             sq = map_sq_norms(X4[rows], stack) @ filter_owner  # (rows, models)
@@ -240,6 +244,7 @@ def _kernel_group(
             m = len(models)
             prods = K @ A_all
             out[rows] = prods[:, :m] + b
+            # |z|^2 comes from a float32 Gram matrix: its bound stays float32's.
             err[rows] = gamma * (2 * u_x * prods[:, m : 2 * m] + _F32_REL * sq * prods[:, 2 * m :])
             continue
         # K = (gamma g + c)^d, so |dK/dg| = d gamma |K|^((d-1)/d)

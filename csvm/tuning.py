@@ -192,6 +192,54 @@ def _svc(cell: dict[str, Any], **kwargs) -> SVC:
     return SVC(C=C, max_iter=SVM_MAX_ITER, **kwargs)
 
 
+def _score_svm_grid(Xt, Xv, y_train, y_val, cells, fixed, callback) -> list[dict[str, Any]]:
+    """Validation accuracy of every cell; a warning if some fits hit LIBSVM's bound."""
+    # One Gram matrix serves every cell: each fit then costs only LIBSVM's own time.
+    G_tt, G_vt = Xt @ Xt.T, Xv @ Xt.T
+    sq_t, sq_v = np.einsum("ij,ij->i", Xt, Xt), np.einsum("ij,ij->i", Xv, Xv)
+    scored = []
+    for cell in cells:
+        cell = {**fixed, **cell}
+        K_tt, K_vt = _kernels_from_gram(G_tt, G_vt, sq_t, sq_v, cell)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            svc = _svc(cell, kernel="precomputed").fit(K_tt, y_train)
+        converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        accuracy = float(np.mean(svc.predict(K_vt) == y_val))
+        scored.append({**cell, "val_accuracy": accuracy, "converged": converged})
+        if callback is not None:
+            callback(dict(scored[-1]))
+    if not all(c["converged"] for c in scored):
+        warnings.warn(
+            f"{sum(not c['converged'] for c in scored)} of {len(scored)} SVM fits stopped at "
+            f"LIBSVM's {SVM_MAX_ITER:,} iterations without converging (a hard margin on "
+            "data that are not separable, or unscaled inputs); they are flagged "
+            "converged=False in the grid.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return scored
+
+
+def _refit_svm(params: dict[str, Any], Xt: np.ndarray, y_train: np.ndarray):
+    """The chosen cell refitted on raw pixels: ``FlattenImages`` + ``SVC``."""
+    from sklearn.pipeline import Pipeline
+
+    from csvm.baselines import FlattenImages
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # already reported in the grid
+        svc = _svc(
+            params,
+            kernel=params["kernel"],
+            degree=params["degree"],
+            gamma=params["gamma"],
+            coef0=params["coef0"],
+        )
+        return Pipeline([("flatten", FlattenImages()), ("svc", svc)]).fit(Xt, y_train)
+
+
+# Over 80 lines only through its numpydoc docstring: the body is about 45 lines.
 def tune_plain_svm(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -238,10 +286,6 @@ def tune_plain_svm(
     ValueError
         When the grid is larger than the budget or empty, or the validation split is empty.
     """
-    from sklearn.pipeline import Pipeline
-
-    from csvm.baselines import FlattenImages
-
     budget = _check_budget(budget)
     start = time.perf_counter()
     if len(X_val) == 0:
@@ -262,42 +306,11 @@ def tune_plain_svm(
             f"The grid has {len(cells)} cells for a budget of {budget} fits: give between 1 "
             "and budget cells, or raise the budget."
         )
-    # One Gram matrix serves every cell: each fit then costs only LIBSVM's own time.
-    G_tt, G_vt = Xt @ Xt.T, Xv @ Xt.T
-    sq_t, sq_v = np.einsum("ij,ij->i", Xt, Xt), np.einsum("ij,ij->i", Xv, Xv)
-    scored = []
-    for cell in cells:
-        cell = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0, **cell}
-        K_tt, K_vt = _kernels_from_gram(G_tt, G_vt, sq_t, sq_v, cell)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            svc = _svc(cell, kernel="precomputed").fit(K_tt, y_train)
-        converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        accuracy = float(np.mean(svc.predict(K_vt) == y_val))
-        scored.append({**cell, "val_accuracy": accuracy, "converged": converged})
-        if callback is not None:
-            callback(dict(scored[-1]))
+    fixed = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
+    scored = _score_svm_grid(Xt, Xv, y_train, y_val, cells, fixed, callback)
     best = scored[int(np.argmax([c["val_accuracy"] for c in scored]))]
-    if not all(c["converged"] for c in scored):
-        warnings.warn(
-            f"{sum(not c['converged'] for c in scored)} of {len(scored)} SVM fits stopped at "
-            f"LIBSVM's {SVM_MAX_ITER:,} iterations without converging (a hard margin on "
-            "data that are not separable, or unscaled inputs); they are flagged "
-            "converged=False in the grid.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
     params = {k: best[k] for k in ("kernel", "degree", "gamma", "coef0", "C")}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # already reported above
-        svc = _svc(
-            params,
-            kernel=params["kernel"],
-            degree=params["degree"],
-            gamma=params["gamma"],
-            coef0=params["coef0"],
-        )
-        estimator = Pipeline([("flatten", FlattenImages()), ("svc", svc)]).fit(Xt, y_train)
+    estimator = _refit_svm(params, Xt, y_train)
     return TuningResult(
         model="svm",
         params=params,
@@ -311,6 +324,50 @@ def tune_plain_svm(
 
 
 # -- small CNN ----------------------------------------------------------------------------
+def _score_cnn_rate(rate, epochs, cnn_params, X_train, y_train, X_val, y_val) -> list[dict]:
+    """One training run at learning rate ``rate``, scored on validation after each of
+    ``epochs`` (a divergence leaves the later epochs unscored)."""
+    from csvm.baselines import SmallCNN
+
+    cnn = SmallCNN(lr=rate, epochs=epochs[-1], **cnn_params)
+    found: dict[int, float] = {}
+
+    def score(event: dict[str, Any]) -> None:
+        # params_ holds the weights after this epoch: score them before they change.
+        if event["kind"] == "epoch" and event["epoch"] + 1 in epochs:
+            found[event["epoch"] + 1] = float(np.mean(cnn.predict(X_val) == y_val))
+
+    try:
+        cnn.fit(X_train, y_train, callback=score)
+    except DivergenceError:
+        pass  # the epochs it did not reach stay unscored
+    return [
+        {"lr": rate, "epochs": e, "val_accuracy": found.get(e), "diverged": e not in found}
+        for e in epochs
+    ]
+
+
+def _cnn_axes(lr, lr_values, epoch_values, budget, cnn_params) -> tuple[list, list]:
+    """The learning rates (a decade either side of ``lr`` by default) and epoch counts
+    to try, checked against the budget."""
+    if lr_values is None:
+        lr_values = [float(lr * 10**s) for s in np.linspace(-1, 1, budget)] if budget > 1 else [lr]
+    lr_values = [float(v) for v in lr_values]
+    epochs = sorted({int(e) for e in epoch_values})
+    if not lr_values or len(lr_values) > budget:
+        raise ValueError(
+            f"{len(lr_values)} learning rates for a budget of {budget} training runs: give "
+            "between 1 and budget values, or raise the budget."
+        )
+    if not epochs or epochs[0] < 1:
+        raise ValueError(f"epoch_values must be epoch counts >= 1, got {list(epoch_values)!r}.")
+    for key in ("lr", "epochs"):
+        if key in cnn_params:
+            raise ValueError(f"{key} is tuned here: pass lr_values / epoch_values instead.")
+    return lr_values, epochs
+
+
+# Over 80 lines only through its numpydoc docstring: the body is about 45 lines.
 def tune_cnn(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -364,42 +421,12 @@ def tune_cnn(
     start = time.perf_counter()
     if len(y_val) == 0:
         raise ValueError("Tuning needs validation images; this split has none.")
-    if lr_values is None:
-        lr_values = [float(lr * 10**s) for s in np.linspace(-1, 1, budget)] if budget > 1 else [lr]
-    lr_values = [float(v) for v in lr_values]
-    epochs = sorted({int(e) for e in epoch_values})
-    if not lr_values or len(lr_values) > budget:
-        raise ValueError(
-            f"{len(lr_values)} learning rates for a budget of {budget} training runs: give "
-            "between 1 and budget values, or raise the budget."
-        )
-    if not epochs or epochs[0] < 1:
-        raise ValueError(f"epoch_values must be epoch counts >= 1, got {list(epoch_values)!r}.")
-    for key in ("lr", "epochs"):
-        if key in cnn_params:
-            raise ValueError(f"{key} is tuned here: pass lr_values / epoch_values instead.")
+    lr_values, epochs = _cnn_axes(lr, lr_values, epoch_values, budget, cnn_params)
     y_val = np.asarray(y_val)
     scored: list[dict[str, Any]] = []
     for rate in lr_values:
-        cnn = SmallCNN(lr=rate, epochs=epochs[-1], **cnn_params)
-        found: dict[int, float] = {}
-
-        def score(event: dict[str, Any], cnn=cnn, found=found) -> None:
-            # params_ holds the weights after this epoch: score them before they change.
-            if event["kind"] == "epoch" and event["epoch"] + 1 in epochs:
-                found[event["epoch"] + 1] = float(np.mean(cnn.predict(X_val) == y_val))
-
-        try:
-            cnn.fit(X_train, y_train, callback=score)
-        except DivergenceError:
-            pass  # the epochs it did not reach stay unscored
-        for e in epochs:
-            cell = {
-                "lr": rate,
-                "epochs": e,
-                "val_accuracy": found.get(e),
-                "diverged": e not in found,
-            }
+        cells = _score_cnn_rate(rate, epochs, cnn_params, X_train, y_train, X_val, y_val)
+        for cell in cells:
             scored.append(cell)
             if callback is not None:
                 callback(dict(cell))
@@ -427,6 +454,39 @@ def tune_cnn(
 
 
 # -- the explorer's job target ------------------------------------------------------------
+def _tune(model: str, c: dict[str, Any], data, budget: int | None, callback) -> TuningResult:
+    """Tune the run's plain SVM or CNN on its validation split."""
+    if model == "svm":
+        return tune_plain_svm(
+            data.X_train,
+            data.y_train,
+            data.X_val,
+            data.y_val,
+            kernel="linear" if c["model"] == "lcsvm" else c["kernel"],
+            degree=int(c["degree"]),
+            gamma=None,
+            coef0=float(c["coef0"]),
+            budget=budget or SVM_BUDGET,
+            callback=callback,
+        )
+    if model == "cnn":
+        return tune_cnn(
+            data.X_train,
+            data.y_train,
+            data.X_val,
+            data.y_val,
+            lr=float(c["cnn_lr"]),
+            budget=budget or CNN_BUDGET,
+            callback=callback,
+            image_shape=data.image_shape,
+            filter_shape=(int(c["filter_size"]),) * 2,
+            n_filters=int(c["n_filters"]),
+            hidden=int(c["cnn_hidden"]) or None,
+            random_state=int(c["seed"]),
+        )
+    raise ValueError(f"Unknown baseline {model!r}: expected 'svm' or 'cnn'.")
+
+
 def run_tuned_model(
     emit: Callable[[dict[str, Any]], Any],
     config: dict[str, Any],
@@ -464,47 +524,12 @@ def run_tuned_model(
     c = runs.as_config(config).to_dict()
     load_data, _summary = runs.load_data, runs._summary
     data = load_data(c, data_dir)
-    emit(
-        {
-            "kind": "start",
-            "model": model,
-            "n_train": int(len(data.y_train)),
-        }
-    )
+    emit({"kind": "start", "model": model, "n_train": int(len(data.y_train))})
 
     def cell_event(cell: dict[str, Any]) -> None:
         emit({"kind": "tuning", "model": model, "step": "tuning", **cell})
 
-    if model == "svm":
-        result = tune_plain_svm(
-            data.X_train,
-            data.y_train,
-            data.X_val,
-            data.y_val,
-            kernel="linear" if c["model"] == "lcsvm" else c["kernel"],
-            degree=int(c["degree"]),
-            gamma=None,
-            coef0=float(c["coef0"]),
-            budget=budget or SVM_BUDGET,
-            callback=cell_event,
-        )
-    elif model == "cnn":
-        result = tune_cnn(
-            data.X_train,
-            data.y_train,
-            data.X_val,
-            data.y_val,
-            lr=float(c["cnn_lr"]),
-            budget=budget or CNN_BUDGET,
-            callback=cell_event,
-            image_shape=data.image_shape,
-            filter_shape=(int(c["filter_size"]),) * 2,
-            n_filters=int(c["n_filters"]),
-            hidden=int(c["cnn_hidden"]) or None,
-            random_state=int(c["seed"]),
-        )
-    else:
-        raise ValueError(f"Unknown baseline {model!r}: expected 'svm' or 'cnn'.")
+    result = _tune(model, c, data, budget, cell_event)
     summary = _summary(model, result.estimator, data, result.seconds)
     summary["label"] = f"{MODEL_LABELS[model]} (tuned on validation)"
     summary["tuning"] = result.summary()

@@ -53,9 +53,7 @@ x_name = c1.selectbox(
     help="The first setting.",
 )
 # The default grid shows a pattern: the largest step diverges, whatever λ is.
-x_text = c1.text_input(
-    "Values", "0.001, 0.01, 0.1", key="sw_x_values", help="Comma-separated, at most 8."
-)
+x_text = c1.text_input("Values", "0.01, 0.1", key="sw_x_values", help="Comma-separated, at most 8.")
 y_name = c2.selectbox(
     "Vertical axis",
     names,
@@ -67,6 +65,11 @@ y_name = c2.selectbox(
 y_text = c2.text_input(
     "Values", "0.1, 10, 1000", key="sw_y_values", help="Comma-separated, at most 8."
 )
+
+
+def executor_address() -> str:
+    """The Dask scheduler named by ``CSVM_DASK_SCHEDULER`` ("" for the server's own pool)."""
+    return os.environ.get("CSVM_DASK_SCHEDULER", "").strip()
 
 
 @st.cache_resource
@@ -110,10 +113,24 @@ try:
     cells = sweep_configs(cell_base, x_name, x_values, y_name, y_values, image_shape)
 except Exception as exc:  # noqa: BLE001 - every problem is shown, not raised
     error = str(exc)
+pool = get_pool()
+if not error and executor_address() == "":
+    # A sweep runs one job per cell; the server caps a browser's queued + running jobs.
+    busy = sum(
+        1
+        for v in pool.jobs(owner=owner())
+        if v.group != "sweep" and v.state in ("queued", "running")
+    )
+    room = pool.settings.max_active_per_owner - busy
+    if len(cells) > room:
+        error = (
+            f"This grid has {len(cells)} cells, and this browser may have "
+            f"{pool.settings.max_active_per_owner} jobs queued or running at once "
+            f"(CSVM_MAX_ACTIVE_PER_SESSION; {busy} in use by other runs): use fewer values."
+        )
 if error:
     st.error(md_escape(error))
-pool = get_pool()
-executor = cluster(os.environ.get("CSVM_DASK_SCHEDULER", "").strip())
+executor = cluster(executor_address())
 if executor is not None:
     st.caption("Cells run on the Dask cluster named by CSVM_DASK_SCHEDULER.")
 

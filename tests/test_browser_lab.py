@@ -1,23 +1,14 @@
 """The Filter lab in a real browser: draw a digit on the canvas and see a prediction appear.
 
-`streamlit run app.py` on a free port, driven by Playwright in Debian's Chromium (the
-pattern of tests/test_browser.py, with its own server so the two files run independently).
+`streamlit run app.py` on a free port, driven by Playwright in Debian's Chromium (the server
+and browser fixtures are in conftest.py; module-scoped, so this file has its own server).
 """
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
+from tests._browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -25,72 +16,6 @@ pytestmark = [
         not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
     ),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit-lab.log", "w")  # closed in the finally below
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError("streamlit did not become healthy in 60 s")
-        yield url
-    finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
-        )
-        yield b
-        b.close()
 
 
 def _stroke(page, box, points) -> None:

@@ -70,6 +70,19 @@ def test_ovo_filters_on_the_cluster_equal_the_local_ones(cluster):
         assert its == sorted(its) and len(its) == 4
 
 
+def test_lcsvm_half_steps_on_the_cluster_equal_the_local_ones(cluster):
+    from csvm import LinearCSVM
+
+    X, y = blobs(classes=(0, 1, 2))
+    params = dict(image_shape=(10, 10), filter_shape=(3, 3), n_iter=2, random_state=1)
+    local = LinearCSVM(**params).fit(X, y)
+    with backend(cluster.scheduler_address):
+        remote = LinearCSVM(**params).fit(X, y)
+    np.testing.assert_array_equal(remote.filters_, local.filters_)
+    assert {e["kind"] for e in remote.history_} == {"half_step"}
+    assert _strip(remote.history_) == _strip(local.history_)
+
+
 def test_a_stop_on_the_cluster_cancels_the_rest(cluster):
     X, y = blobs()
     seen = []

@@ -151,3 +151,12 @@ def test_stability_over_three_seeds():
         stability(config, seeds=[3])
     with pytest.raises(ValueError, match="between 2 and 10"):
         stability(config, seeds=11)
+
+
+def test_a_grid_larger_than_the_session_cap_is_refused_before_start():
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    assert not at.error, "the default grid fits the default cap"
+    at.text_input(key="sw_x_values").set_value("0.001, 0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.1, 10, 1000").run()
+    assert any("9 cells" in e.value and "CSVM\\_MAX\\_ACTIVE" in e.value for e in at.error)
+    assert at.button(key="sw_start").disabled
