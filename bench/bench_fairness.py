@@ -415,7 +415,12 @@ def ablation_report(cache: dict[str, Any]) -> str:
         "delta @ learned norm | Gaussian @ learned norm | learned shape @ start norm |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    worse = {name: 0 for name in names}
+    labels = {
+        "start": "random start @ learned norm",
+        "delta": "delta @ learned norm",
+        "gaussian": "Gaussian @ learned norm",
+        "learned_at_start_norm": "learned shape @ start norm",
+    }
     for pair, unit in units:
         rows = {r["name"]: r for r in unit["rows"]}
         cells = []
@@ -424,16 +429,30 @@ def ablation_report(cache: dict[str, Any]) -> str:
             cells.append(
                 f"{100 * r['test_accuracy']:.2f} ({m['diff_points']:+.2f}, p {m['p_value']:.2g})"
             )
-            worse[name] += m["p_value"] < 0.05 and m["diff_images"] < 0
         lines.append(
             f"| {pair} | {unit['chosen']} | {unit['start_norm']:.3g} → {unit['learned_norm']:.3g} "
             f"| {100 * rows['learned']['test_accuracy']:.2f} | " + " | ".join(cells) + " |"
         )
     lines += [
         "",
-        "Significantly worse than the learned filter (p < 0.05), pairs out of "
-        f"{len(units)}: " + ", ".join(f"{k} {v}" for k, v in worse.items()),
+        "Each fixed filter against the learned one over the pairs: mean difference in points, "
+        "pairs where it is significantly worse / better (McNemar p < 0.05), raw behind / "
+        "level / ahead, and the sign test over pairs.",
+        "",
+        "| fixed filter | pairs | mean difference | worse / better (p < 0.05) | "
+        "behind / level / ahead | sign test p |",
+        "|---|---|---|---|---|---|",
     ]
+    for name in names:
+        ms = [{r["name"]: r for r in u["rows"]}[name]["mcnemar"] for _, u in units]
+        diffs = np.array([m["diff_points"] for m in ms])
+        worse_n = sum(m["p_value"] < 0.05 and m["diff_images"] < 0 for m in ms)
+        better_n = sum(m["p_value"] < 0.05 and m["diff_images"] > 0 for m in ms)
+        behind, ahead = int(np.sum(diffs < 0)), int(np.sum(diffs > 0))
+        lines.append(
+            f"| {labels[name]} | {len(ms)} | {diffs.mean():+.3f} | {worse_n} / {better_n} | "
+            f"{behind} / {len(ms) - behind - ahead} / {ahead} | {mcnemar_p(behind, ahead):.2g} |"
+        )
     return "\n".join(lines)
 
 
