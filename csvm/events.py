@@ -19,8 +19,12 @@ start      :class:`StartEvent`                         the app's run code, data 
 result     :class:`ResultEvent`                        the app's run code, model scored
 paused     :class:`PausedEvent`                        the app's run code, waiting for the
                                                        owner's next command
-ablation   (see :func:`csvm.ablation.run_ablation`)    the ablation job, per filter set
-tuning     (see :func:`csvm.tuning.run_tuned_model`)   the tuning job, per grid cell
+ablation   :class:`AblationEvent`                      the ablation job
+                                                       (:func:`csvm.ablation.run_ablation`),
+                                                       once per fixed filter set scored
+tuning     :class:`TuningEvent`                        the tuning job
+                                                       (:func:`csvm.tuning.run_tuned_model`),
+                                                       once per grid cell scored
 ========== =========================================== ==================================
 
 ``history_`` keeps the trainer's events without the arrays: the callback's copy of an
@@ -37,6 +41,7 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 
 __all__ = [
+    "AblationEvent",
     "BatchEvent",
     "Callback",
     "DivergenceEvent",
@@ -48,6 +53,7 @@ __all__ = [
     "Recorder",
     "ResultEvent",
     "StartEvent",
+    "TuningEvent",
 ]
 
 Callback = Callable[[dict[str, Any]], Any]
@@ -194,6 +200,54 @@ class PausedEvent(TypedDict):
     kind: Literal["paused"]
 
 
+class _TuningRequired(TypedDict):
+    kind: Literal["tuning"]
+    model: Literal["svm", "cnn"]
+    step: Literal["tuning"]
+    val_accuracy: float | None  # None: a CNN run diverged before this epoch
+
+
+class TuningEvent(_TuningRequired, total=False):
+    """One cell of a baseline's validation grid, scored (the tuning job).
+
+    A plain SVM's cell names its kernel parameters; a CNN's its learning rate and epochs.
+    """
+
+    kernel: str
+    degree: int
+    gamma: float
+    coef0: float
+    C: float | None
+    converged: bool  # False: LIBSVM stopped at its iteration bound
+    lr: float
+    epochs: int
+    diverged: bool
+
+
+class _AblationRequired(TypedDict):
+    kind: Literal["ablation"]
+    model: Literal["ablation"]
+    step: str  # the filter set: "learned", "start", "delta", "gaussian", ...
+    name: str
+    label: str
+    norm: float
+    test_accuracy: float
+    n_correct: int
+    interval: tuple[float, float]  # Wilson 95 %
+
+
+class AblationEvent(_AblationRequired, total=False):
+    """One fixed filter set scored with the learned run's kernel and SVM (the ablation job).
+
+    ``mcnemar`` (the exact test's fields) and ``verdict`` compare it with the learned filter;
+    both are None/empty on the learned filter's own row.
+    """
+
+    val_accuracy: float | None
+    mcnemar: dict[str, Any] | None
+    verdict: str
+
+
 Event = (
     IterationEvent
     | HalfStepEvent
@@ -203,6 +257,8 @@ Event = (
     | StartEvent
     | ResultEvent
     | PausedEvent
+    | TuningEvent
+    | AblationEvent
 )
 
 

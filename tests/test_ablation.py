@@ -15,6 +15,7 @@ from csvm.ablation import (
 from csvm.config import RunConfig
 from csvm.conv import correlate
 from csvm.runs import load_data
+from tests._typed import assert_typed
 
 CONFIG = RunConfig(n_train=200, n_iter=4, seed=3).to_dict()
 
@@ -83,6 +84,8 @@ def test_learned_row_reproduces_the_run_and_others_are_compared_to_it(run):
     assert np.array_equal(rows[1]["filters"], rescale_to_norm(start, out["learned_norm"]))
     assert events[0]["kind"] == "start"
     assert [e["step"] for e in events[1:]] == [r["name"] for r in rows]
+    for event in events:
+        assert_typed(event)
     assert out["explanation"] == ABLATION_EXPLANATION
     pickle.dumps(out)  # it travels back from a worker process
 

@@ -160,6 +160,13 @@ def test_other_pages_render(page):
     assert at.title
 
 
+def test_about_page_says_what_the_learned_filter_buys():
+    at = AppTest.from_file(str(ROOT / "pages/about.py"), default_timeout=30).run()
+    headers = [h.value for h in at.header]
+    assert "What the learned filter buys, measured" in headers
+    assert "Why a CSVM can lose" in headers
+
+
 def test_settings_survive_a_visit_to_other_pages():
     at = _app({"n_iter": "7", "seed": "42"})
     at.number_input(key="w_eta").set_value(0.05).run()

@@ -5,33 +5,12 @@ import pytest
 
 from csvm import DivergenceError, KernelCSVM, LinearCSVM, SmallCNN
 from csvm.events import (
-    BatchEvent,
     DivergenceEvent,
-    EpochEvent,
-    HalfStepEvent,
-    IterationEvent,
     ResultEvent,
     StartEvent,
 )
 from csvm.kernelised import outer_objective
-
-TYPES = {
-    "iteration": IterationEvent,
-    "half_step": HalfStepEvent,
-    "epoch": EpochEvent,
-    "batch": BatchEvent,
-    "divergence": DivergenceEvent,
-    "start": StartEvent,
-    "result": ResultEvent,
-}
-
-
-def assert_typed(event):
-    """The event's keys are its type's: all required ones, no unknown one."""
-    cls = TYPES[event["kind"]]
-    keys = set(event)
-    assert cls.__required_keys__ <= keys, cls.__required_keys__ - keys
-    assert keys <= cls.__required_keys__ | cls.__optional_keys__, keys - set(cls.__annotations__)
+from tests._typed import assert_typed
 
 
 def _blobs(n=40, classes=2, seed=0):

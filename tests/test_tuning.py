@@ -21,6 +21,7 @@ from csvm.tuning import (
     tune_cnn,
     tune_plain_svm,
 )
+from tests._typed import assert_typed
 
 
 @pytest.fixture(scope="module")
@@ -235,6 +236,8 @@ def test_job_target_never_looks_at_the_test_split(model, monkeypatch):
     assert len(out["predictions"]) == len(real.y_test)
     assert events[0]["kind"] == "start"
     assert sum(e["kind"] == "tuning" for e in events) == len(out["tuning"]["grid"])
+    for event in events:
+        assert_typed(event)
     assert out["tuning"]["n_fits"] <= 3
 
 
