@@ -13,11 +13,8 @@ while ten jobs share the 2-core machine.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +22,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = "/usr/bin/chromium"
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+
 FIRST_POINT = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
     p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
     && p.data && p.data.length && p.data[0].x && p.data[0].x.length >= 1)"""
@@ -34,47 +32,10 @@ FIRST_POINT = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p 
 def start_to_first_point(repeats: int = 5) -> list[float]:
     from playwright.sync_api import sync_playwright
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
+    with streamlit_server() as url:
         times = []
         with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM,
-                args=[
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-quic",
-                    "--no-first-run",
-                ],
-            )
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for _ in range(repeats):
                 page = browser.new_page()
                 page.goto(url)
@@ -87,9 +48,6 @@ def start_to_first_point(repeats: int = 5) -> list[float]:
                 page.close()
             browser.close()
         return times
-    finally:
-        os.killpg(server.pid, 15)
-        server.wait(10)
 
 
 def ten_jobs() -> dict:

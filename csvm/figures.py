@@ -31,7 +31,6 @@ MAX_POINTS = 1000
 _LAYOUT = {
     "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     "uirevision": "keep",
-    "template": "plotly_white",
     "font": {"size": 14},
 }
 _TERM_LABELS = {
@@ -49,6 +48,56 @@ def _square_pixels(fig: go.Figure) -> None:
     for name in list(fig.layout):
         if name.startswith("xaxis"):
             fig.layout[name].constrain = "domain"
+
+
+def _tile(planes: np.ndarray, cols: int, cell: tuple[int, int], gap: int) -> np.ndarray:
+    """Lay 2-D planes out row by row on one canvas, NaN between and around them.
+
+    One heatmap trace on one pair of axes draws the whole grid: a grid of separate
+    subplots costs plotly a trace, two axes and a title per image, which made the live
+    page slow to build and slow to paint (NaN cells are transparent).
+    """
+    n = len(planes)
+    rows = int(np.ceil(n / cols))
+    ch, cw = cell
+    canvas = np.full((rows * (ch + gap) - gap, cols * (cw + gap) - gap), np.nan)
+    for i, plane in enumerate(planes):  # a few dozen images: one slice assignment each
+        h, w = plane.shape
+        top = (i // cols) * (ch + gap) + (ch - h) // 2
+        left = (i % cols) * (cw + gap) + (cw - w) // 2
+        canvas[top : top + h, left : left + w] = plane
+    return canvas
+
+
+def _tile_captions(captions: Sequence[str], cols: int, cell: tuple[int, int], gap: int):
+    """Caption annotations centred above each tile of :func:`_tile`'s canvas."""
+    ch, cw = cell
+    return [
+        {
+            "text": str(text),
+            "x": (i % cols) * (cw + gap) + (cw - 1) / 2,
+            "y": (i // cols) * (ch + gap) - 0.5,
+            "xref": "x",
+            "yref": "y",
+            "yanchor": "bottom",
+            "showarrow": False,
+            "font": {"size": 12},
+        }
+        for i, text in enumerate(captions)
+    ]
+
+
+def _canvas_axes(fig: go.Figure) -> None:
+    """Bare axes with square pixels, the first row at the top."""
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain")
+    fig.update_yaxes(
+        showticklabels=False,
+        showgrid=False,
+        zeroline=False,
+        autorange="reversed",
+        scaleanchor="x",
+        constrain="domain",
+    )
 
 
 def _layout(**overrides: Any) -> dict[str, Any]:
@@ -387,43 +436,37 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     maps = np.asarray(maps, dtype=float)
     n = len(images)
     maps = maps.reshape(n, -1, *maps.shape[-2:])
-    rows = 1 + maps.shape[1]
-    fig = make_subplots(
-        rows=rows,
-        cols=n,
-        subplot_titles=list(labels),
-        vertical_spacing=0.04,
-        horizontal_spacing=0.02,
-    )
-    for j in range(n):
-        img = images[j].reshape(-1, *images.shape[-2:])[0]
-        fig.add_trace(
+    n_maps = maps.shape[1]
+    firsts = images.reshape(n, -1, *images.shape[-2:])[:, 0]
+    cell, gap = firsts.shape[-2:], 3
+    # Row 0: the images; row 1 + k: every image's map k, under its image.
+    pictures = list(firsts) + [maps[j, k] for k in range(n_maps) for j in range(n)]
+    canvas = _tile(pictures, n, cell, gap)
+    grey, below = canvas.copy(), canvas
+    grey[cell[0] :] = np.nan  # two traces, two colour scales, one canvas
+    below[: cell[0]] = np.nan
+    fig = go.Figure(
+        [
             go.Heatmap(
-                z=img,
+                z=grey,
                 colorscale="gray",
                 showscale=False,
                 hovertemplate="pixel %{z:.2f}<extra></extra>",
             ),
-            row=1,
-            col=j + 1,
-        )
-        for k in range(maps.shape[1]):
-            fig.add_trace(
-                go.Heatmap(
-                    z=maps[j, k],
-                    colorscale="Viridis",
-                    showscale=False,
-                    hovertemplate="map %{z:.3f}<extra></extra>",
-                ),
-                row=2 + k,
-                col=j + 1,
-            )
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    _square_pixels(fig)
+            go.Heatmap(
+                z=below,
+                colorscale="Viridis",
+                showscale=False,
+                hovertemplate="map %{z:.3f}<extra></extra>",
+            ),
+        ]
+    )
+    _canvas_axes(fig)
+    rows = 1 + n_maps
     fig.update_layout(
         title="Pinned images before (top) and after the filter (feature maps)",
         height=180 * rows + 60,
+        annotations=_tile_captions(labels, n, cell, gap),
         **_layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
     )
     return fig
@@ -589,27 +632,24 @@ def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: in
         fig = go.Figure()
         fig.update_layout(title=f"{title}: none", height=80, **_LAYOUT)
         return fig
+    cols = min(cols, n)
     rows = int(np.ceil(n / cols))
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=list(captions),
-        vertical_spacing=0.08 / max(rows, 1),
-        horizontal_spacing=0.01,
-    )
-    for i in range(n):
-        img = images[i].reshape(-1, *images.shape[-2:])[0]
-        fig.add_trace(
-            go.Heatmap(z=img, colorscale="gray", showscale=False, hoverinfo="skip"),
-            row=i // cols + 1,
-            col=i % cols + 1,
+    planes = images.reshape(n, -1, *images.shape[-2:])[:, 0]
+    cell, gap = planes.shape[-2:], max(2, planes.shape[-1] // 6)
+    fig = go.Figure(
+        go.Heatmap(
+            z=_tile(list(planes), cols, cell, gap),
+            colorscale="gray",
+            showscale=False,
+            hoverinfo="skip",
         )
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    _square_pixels(fig)
-    fig.update_annotations(font_size=12)
+    )
+    _canvas_axes(fig)
     fig.update_layout(
-        title=title, height=140 * rows + 70, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+        title=title,
+        height=140 * rows + 70,
+        annotations=_tile_captions(captions, cols, cell, gap),
+        **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10}),
     )
     return fig
 

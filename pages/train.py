@@ -132,11 +132,16 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         c5.info("Shared view: this run belongs to another session (read only).", icon="👁")
         return
     play = _playback(run)
-    if c2.button("■ Stop", disabled=not running, key="stop", width="stretch"):
-        _send(run, "stop")
-        play["stop_at"] = time.monotonic()
-        play["paused"] = False
-        play["jump"] = True  # a stopped run shows its last step at once, not at the pace
+    # The stop command goes out from the click's callback, which Streamlit runs before the
+    # rerun builds the sidebar: the worker stops while the page is being drawn.
+    if c2.button(
+        "■ Stop",
+        disabled=not running,
+        key="stop",
+        width="stretch",
+        on_click=_request_stop,
+        args=(run,),
+    ):
         _wait_for_end(run, _STOP_GRACE)  # the page below then draws the stopped run at once
     label, icon = (
         ("Resume", ":material/play_arrow:")
@@ -175,6 +180,14 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
         if no.button("Keep it", key="confirm_no"):
             st.session_state.pop("confirm_replace")
             st.rerun()
+
+
+def _request_stop(run: dict) -> None:
+    _send(run, "stop")
+    play = _playback(run)
+    play["stop_at"] = time.monotonic()
+    play["paused"] = False
+    play["jump"] = True  # a stopped run shows its last step at once, not at the pace
 
 
 def _wait_for_end(run: dict, seconds: float) -> None:

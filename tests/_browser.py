@@ -1,8 +1,88 @@
-"""Constants of the real-browser tests (their fixtures are in conftest.py)."""
+"""What the real-browser tests and bench/bench_app.py share: where Chromium is, a
+``streamlit run app.py`` server on a free port, and Chromium's launch flags."""
 
+from __future__ import annotations
+
+import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+
+#: Flags for a headless Chromium in a container: no sandbox (root), no GPU, nothing that
+#: phones home or updates while a test is timed.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(
+    log: IO[Any] | int = subprocess.DEVNULL, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """``streamlit run app.py`` on a free local port; yields its URL once it is healthy and
+    kills the server's whole process group (its pool workers included) afterwards."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            raise RuntimeError("streamlit did not become healthy in 60 s")
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
