@@ -632,8 +632,8 @@ class RunConfig:
         if n_available is not None and self.n_train is not None and self.n_train > n_available:
             what = "these classes" if self.multiclass else "this pair"
             errors.append(
-                f"Only {n_available} training images of {what} exist: lower "
-                "the training-set size."
+                f"Only {n_available} training images of {what} exist: lower the "
+                "training-set size."
             )
         return errors
 
