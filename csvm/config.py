@@ -154,8 +154,6 @@ class RunConfig:
             cli=True,
         ),
     )
-    class_a: str = _field("3", Spec("str", "Class −1", "The class labelled −1.", "data"))
-    class_b: str = _field("5", Spec("str", "Class +1", "The class labelled +1.", "data"))
     classes: str | None = _field(
         None,
         Spec(
@@ -181,6 +179,8 @@ class RunConfig:
             cli=False,
         ),
     )
+    class_a: str = _field("3", Spec("str", "Class −1", "The class labelled −1.", "data"))
+    class_b: str = _field("5", Spec("str", "Class +1", "The class labelled +1.", "data"))
     n_train: int | None = _field(
         600,
         Spec(
