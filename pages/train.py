@@ -18,7 +18,7 @@ import streamlit as st
 from csvm import figures
 from csvm.ablation import run_ablation
 from csvm.config import MODEL_LABELS, RunConfig
-from csvm.cost import estimate_seconds, format_duration
+from csvm.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
 from csvm.persistence import export_run
 from csvm.runs import pinned_indices, progress, result_rows, step_events, steps_total
 from csvm.summary import comparisons, headline
@@ -562,9 +562,18 @@ def _errors(config: RunConfig):
 def _estimate(config: RunConfig, data) -> None:
     """How long the run will take (cost model measured in bench/bench_cost.py), and a
     clear word when it exceeds the server's limit per job."""
-    seconds = estimate_seconds(
-        config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
-    )
+    if config.multiclass:
+        seconds = estimate_multiclass_seconds(
+            config.to_dict(),
+            np.bincount(data.y_train),
+            data.image_shape,
+            n_test=len(data.y_test),
+            multi_class=config.multi_class,
+        )
+    else:
+        seconds = estimate_seconds(
+            config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
+        )
     limit = get_pool().settings.max_job_seconds
     about = "about " if seconds >= 1 else ""
     text = f"Estimated training time: {about}{format_duration(seconds)} on a free core."

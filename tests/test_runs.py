@@ -227,3 +227,14 @@ def test_multiclass_headline_counts_every_sub_problem():
         config, {"csvm": {"state": "running"}}, [{}] * 7, False, total=steps_total(config)
     )
     assert line.endswith("step 7 of 135")
+
+
+def test_multiclass_estimate_sums_its_sub_problems():
+    from csvm.cost import estimate_breakdown, estimate_multiclass_seconds
+
+    config = SMALL.replace(baselines=()).to_dict()
+    ovo = estimate_multiclass_seconds(config, [100, 200, 300], (1, 28, 28), 600)
+    parts = [estimate_breakdown(config, n, (1, 28, 28), 600)["csvm"] for n in (300, 400, 500)]
+    assert np.isclose(ovo, sum(parts))
+    ovr = estimate_multiclass_seconds(config, [100, 200, 300], (1, 28, 28), 600, "ovr")
+    assert np.isclose(ovr, 3 * estimate_breakdown(config, 600, (1, 28, 28), 600)["csvm"])
