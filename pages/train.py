@@ -575,8 +575,8 @@ def _estimate(config: RunConfig, data) -> None:
             config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
         )
     limit = get_pool().settings.max_job_seconds
-    about = "about " if seconds >= 1 else ""
-    text = f"Estimated training time: {about}{format_duration(seconds)} on a free core."
+    # format_duration already says "about" (or "under a second").
+    text = f"Estimated training time: {format_duration(seconds)} on a free core."
     if limit and seconds > limit:
         st.warning(
             f"{text} This server stops a job after {format_duration(limit)} of CPU "
