@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "MAX_CLASSES",
     "MAX_RAW_LENGTH",
+    "MIN_CLASSES",
     "MODEL_LABELS",
     "SPECS",
     "Problem",
@@ -46,6 +48,8 @@ __all__ = [
 
 #: Longest raw value a URL or preset may hold for one setting (longer is refused unread).
 MAX_RAW_LENGTH = 200
+#: How many classes a multi-class run may name (every dataset here has ten).
+MIN_CLASSES, MAX_CLASSES = 3, 10
 MODEL_LABELS = {"kcsvm": "K-CSVM", "lcsvm": "L-CSVM", "svm": "plain SVM", "cnn": "small CNN"}
 _BOTH = ("kcsvm", "lcsvm")
 _DATASETS = ("mnist-5k", "digits", "mnist", "fashion-mnist", "cifar10")
@@ -57,8 +61,9 @@ class Spec:
 
     Parameters
     ----------
-    kind : {"int", "float", "str", "bool", "set"}
-        ``"set"`` is a tuple of choices (the baselines).
+    kind : {"int", "float", "str", "bool", "set", "classes"}
+        ``"set"`` is a tuple of choices (the baselines); ``"classes"`` a comma list of
+        3 to 10 class names, or "all" (multi-class runs).
     label, help : str
         What a widget shows; help is one line (what it does, typical range).
     group : {"data", "model", "baselines"}
@@ -97,6 +102,11 @@ class Spec:
         """The allowed values in words, for messages."""
         if self.choices is not None:
             return "one of " + ", ".join(str(c) for c in self.choices)
+        if self.kind == "classes":
+            return (
+                f"a comma list of {MIN_CLASSES} to {MAX_CLASSES} different classes "
+                f'("0,1,2"), "all", or "none" ({self.none_label})'
+            )
         if self.kind == "str":
             return "a name of up to 64 printable characters"
         if self.kind == "bool":
@@ -142,6 +152,31 @@ class RunConfig:
             "data",
             choices=_DATASETS,
             cli=True,
+        ),
+    )
+    classes: str | None = _field(
+        None,
+        Spec(
+            "classes",
+            "Classes",
+            "Several classes at once: 3 to 10 of the dataset's classes, or all of them. "
+            "One binary CSVM (with its own filter) is trained per sub-problem.",
+            "data",
+            none_label="two classes (the pair)",
+            cli=False,
+        ),
+    )
+    multi_class: str = _field(
+        "ovo",
+        Spec(
+            "str",
+            "Multi-class scheme",
+            "One-vs-one: a filter per pair of classes, k(k−1)/2 of them, the thesis's "
+            "choice. One-vs-rest: a filter per class against all the others, k of them.",
+            "data",
+            choices=("ovo", "ovr"),
+            param="multi_class",
+            cli=False,
         ),
     )
     class_a: str = _field("3", Spec("str", "Class −1", "The class labelled −1.", "data"))
@@ -484,6 +519,54 @@ class RunConfig:
         """A copy with some settings changed; raises ValueError naming any bad value."""
         return dataclasses.replace(self, **changes)
 
+    @property
+    def multiclass(self) -> bool:
+        """Whether this run trains several classes (``classes`` set) rather than a pair."""
+        return self.classes is not None
+
+    def class_list(self, names: Iterable[str]) -> list[str]:
+        """The classes of a multi-class run, as the dataset spells them.
+
+        Parameters
+        ----------
+        names : iterable of str
+            The dataset's class names.
+
+        Returns
+        -------
+        list of str
+            In the order given ("all": the dataset's order).
+
+        Raises
+        ------
+        ValueError
+            When a class is not one of ``names`` (the message lists them), or when the run
+            is a pair run.
+        """
+        names = [str(n) for n in names]
+        if self.classes is None:
+            raise ValueError("This run trains a pair (class_a, class_b), not several classes.")
+        if self.classes == "all":
+            return names
+        lower = {n.lower(): n for n in names}
+        out = []
+        for item in self.classes.split(","):
+            if item.lower() not in lower:
+                raise ValueError(
+                    f"Classes: {_shorten(item)!r} is not a class of {self.dataset}; "
+                    f"choose among {', '.join(names)}."
+                )
+            out.append(lower[item.lower()])
+        return out
+
+    def n_sub_problems(self, n_classes: int) -> int:
+        """Binary sub-problems of a run on ``n_classes`` classes: one for a pair,
+        k(k−1)/2 one-vs-one, k one-vs-rest."""
+        k = int(n_classes)
+        if k <= 2:
+            return 1
+        return k * (k - 1) // 2 if self.multi_class == "ovo" else k
+
     def uses(self, name: str) -> bool:
         """Whether the chosen model (and kernel) uses a setting."""
         spec = SPECS[name]
@@ -515,9 +598,15 @@ class RunConfig:
             The dataset's class names.
         """
         errors = []
-        if self.class_a == self.class_b:
+        if self.multiclass:
+            if classes is not None:
+                try:
+                    self.class_list(classes)
+                except ValueError as reason:
+                    errors.append(str(reason))
+        elif self.class_a == self.class_b:
             errors.append("Choose two different classes: the pair needs a class for each side.")
-        if classes is not None:
+        if classes is not None and not self.multiclass:
             names = [str(c) for c in classes]
             for name, value in (("Class −1", self.class_a), ("Class +1", self.class_b)):
                 if value not in names:
@@ -541,9 +630,10 @@ class RunConfig:
                     f"than the image ({h}×{w}): choose a size up to {min(h, w)}."
                 )
         if n_available is not None and self.n_train is not None and self.n_train > n_available:
+            what = "these classes" if self.multiclass else "this pair"
             errors.append(
-                f"Only {n_available} training images of this pair exist: lower "
-                "the training-set size."
+                f"Only {n_available} training images of {what} exist: lower the "
+                "training-set size."
             )
         return errors
 
@@ -630,6 +720,20 @@ def fit_to_datasets(
                     f"{dataset}; using {used} instead.",
                 )
             )
+    if config.classes is not None:
+        try:
+            dataclasses.replace(config, dataset=dataset).class_list(classes)
+        except ValueError as reason:
+            changes["classes"] = None
+            problems.append(
+                Problem(
+                    "classes",
+                    _shorten(config.classes),
+                    None,
+                    f"{reason} Training the pair {changes.get('class_a', config.class_a)} / "
+                    f"{changes.get('class_b', config.class_b)} instead.",
+                )
+            )
     if config.protocol == "thesis" and dataset not in ("mnist", "fashion-mnist", "cifar10"):
         changes["protocol"] = None
         problems.append(
@@ -702,6 +806,8 @@ def _parse_one(name: str, raw: Any) -> Any:
     is_none = raw is None or (
         isinstance(raw, str) and raw.strip().lower() in ("none", "null") and spec.kind != "str"
     )
+    if spec.kind == "classes":
+        return _parse_classes(raw)
     if spec.none_label is not None and (
         is_none or (isinstance(raw, str) and raw.strip() == spec.none_label)
     ):
@@ -741,6 +847,32 @@ def _parse_one(name: str, raw: Any) -> Any:
     if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
         raise ValueError("is out of range")
     return value
+
+
+def _parse_classes(raw: Any) -> str | None:
+    """The canonical ``classes`` value: None (a pair), "all", or "a,b,c" (3 to 10 different
+    names, stripped, in the order given).  Which names exist depends on the dataset: that
+    is checked by :meth:`RunConfig.class_list`."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ValueError("is not text")
+    text = raw.strip()
+    if text.lower() in ("", "none", "null", "pair", SPECS["classes"].none_label):
+        return None
+    if text.lower() == "all":
+        return "all"
+    items = [s.strip() for s in text.split(",")]
+    if any(not s or len(s) > 64 or not s.isprintable() for s in items):
+        raise ValueError("holds an empty or invalid class name")
+    seen: set[str] = set()
+    for item in items:
+        if item.lower() in seen:
+            raise ValueError(f"names the class {_shorten(item)!r} twice")
+        seen.add(item.lower())
+    if not MIN_CLASSES <= len(items) <= MAX_CLASSES:
+        raise ValueError(f"names {len(items)} class{'es' if len(items) != 1 else ''}")
+    return ",".join(items)
 
 
 _DEFAULTS = RunConfig()
@@ -890,6 +1022,22 @@ def python_snippet(config: RunConfig) -> str:
     read back through :func:`parse`, so the script refuses what the app would refuse.
     """
     values = textwrap.indent(pprint.pformat(config.to_dict(), sort_dicts=False, width=84), "    ")
+    if config.multiclass:
+        return f'''"""Reproduce a multi-class CSVM Explorer run with the csvm library."""
+
+from csvm.config import parse
+from csvm.runs import load_data
+
+config, problems = parse(
+{values}
+)
+assert not problems, problems
+data = load_data(config)  # the chosen classes, labelled 0..k-1 in the order given
+clf = config.build_estimator(data.image_shape)
+clf.fit(data.X_train, data.y_train,
+        callback=lambda e: print(e["pair"], e["iteration"], e["objective"]))
+print("test accuracy:", clf.score(data.X_test, data.y_test))
+'''
     return f'''"""Reproduce a CSVM Explorer run with the csvm library."""
 
 from csvm.config import parse

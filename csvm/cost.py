@@ -31,6 +31,7 @@ is the measured ratio of an Armijo iteration's time to a constant-step one's.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ import numpy as np
 __all__ = [
     "MODEL_PATH",
     "estimate_breakdown",
+    "estimate_multiclass_seconds",
     "estimate_seconds",
     "features",
     "format_duration",
@@ -224,6 +226,53 @@ def estimate_seconds(
         Seconds, from the measured cost model (:data:`MODEL_PATH`).
     """
     return max(estimate_breakdown(config, n_train, image_shape, n_test).values())
+
+
+def estimate_multiclass_seconds(
+    config: dict[str, Any],
+    class_counts: Sequence[int],
+    image_shape: tuple[int, ...],
+    n_test: int | None = None,
+    multi_class: str = "ovo",
+) -> float:
+    """Estimated seconds of a multi-class run: its sub-problems train one after another.
+
+    The CSVM job costs the sum of its binary sub-problems (one-vs-one: each pair's
+    images; one-vs-rest: every image, k times), each scoring all ``n_test`` test images;
+    the baselines are costed on all training images at once (the plain SVM's own
+    one-vs-one pairs sum to at most twice the cost of one solve on every image, which
+    the measured model does not separate: it is a rough figure).
+
+    Parameters
+    ----------
+    config : dict
+        As :func:`estimate_seconds`.
+    class_counts : sequence of int
+        Training images of each class.
+    image_shape : tuple
+    n_test : int, optional
+        Test images (default: all training images).
+    multi_class : {"ovo", "ovr"}
+
+    Returns
+    -------
+    float
+        The longest job's seconds.
+    """
+    counts = np.asarray(class_counts, dtype=float)
+    n = float(counts.sum())
+    t = int(n if n_test is None else n_test)
+    if multi_class == "ovo":
+        i, j = np.triu_indices(len(counts), 1)
+        sizes = counts[i] + counts[j]
+    else:
+        sizes = np.full(len(counts), n)
+    jobs = estimate_breakdown(config, int(n), image_shape, t)
+    csvm = {k: v for k, v in config.items() if k != "baselines"} | {"baselines": []}
+    jobs["csvm"] = sum(
+        estimate_breakdown(csvm, int(m), image_shape, t)["csvm"] for m in sizes if m >= 1
+    )
+    return max(jobs.values())
 
 
 def format_duration(seconds: float) -> str:

@@ -607,7 +607,117 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
     )
     fig.update_yaxes(autorange="reversed", title_text="true")
     fig.update_xaxes(title_text="predicted")
-    fig.update_layout(title=title, height=300, **_LAYOUT)
+    k = len(names)
+    if k > 2:  # many classes: smaller counts, a taller square, every class ticked
+        fig.update_traces(textfont={"size": 16 if k <= 4 else 11})
+        fig.update_xaxes(type="category")
+        fig.update_yaxes(type="category")
+    fig.update_layout(title=title, height=300 if k <= 3 else 120 + 36 * k, **_LAYOUT)
+    return fig
+
+
+def filter_grid_figure(
+    filters: Sequence[np.ndarray | None],
+    titles: Sequence[str],
+    title: str = "Filters",
+    focus: int | None = None,
+    cols: int | None = None,
+) -> go.Figure:
+    """One small heatmap per sub-problem: the grid of a multi-class run's filters.
+
+    Each sub-problem's filters get their own symmetric colour scale (their shapes are
+    compared, not their norms, which differ between sub-problems); several filters of a
+    sub-problem (or colour channels) sit side by side in its cell, split by a blank column.
+
+    Parameters
+    ----------
+    filters : sequence of ndarray or None
+        One entry per sub-problem, ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``;
+        None draws an empty cell (a sub-problem not started yet).
+    titles : sequence of str
+        One caption per sub-problem ("3 vs 5 · 4/15").
+    title : str
+    focus : int, optional
+        The sub-problem in focus: its caption is bold and marked.
+    cols : int, optional
+        Cells per row (default: up to 9, so that 45 one-vs-one filters make 5 rows).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    m = len(filters)
+    cols = cols or min(m, 9)
+    rows = -(-m // cols)
+    captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=captions,
+        horizontal_spacing=0.02,
+        vertical_spacing=0.3 / rows if rows > 1 else 0.1,
+    )
+    for k, f in enumerate(filters):
+        if f is None:
+            continue
+        planes = np.asarray(f, dtype=float)
+        planes = planes.reshape(-1, *planes.shape[-2:])
+        blank = np.full((planes.shape[1], 1), np.nan)
+        z = np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1)
+        vmax = float(np.nanmax(np.abs(z))) or 1.0
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                colorscale="RdBu_r",
+                zmid=0,
+                zmin=-vmax,
+                zmax=vmax,
+                showscale=False,
+                hovertemplate=f"{titles[k]}<br>row %{{y}}, column %{{x}}: %{{z:.4f}}"
+                "<extra></extra>",
+            ),
+            row=k // cols + 1,
+            col=k % cols + 1,
+        )
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    fig.update_annotations(font={"size": 11 if cols > 5 else 13})
+    fig.update_layout(title=title, height=90 + 110 * rows, **_LAYOUT)
+    _square_pixels(fig)
+    return fig
+
+
+def per_class_accuracy_figure(
+    accuracies: dict[str, Sequence[float]], class_names: Sequence[str], title: str
+) -> go.Figure:
+    """Test accuracy per class (recall), one group of bars per class, a bar per model.
+
+    Parameters
+    ----------
+    accuracies : dict
+        Model label -> accuracy of each class, in [0, 1].
+    class_names : sequence of str
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    names = [str(c) for c in class_names]
+    fig = go.Figure(
+        [
+            go.Bar(
+                name=label,
+                x=names,
+                y=[100 * a for a in values],
+                hovertemplate=f"{label}<br>class %{{x}}: %{{y:.1f}} %<extra></extra>",
+            )
+            for label, values in accuracies.items()
+        ]
+    )
+    fig.update_xaxes(type="category", title_text="class")
+    fig.update_yaxes(title_text="test accuracy (%)", range=[0, 100])
+    fig.update_layout(title=title, barmode="group", height=320, **_LAYOUT)
     return fig
 
 

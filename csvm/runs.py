@@ -20,11 +20,14 @@ from csvm.exceptions import DivergenceError
 
 __all__ = [
     "RunControl",
+    "confused_pairs",
     "load_data",
+    "n_classes",
     "pinned_indices",
     "progress",
     "result_rows",
     "run_model",
+    "sub_problem_progress",
 ]
 
 _N_PINNED = 3  # pinned example images per class
@@ -40,7 +43,7 @@ def as_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
 
 
 def load_data(config: RunConfig | Mapping[str, Any], data_dir: str | None = None):
-    """The pair a configuration names (cached inside :mod:`csvm.datasets`).
+    """The pair (or the classes) a configuration names (cached inside :mod:`csvm.datasets`).
 
     Parameters
     ----------
@@ -51,11 +54,22 @@ def load_data(config: RunConfig | Mapping[str, Any], data_dir: str | None = None
 
     Returns
     -------
-    csvm.datasets.PairData
+    csvm.datasets.PairData or csvm.datasets.MulticlassData
+        A pair run: labels -1 / +1.  A multi-class run (``classes`` set): the chosen
+        classes labelled 0..k-1 in the order given.
     """
-    from csvm.datasets import load_pair
+    from csvm.datasets import load_classes, load_pair
 
     c = as_config(config)
+    if c.multiclass:
+        return load_classes(
+            c.dataset,
+            c.class_list(_dataset_classes(c.dataset)),
+            protocol=c.protocol,
+            data_dir=data_dir,
+            n_train=c.n_train,
+            random_state=c.seed,
+        )
     return load_pair(
         c.dataset,
         c.class_a,
@@ -65,6 +79,19 @@ def load_data(config: RunConfig | Mapping[str, Any], data_dir: str | None = None
         n_train=c.n_train,
         random_state=c.seed,
     )
+
+
+def _dataset_classes(dataset: str) -> tuple[str, ...]:
+    from csvm.datasets.registry import spec
+
+    return tuple(spec(dataset).classes)
+
+
+def n_classes(config: RunConfig) -> int:
+    """Classes a run trains: 2 for a pair, else those ``classes`` names in its dataset."""
+    if not config.multiclass:
+        return 2
+    return len(config.class_list(_dataset_classes(config.dataset)))
 
 
 def pinned_indices(y: np.ndarray, per_class: int = _N_PINNED) -> np.ndarray:
@@ -135,21 +162,43 @@ class RunControl:
         return not self.stopped
 
 
-def _confusion(y_true: np.ndarray, y_pred: np.ndarray) -> list[list[int]]:
-    return [[int(np.sum((y_true == t) & (y_pred == p))) for p in (-1, 1)] for t in (-1, 1)]
+def _confusion(y_true: np.ndarray, y_pred: np.ndarray, labels: Sequence[int]) -> list[list[int]]:
+    """Counts of (true, predicted) label pairs: rows true, columns predicted."""
+    labels = np.asarray(labels)
+    k = len(labels)
+    t = np.searchsorted(labels, y_true)  # labels are sorted: (-1, 1) or 0..k-1
+    p = np.searchsorted(labels, y_pred)
+    return np.bincount(t * k + p, minlength=k * k).reshape(k, k).tolist()
+
+
+def _labels(data) -> tuple[int, ...]:
+    """The label of each class of the data: (-1, +1) for a pair, 0..k-1 for several."""
+    k = len(data.class_names)
+    return (-1, 1) if k == 2 and getattr(data, "classes", None) is not None else tuple(range(k))
 
 
 def _summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
     pred_test = clf.predict(data.X_test)
     wrong = np.flatnonzero(pred_test != data.y_test)
+    labels = _labels(data)
+    confusion = _confusion(data.y_test, pred_test, labels)
+    extra = {}
+    if labels != (-1, 1):
+        m = np.asarray(confusion, dtype=float)
+        extra = {
+            "class_names": [str(n) for n in data.class_names],
+            # Recall per class (the share of each class's test images classified right).
+            "per_class_accuracy": (np.diag(m) / np.maximum(m.sum(axis=1), 1)).tolist(),
+        }
     return {
+        **extra,
         "model": model,
         "label": MODEL_LABELS[model],
         "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
         "test_accuracy": float(np.mean(pred_test == data.y_test)),
         "test_predictions": pred_test.astype(np.int8),
         "seconds": float(seconds),
-        "confusion": _confusion(data.y_test, pred_test),
+        "confusion": confusion,
         "misclassified": wrong[:32].tolist(),
         "n_misclassified": int(len(wrong)),
         "n_test": int(len(data.y_test)),
@@ -194,6 +243,93 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
             "support": np.asarray(clf.support_).ravel()[order].tolist(),
             "support_alpha": np.abs(a[order]).tolist() if len(a) else [],
             "n_support": int(np.asarray(clf.support_).size),
+            "diverged": diverged,
+            "history": clf.history_,
+            "status": "diverged" if diverged else ("stopped" if control.stopped else "done"),
+        }
+    )
+    return result
+
+
+def confused_pairs(
+    confusion: Sequence[Sequence[int]], multi_class: str, top: int = 3
+) -> list[dict[str, Any]]:
+    """The pairs of classes most often mistaken for each other, and their filters.
+
+    Parameters
+    ----------
+    confusion : (k, k) counts
+        Rows true class, columns predicted (labels 0..k-1).
+    multi_class : {"ovo", "ovr"}
+        How the sub-problems were built: one-vs-one has one classifier per pair (in
+        ``itertools.combinations`` order, as :attr:`BaseCSVM.pairs_`), one-vs-rest one
+        per class.
+    top : int
+        How many pairs at most; pairs never confused are left out.
+
+    Returns
+    -------
+    list of dict
+        ``classes`` (i, j) with i < j, ``count`` (mistakes both ways), ``i_as_j``,
+        ``j_as_i``, and ``classifiers``: the indices of the filters that separate them
+        (one in one-vs-one, the two classes' own in one-vs-rest), most confused first.
+    """
+    m = np.asarray(confusion, dtype=np.int64)
+    k = len(m)
+    i, j = np.triu_indices(k, 1)  # the same order as itertools.combinations(range(k), 2)
+    both = m[i, j] + m[j, i]
+    order = [n for n in np.argsort(-both, kind="stable")[:top] if both[n] > 0]
+    return [
+        {
+            "classes": (int(i[n]), int(j[n])),
+            "count": int(both[n]),
+            "i_as_j": int(m[i[n], j[n]]),
+            "j_as_i": int(m[j[n], i[n]]),
+            "classifiers": [int(n)] if multi_class == "ovo" else [int(i[n]), int(j[n])],
+        }
+        for n in order
+    ]
+
+
+def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
+    """Every sub-problem of a multi-class CSVM, one after the other.
+
+    ``n_jobs`` stays 1: a job has one core, and sub-problems in sequence keep Pause and
+    Step meaningful (a step is one step of the sub-problem training now).  A stop ends
+    the current sub-problem; the later ones see the stop after their first step, so the
+    model can still predict (their filters are the random start).
+    """
+    clf = c.build_estimator(data.image_shape)
+    names = [str(n) for n in data.class_names]
+
+    def callback(event: dict[str, Any]) -> bool:
+        if event["kind"] == "divergence":
+            emit(event)
+            return True
+        # The filters go to the page (the grid); the gradient, support vectors and alphas
+        # of 45 sub-problems would only weigh on the pipe.
+        emit({k: v for k, v in event.items() if k not in ("gradient", "support", "alpha")})
+        return control.after_step()
+
+    start = time.perf_counter()
+    diverged = None
+    try:
+        clf.fit(data.X_train, data.y_train, callback=callback)
+    except DivergenceError as exc:
+        diverged = _divergence(exc)
+    result = _summary(c.model, clf, data, time.perf_counter() - start)
+    steps = np.bincount(
+        [e["classifier"] for e in clf.history_ if e.get("kind") in STEP_KINDS],
+        minlength=len(clf.pairs_),
+    )
+    result.update(
+        {
+            "filters": np.asarray(clf.filters_),
+            "pairs": [[names[v] if v != "rest" else "rest" for v in p] for p in clf.pairs_],
+            "multi_class": c.multi_class,
+            "sub_steps": steps.tolist(),
+            "n_support": np.asarray(clf.n_support_).tolist(),
+            "confused": confused_pairs(result["confusion"], c.multi_class),
             "diverged": diverged,
             "history": clf.history_,
             "status": "diverged" if diverged else ("stopped" if control.stopped else "done"),
@@ -295,6 +431,8 @@ def run_model(
     emit({"kind": "start", "model": model, "n_train": int(len(data.y_train))})
     control = RunControl(emit, paused=paused)
     if model == "csvm":
+        if c.multiclass:
+            return _train_csvm_multi(emit, c, data, control)
         return _train_csvm(emit, c, data, control)
     if model == "svm":
         return _train_svm(emit, c, data)
@@ -303,13 +441,63 @@ def run_model(
 
 # -- what the pages show ------------------------------------------------------------------
 def steps_total(config: RunConfig) -> int:
-    """Recorded steps of a CSVM run: one per iteration, two per L-CSVM iteration."""
-    return config.n_iter * (2 if config.model == "lcsvm" else 1)
+    """Recorded steps of a CSVM run: one per iteration, two per L-CSVM iteration, for
+    every sub-problem of a multi-class run."""
+    per_problem = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    return per_problem * config.n_sub_problems(n_classes(config))
 
 
-def step_events(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The training-step events of a model (the first sub-problem's), in order."""
-    return [e for e in events if e.get("kind") in STEP_KINDS and e.get("classifier", 0) == 0]
+def step_events(
+    events: Sequence[Mapping[str, Any]], every_sub_problem: bool = False
+) -> list[Mapping[str, Any]]:
+    """The training-step events of a model, in order: the first sub-problem's, or (a
+    multi-class run) every sub-problem's."""
+    return [
+        e
+        for e in events
+        if e.get("kind") in STEP_KINDS and (every_sub_problem or e.get("classifier", 0) == 0)
+    ]
+
+
+def sub_problem_progress(
+    config: RunConfig, events: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Where each sub-problem of a multi-class CSVM run is, from its step events.
+
+    Returns
+    -------
+    list of dict
+        One per sub-problem (classifier order): ``classifier``, ``pair`` (labels as in
+        the events; None before its first step), ``steps``, ``total``, ``objective`` and
+        ``train_accuracy`` of its latest step (None before it), and ``filters``: those
+        of its latest step that has them (the pool may thin arrays on long runs).
+    """
+    per_problem = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    m = config.n_sub_problems(n_classes(config))
+    rows = [
+        {
+            "classifier": k,
+            "pair": None,
+            "steps": 0,
+            "total": per_problem,
+            "objective": None,
+            "train_accuracy": None,
+            "filters": None,
+        }
+        for k in range(m)
+    ]
+    for e in step_events(events, every_sub_problem=True):
+        k = int(e.get("classifier", 0))
+        if k >= m:
+            continue
+        row = rows[k]
+        row["steps"] += 1
+        row["pair"] = e.get("pair")
+        row["objective"] = e.get("objective")
+        row["train_accuracy"] = e.get("train_accuracy")
+        if e.get("filters") is not None:
+            row["filters"] = e["filters"]
+    return rows
 
 
 def progress(
@@ -319,12 +507,14 @@ def progress(
 
     The time left extrapolates the seconds per step so far (shown only while running).
     """
-    steps = step_events(events)
+    steps = step_events(events, every_sub_problem=config.multiclass)
     total = steps_total(config)
     if not steps:
         return 0.0, "Starting…"
     done = len(steps)
-    elapsed = float(steps[-1].get("seconds", 0.0))
+    # Each sub-problem counts its seconds from its own start: sum their latest values.
+    latest = {e.get("classifier", 0): float(e.get("seconds", 0.0)) for e in steps}
+    elapsed = sum(latest.values())
     text = f"step {done} of {total} · {elapsed:.1f} s"
     if running and done < total:
         text += f" · about {elapsed / done * (total - done):.0f} s left"

@@ -52,6 +52,7 @@ def headline(
     finished: bool,
     y_test: np.ndarray | None = None,
     paused: bool = False,
+    total: int | None = None,
 ) -> str:
     """One large line (markdown heading) on the state or outcome of a run.
 
@@ -68,6 +69,9 @@ def headline(
         The test labels: each baseline then gets McNemar's p against the CSVM.
     paused : bool
         Whether the owner has paused the run (or its playback).
+    total : int, optional
+        Steps the run will take (default: those of one sub-problem; a multi-class run
+        passes the sum over its sub-problems).
 
     Returns
     -------
@@ -80,7 +84,8 @@ def headline(
     outcome = outcomes.get("csvm")
     if outcome is None:
         return f"### {label}: this run is no longer on the server"
-    total = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    if total is None:
+        total = config.n_iter * (2 if config.model == "lcsvm" else 1)
     if not finished:
         if outcome.get("state") == "queued":
             return f"### {label}: waiting for a free worker"

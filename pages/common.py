@@ -139,6 +139,7 @@ def data_for(config: RunConfig):
         dataset=config.dataset,
         class_a=config.class_a,
         class_b=config.class_b,
+        classes=config.classes,
         protocol=config.protocol,
         n_train=config.n_train,
         seed=config.seed,

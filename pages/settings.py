@@ -30,12 +30,16 @@ from csvm.regularisers import REGULARISERS
 
 CONFIG_KEY = "run_config"
 PROBLEMS_KEY = "config_problems"
+#: Messages about the form itself (fewer than three classes ticked), read by the Train page.
+FORM_ERRORS_KEY = "form_errors"
+_TASKS = ("Two classes", "Several classes")
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&\"'=^%@;,?/])")
 _C_EXPONENTS = list(range(-20, 7))
 _FORMAT = {
     "model": MODEL_LABELS.get,
     "baselines": MODEL_LABELS.get,
     "regulariser": lambda r: f"{r}: {REGULARISERS[r]}",
+    "multi_class": {"ovo": "one-vs-one", "ovr": "one-vs-rest"}.get,
 }
 
 
@@ -94,6 +98,8 @@ def set_config(config: RunConfig) -> None:
     for name in SPECS:
         for key in (f"w_{name}", f"w_{name}__none"):
             st.session_state.pop(key, None)
+    for key in ("w_classes__task", "w_classes__all"):
+        st.session_state.pop(key, None)
 
 
 def sync_url(extra: dict[str, str] | None = None) -> None:
@@ -115,6 +121,10 @@ def _seed(name: str, value: Any) -> None:
     spec = SPECS[name]
     if name == "protocol":
         st.session_state.setdefault(key_of(name), value or spec.none_label)
+        return
+    if name == "classes":  # the class list itself is seeded where its options are known
+        st.session_state.setdefault("w_classes__task", _TASKS[value is not None])
+        st.session_state.setdefault("w_classes__all", value == "all")
         return
     if spec.none_label is not None and f"w_{name}__none" not in st.session_state:
         st.session_state[f"w_{name}__none"] = value is None
@@ -157,6 +167,9 @@ def _widget(container, name: str, options: list | None = None) -> None:
     """The widget of one setting, chosen from its spec."""
     spec = SPECS[name]
     key = f"w_{name}"
+    if name == "classes":
+        _classes_widget(container, options or [])
+        return
     if name == "C":
         container.checkbox("No limit on C (hard margin)", key="w_C__none", help=spec.help)
         if not st.session_state["w_C__none"]:
@@ -209,6 +222,8 @@ def _read(name: str, fallback: Any) -> Any:
     if name == "protocol":
         value = st.session_state.get(key, fallback)
         return None if value in (None, SPECS[name].none_label) else value
+    if name == "classes":
+        return _read_classes(fallback)
     if SPECS[name].none_label is not None and st.session_state.get(f"{key}__none"):
         return None
     if key not in st.session_state:
@@ -235,7 +250,7 @@ _GROUPS = (("data", "Data", True), ("model", "Model", True), ("baselines", "Base
 def _options(name: str, datasets: dict[str, dict], config: RunConfig) -> list | None:
     if name == "dataset":
         return list(datasets)
-    if name in ("class_a", "class_b"):
+    if name in ("class_a", "class_b", "classes"):
         dataset = st.session_state.get(key_of("dataset"), config.dataset)
         return [str(c) for c in datasets[dataset]["classes"]]
     if name == "protocol":
@@ -252,6 +267,11 @@ def _visible(name: str, config: RunConfig) -> bool:
     kernel = st.session_state.get(key_of("kernel"), config.kernel)
     if model not in spec.models:
         return False
+    several = st.session_state.get("w_classes__task", _TASKS[config.multiclass]) == _TASKS[1]
+    if name in ("class_a", "class_b") and several:
+        return False
+    if name == "multi_class" and not several:
+        return False
     if name == "C_last_only" and st.session_state.get("w_C__none", config.C is None):
         return False
     return spec.kernels is None or kernel in spec.kernels
@@ -266,6 +286,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
         The datasets available here: name -> row of ``csvm.datasets.list_datasets``.
     """
     config = fit_to_machine(datasets)
+    st.session_state[FORM_ERRORS_KEY] = []
     for name in SPECS:
         _seed(name, getattr(config, name))
     for group, title, expanded in _GROUPS:
@@ -294,6 +315,58 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
         st.session_state[CONFIG_KEY] = new
         st.session_state.pop(PROBLEMS_KEY, None)  # the user has moved on from the link
     return new
+
+
+def _classes_widget(container, options: list[str]) -> None:
+    """Two classes or several: the task, then (several) all classes or a choice of 3-10."""
+    container.radio(
+        "Task",
+        _TASKS,
+        key="w_classes__task",
+        horizontal=True,
+        help="Two classes: one binary CSVM, as in the thesis's tables. Several classes: "
+        "one CSVM per pair of classes (or per class), combined by votes.",
+    )
+    if st.session_state["w_classes__task"] == _TASKS[0]:
+        return
+    state = st.session_state.get("w_classes")
+    if state is None or any(c not in options for c in state):
+        # First drawn, or another dataset: the settings' classes, else the pair and one more.
+        current = st.session_state[CONFIG_KEY].classes
+        chosen = [c for c in (current or "").split(",") if c in options]
+        if len(chosen) < 3:
+            pair = [st.session_state.get(key_of(n)) for n in ("class_a", "class_b")]
+            chosen = [c for c in pair if c in options]
+            chosen += [c for c in options if c not in chosen][: 3 - len(chosen)]
+        st.session_state["w_classes"] = chosen
+    container.checkbox(f"All {len(options)} classes", key="w_classes__all")
+    container.multiselect(
+        SPECS["classes"].label,
+        options,
+        key="w_classes",
+        max_selections=10,
+        disabled=st.session_state["w_classes__all"],
+        help=SPECS["classes"].help,
+    )
+
+
+def _read_classes(fallback: str | None) -> str | None:
+    """The ``classes`` value of the form; fewer than three ticked is a form error (the
+    setting keeps its last valid value and Start waits)."""
+    if st.session_state.get("w_classes__task", _TASKS[fallback is not None]) == _TASKS[0]:
+        return None
+    if st.session_state.get("w_classes__all"):
+        return "all"
+    chosen = st.session_state.get("w_classes")
+    if chosen is None:
+        return fallback
+    if len(chosen) < 3:
+        st.session_state.setdefault(FORM_ERRORS_KEY, []).append(
+            f"Choose at least 3 classes for a multi-class run ({len(chosen)} chosen), or "
+            "switch the task to two classes."
+        )
+        return fallback
+    return ",".join(chosen)
 
 
 def _partner_of(name: str) -> str | None:

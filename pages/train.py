@@ -18,10 +18,11 @@ import streamlit as st
 from csvm import figures
 from csvm.ablation import run_ablation
 from csvm.config import MODEL_LABELS, RunConfig
-from csvm.cost import estimate_seconds, format_duration
+from csvm.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
 from csvm.persistence import export_run
-from csvm.runs import pinned_indices, progress, result_rows, step_events
+from csvm.runs import pinned_indices, progress, result_rows, step_events, steps_total
 from csvm.summary import comparisons, headline
+from pages import train_multiclass
 from pages.common import (
     DEFAULT_PACE,
     PACES,
@@ -44,6 +45,7 @@ from pages.common import (
     url_extra,
 )
 from pages.settings import (
+    FORM_ERRORS_KEY,
     current_config,
     md_escape,
     render_settings,
@@ -168,7 +170,7 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
             play["target"] = play["cursor"]
             _send(run, "pause")
         play["target"] += 1
-        if play["target"] > len(_steps(views)):
+        if play["target"] > len(_steps(views, run)):
             _send(run, "step")
         st.rerun()
     if st.session_state.get("confirm_replace"):
@@ -202,16 +204,21 @@ def _start(config: RunConfig) -> None:
         st.rerun()
 
 
-def _steps(views: dict) -> list:
+def _steps(views: dict, run: dict) -> list:
+    """The CSVM's recorded steps: a multi-class run's of every sub-problem, in order."""
     view = views.get("csvm")
-    return step_events(view.events) if view is not None else []
+    if view is None:
+        return []
+    return step_events(view.events, every_sub_problem=run["config"].multiclass)
 
 
 def _behind(run: dict, views: dict) -> bool:
-    return _playback(run)["cursor"] < len(_steps(views))
+    return _playback(run)["cursor"] < len(_steps(views, run))
 
 
 def _step_label(run: dict, views: dict) -> str:
+    if run["config"].multiclass:  # sub-problems train one after the other
+        return "Step: one step of the sub-problem training now"
     if run["config"].model != "lcsvm":
         return "Step: SVM solve + filter update"
     play = _playback(run)
@@ -254,16 +261,30 @@ def _chart(fig, key: str) -> None:
 
 
 def _class_labels(data) -> list[str]:
+    if len(data.class_names) > 2 or getattr(data, "classes", None) is None:
+        return [str(c) for c in data.class_names]  # several classes: labels 0..k-1
     return [f"{data.class_names[0]} (−1)", f"{data.class_names[1]} (+1)"]
 
 
 def live_panel(run: dict, views: dict, shown: list) -> None:
     """The headline, progress and the live figures of the steps shown so far."""
     config: RunConfig = run["config"]
-    finished = not is_running(views) and len(shown) >= len(_steps(views))
-    y_test = data_for(config).y_test
+    finished = not is_running(views) and len(shown) >= len(_steps(views, run))
+    data = data_for(config)
     paused = _playback(run)["paused"]
-    st.markdown(headline(config, outcomes(views), shown, finished, y_test, paused=paused))
+    st.markdown(
+        headline(
+            config,
+            outcomes(views),
+            shown,
+            finished,
+            data.y_test,
+            paused=paused,
+            total=steps_total(config),
+        )
+    )
+    if config.multiclass:
+        st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
     st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
     csvm_view = views.get("csvm")
     fraction, text = progress(config, shown, running=is_running(views))
@@ -271,6 +292,10 @@ def live_panel(run: dict, views: dict, shown: list) -> None:
         text += f" · training done, playing back at {st.session_state.get('pace')}"
     st.progress(fraction, text=("Paused · " if paused else "") + text)
     if not shown:
+        return
+    if config.multiclass:
+        train_multiclass.live_panel(run, shown, _class_labels(data))
+        _baselines_view(run, views)
         return
     last = shown[-1]
     c1, c2, c3, c4 = st.columns(4)
@@ -385,6 +410,10 @@ def results_panel(run: dict, views: dict) -> None:
     finished = {m: o["result"] for m, o in outs.items() if o and o.get("result")}
     if not finished:
         return
+    if config.multiclass:
+        train_multiclass.results_panel(run, finished, data)
+        _export_button(run, config, finished, outs, data)
+        return
     names = _class_labels(data)
     cols = st.columns(len(finished))
     for col, (model, result) in zip(cols, finished.items(), strict=True):
@@ -412,6 +441,10 @@ def results_panel(run: dict, views: dict) -> None:
             ),
             f"wrong_{run['id']}",
         )
+    _export_button(run, config, finished, outs, data)
+
+
+def _export_button(run: dict, config: RunConfig, finished: dict, outs: dict, data) -> None:
     st.download_button(
         "Download run (config, results, history CSV, filters .npy, Python snippet)",
         export_run(config, finished, {"comparisons": comparisons(config, outs, data.y_test)}),
@@ -527,6 +560,7 @@ def _first_visit(config: RunConfig) -> None:
 def _errors(config: RunConfig):
     info = available_datasets()[config.dataset]
     errors = config.problems(tuple(info["image_shape"]), classes=info["classes"])
+    errors += st.session_state.get(FORM_ERRORS_KEY, [])  # e.g. fewer than 3 classes ticked
     data = None
     if not errors:
         try:
@@ -541,12 +575,21 @@ def _errors(config: RunConfig):
 def _estimate(config: RunConfig, data) -> None:
     """How long the run will take (cost model measured in bench/bench_cost.py), and a
     clear word when it exceeds the server's limit per job."""
-    seconds = estimate_seconds(
-        config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
-    )
+    if config.multiclass:
+        seconds = estimate_multiclass_seconds(
+            config.to_dict(),
+            np.bincount(data.y_train),
+            data.image_shape,
+            n_test=len(data.y_test),
+            multi_class=config.multi_class,
+        )
+    else:
+        seconds = estimate_seconds(
+            config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
+        )
     limit = get_pool().settings.max_job_seconds
-    about = "about " if seconds >= 1 else ""
-    text = f"Estimated training time: {about}{format_duration(seconds)} on a free core."
+    # format_duration already says "about" (or "under a second").
+    text = f"Estimated training time: {format_duration(seconds)} on a free core."
     if limit and seconds > limit:
         st.warning(
             f"{text} This server stops a job after {format_duration(limit)} of CPU "
@@ -592,7 +635,7 @@ def page() -> None:
     def live() -> None:
         fresh = poll_run(current)
         heartbeat()
-        steps = _steps(fresh)
+        steps = _steps(fresh, current)
         _enforce_stop(current, fresh)
         shown = steps[: _advance(current, len(steps), not is_running(fresh))]
         with st.container(key="stale" if stale else "live"):
@@ -621,14 +664,18 @@ def _enforce_stop(run: dict, views: dict) -> None:
 
 def _welcome(data) -> None:
     if data is not None:
-        idx = pinned_indices(data.y_train)
         names = _class_labels(data)
+        if len(names) > 2 or getattr(data, "classes", None) is None:
+            # Several classes (labels 0..k-1): the first two images of each.
+            idx = np.concatenate([np.flatnonzero(data.y_train == k)[:2] for k in range(len(names))])
+        else:
+            idx = pinned_indices(data.y_train)
         _chart(
             figures.image_grid(
                 data.X_train[idx],
-                [names[0 if data.y_train[i] < 0 else 1] for i in idx],
+                [names[max(int(data.y_train[i]), 0)] for i in idx],
                 "Example training images",
-                cols=6,
+                cols=6 if len(idx) <= 6 else 10,
             ),
             "examples",
         )

@@ -42,6 +42,13 @@ def _value(name: str):
             .map(str.strip)
             .filter(bool)
         )
+    elif spec.kind == "classes":
+        base = st.one_of(
+            st.just("all"),
+            st.lists(st.sampled_from("0123456789"), min_size=3, max_size=10, unique=True).map(
+                ",".join
+            ),
+        )
     elif spec.kind == "int":
         base = st.integers(int(spec.low), int(spec.high))
     elif spec.scale == "log" and spec.low > 0:
@@ -173,3 +180,62 @@ def test_dataset_choices_match_the_registry():
     from csvm.datasets import DATASETS
 
     assert set(SPECS["dataset"].choices) == set(DATASETS)
+
+
+# -- multi-class settings -----------------------------------------------------------------
+DIGITS = [str(i) for i in range(10)]
+
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [("0,1,2", "0,1,2"), (" 7 , 0,3 ", "7,0,3"), ("all", "all"), ("ALL", "all"), ("none", None)],
+)
+def test_classes_are_parsed_to_a_canonical_value(raw, expected):
+    config, problems = from_query({"classes": raw})
+    assert problems == [] and config.classes == expected
+    assert from_query(to_query(config))[0] == config
+
+
+@pytest.mark.parametrize(
+    "raw,reason",
+    [
+        ("3,3,5", "names the class '3' twice"),
+        ("1", "names 1 class;"),
+        ("1,2", "names 2 classes"),
+        (",".join(str(i) for i in range(11)), "names 11 classes"),
+        ("a,,b", "empty or invalid class name"),
+        ("x" * 1000, "too long"),
+    ],
+)
+def test_hostile_classes_are_a_named_problem_not_an_exception(raw, reason):
+    config, problems = from_query({"classes": raw, "multi_class": "ovr"})
+    assert config.classes is None and config.multi_class == "ovr"
+    assert len(problems) == 1 and problems[0].name == "classes"
+    assert reason in problems[0].message and "Classes (classes)" in problems[0].message
+    with pytest.raises(ValueError, match="Classes"):
+        RunConfig(classes=raw)
+
+
+def test_unknown_class_is_a_problem_against_the_dataset():
+    config = RunConfig(classes="0,1,12")
+    assert "'12' is not a class of mnist-5k" in config.problems(classes=DIGITS)[0]
+    fitted, problems = fit_to_datasets(config, {"mnist-5k": {"classes": DIGITS}})
+    assert fitted.classes is None
+    assert [p.name for p in problems] == ["classes"]
+    assert "Training the pair 3 / 5 instead" in problems[0].message
+    assert from_query({"multi_class": "ovx"})[1][0].name == "multi_class"
+
+
+def test_multiclass_ignores_the_pair_and_counts_its_sub_problems():
+    config = RunConfig(classes="0,1,2", class_a="4", class_b="4")
+    assert config.problems(classes=DIGITS) == []  # the pair is not used
+    assert config.class_list(DIGITS) == ["0", "1", "2"]
+    assert RunConfig(classes="all").class_list(DIGITS) == DIGITS
+    assert [config.n_sub_problems(k) for k in (2, 3, 10)] == [1, 3, 45]
+    ovr = config.replace(multi_class="ovr")
+    assert [ovr.n_sub_problems(k) for k in (3, 10)] == [3, 10]
+    assert config.build_estimator((1, 28, 28)).get_params()["multi_class"] == "ovo"
+    assert ovr.build_estimator((1, 28, 28)).get_params()["multi_class"] == "ovr"
+    with pytest.raises(ValueError, match="pair"):
+        RunConfig().class_list(DIGITS)
+    assert "load_data(config)" in python_snippet(config)

@@ -11,7 +11,18 @@ import pytest
 from csvm.config import RunConfig, parse
 from csvm.lab import load_filters
 from csvm.persistence import BundleError, export_run, load_config
-from csvm.runs import RunControl, pinned_indices, progress, result_rows, run_model, step_events
+from csvm.runs import (
+    RunControl,
+    confused_pairs,
+    n_classes,
+    pinned_indices,
+    progress,
+    result_rows,
+    run_model,
+    step_events,
+    steps_total,
+    sub_problem_progress,
+)
 from csvm.summary import comparisons, headline
 
 SMALL = RunConfig(n_train=120, n_iter=3, cnn_epochs=1, cnn_hidden=8)
@@ -149,3 +160,81 @@ def test_a_bundle_without_settings_is_refused():
         load_config(json.dumps([1, 2]).encode())
     assert load_config(json.dumps({"eta": 0.3}).encode())[0].eta == 0.3
     assert parse({"eta": 0.3})[0].eta == 0.3
+
+
+# -- multi-class ---------------------------------------------------------------------------
+MULTI = SMALL.replace(classes="7,0,3", n_train=150)
+
+
+@pytest.mark.parametrize(
+    "scheme,pairs",
+    [
+        ("ovo", [["7", "0"], ["7", "3"], ["0", "3"]]),
+        ("ovr", [["rest", "7"], ["rest", "0"], ["rest", "3"]]),
+    ],
+)
+def test_multiclass_csvm_job_reports_every_sub_problem(scheme, pairs):
+    config = MULTI.replace(multi_class=scheme)
+    emit = FakeEmit()
+    result = run_model(emit, config.to_dict(), "csvm")
+    steps = step_events(emit.events, every_sub_problem=True)
+    assert sorted({e["classifier"] for e in steps}) == [0, 1, 2]
+    assert all(e["filters"].shape == (1, 1, 5, 5) for e in steps)
+    assert result["pairs"] == pairs and result["sub_steps"] == [3, 3, 3]
+    assert result["filters"].shape == (3, 1, 5, 5)
+    m = np.array(result["confusion"])
+    assert m.shape == (3, 3) and m.sum() == result["n_test"] == 300
+    assert np.isclose(np.trace(m) / m.sum(), result["test_accuracy"])
+    assert np.allclose(result["per_class_accuracy"], np.diag(m) / m.sum(axis=1))
+    assert result["class_names"] == ["7", "0", "3"]
+    rows = sub_problem_progress(config, emit.events)
+    assert [r["steps"] for r in rows] == [3, 3, 3] and rows[2]["filters"] is not None
+    assert progress(config, emit.events, running=False)[0] == 1.0
+
+
+def test_multiclass_baselines_use_the_same_split():
+    svm = run_model(FakeEmit(), MULTI.to_dict(), "svm")
+    cnn = run_model(FakeEmit(), MULTI.to_dict(), "cnn")
+    for result in (svm, cnn):
+        assert np.array(result["confusion"]).shape == (3, 3)
+        assert result["n_test"] == 300 and len(result["per_class_accuracy"]) == 3
+    assert set(np.unique(cnn["test_predictions"])) <= {0, 1, 2}
+
+
+def test_stopped_multiclass_run_keeps_what_it_learned():
+    # Paused from the start, one step allowed, then the fake stops it: the first
+    # sub-problem has 2 steps, the later ones stop after their first (a random filter).
+    emit = FakeEmit([{"cmd": "step"}])
+    result = run_model(emit, MULTI.replace(n_iter=5).to_dict(), "csvm", paused=True)
+    assert result["status"] == "stopped" and result["sub_steps"] == [2, 1, 1]
+    assert np.array(result["confusion"]).sum() == 300 and result["test_accuracy"] > 0.4
+
+
+def test_confused_pairs_name_the_filters_that_separate_them():
+    m = [[10, 1, 5], [0, 12, 0], [2, 3, 9]]
+    ovo = confused_pairs(m, "ovo")
+    assert [c["classes"] for c in ovo] == [(0, 2), (1, 2), (0, 1)]
+    assert [c["count"] for c in ovo] == [7, 3, 1] and ovo[0]["i_as_j"] == 5
+    assert [c["classifiers"] for c in ovo] == [[1], [2], [0]]  # combinations order
+    assert confused_pairs(m, "ovr")[0]["classifiers"] == [0, 2]
+    assert confused_pairs(np.eye(3, dtype=int) * 5, "ovo") == []  # nothing confused
+
+
+def test_multiclass_headline_counts_every_sub_problem():
+    config = MULTI.replace(classes="all")
+    assert n_classes(config) == 10 and steps_total(config) == 45 * 3
+    line = headline(
+        config, {"csvm": {"state": "running"}}, [{}] * 7, False, total=steps_total(config)
+    )
+    assert line.endswith("step 7 of 135")
+
+
+def test_multiclass_estimate_sums_its_sub_problems():
+    from csvm.cost import estimate_breakdown, estimate_multiclass_seconds
+
+    config = SMALL.replace(baselines=()).to_dict()
+    ovo = estimate_multiclass_seconds(config, [100, 200, 300], (1, 28, 28), 600)
+    parts = [estimate_breakdown(config, n, (1, 28, 28), 600)["csvm"] for n in (300, 400, 500)]
+    assert np.isclose(ovo, sum(parts))
+    ovr = estimate_multiclass_seconds(config, [100, 200, 300], (1, 28, 28), 600, "ovr")
+    assert np.isclose(ovr, 3 * estimate_breakdown(config, 600, (1, 28, 28), 600)["csvm"])

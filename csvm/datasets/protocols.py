@@ -1,5 +1,6 @@
 """The splits: the thesis's exact subsets, the built-in datasets' fixed split, and the
-loaders :func:`load_pair`, :func:`load_multiclass` and :func:`load_images`.
+loaders :func:`load_pair`, :func:`load_multiclass`, :func:`load_classes` and
+:func:`load_images`.
 
 Every loader returns images as float32 ``(n, C, H, W)`` scaled to [0, 1].  Binary
 problems (:func:`load_pair`) use the label -1 for the first class ``a`` and +1 for the
@@ -338,6 +339,82 @@ def load_multiclass(
         image_shape=tuple(X_test.shape[1:]),
         class_names=tuple(raw.class_names),
         counts={"train": counts(ytr), "validation": counts(yva), "test": counts(yte)},
+        source=raw.source,
+        dataset=name,
+    )
+
+
+def load_classes(
+    name: str,
+    classes: list[int | str] | tuple[int | str, ...],
+    protocol: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+    n_train: int | None = None,
+    random_state: int = 0,
+    color: str = "stacked",
+) -> MulticlassData:
+    """Some classes of a dataset, relabelled 0..k-1 in the order given.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    classes : sequence of int or str
+        Two or more different classes, by label or name (as in :func:`load_pair`);
+        ``classes[i]`` gets label ``i``.
+    protocol, data_dir, color
+        As in :func:`load_multiclass` (``"thesis"`` is table 3.1's split).
+    n_train, random_state
+        A stratified, seeded subsample of the chosen classes' training images.
+
+    Returns
+    -------
+    MulticlassData
+        ``class_names`` and ``counts`` follow the order of ``classes``.
+
+    Raises
+    ------
+    DatasetError
+        Unknown or repeated class, fewer than two classes, or as :func:`load_multiclass`.
+    """
+    raw = _raw(name, protocol, data_dir, color, multiclass=True)
+    index = [_class_index(name, raw.class_names, c) for c in classes]
+    if len(index) < 2 or len(set(index)) != len(index):
+        raise DatasetError(
+            f"Choose two or more different classes of {name}; got {list(classes)!r}."
+        )
+    relabel = np.full(len(raw.class_names), -1, dtype=np.int64)
+    relabel[index] = np.arange(len(index))
+
+    def pick(part: tuple[np.ndarray, np.ndarray], keep_n: int | None):
+        X, y = part
+        rows = np.flatnonzero(relabel[y] >= 0)
+        sub = _subsample(relabel[y[rows]], keep_n, random_state)
+        if sub is not None:
+            rows = rows[sub]
+        # Select on the stored (uint8) images, then scale: see _pick_pair.
+        X_float = np.ascontiguousarray(raw.to_float(X[rows]), dtype=np.float32)
+        return X_float, relabel[y[rows]]
+
+    (Xtr, ytr), (Xva, yva), (Xte, yte) = (
+        pick(raw.train, n_train),
+        pick(raw.val, None),
+        pick(raw.test, None),
+    )
+    k = len(index)
+    return MulticlassData(
+        X_train=Xtr,
+        y_train=ytr,
+        X_val=Xva,
+        y_val=yva,
+        X_test=Xte,
+        y_test=yte,
+        image_shape=tuple(Xte.shape[1:]),
+        class_names=tuple(raw.class_names[i] for i in index),
+        counts={
+            split: tuple(int(c) for c in np.bincount(y, minlength=k))
+            for split, y in (("train", ytr), ("validation", yva), ("test", yte))
+        },
         source=raw.source,
         dataset=name,
     )
