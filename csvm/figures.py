@@ -650,40 +650,53 @@ def filter_grid_figure(
     cols = cols or min(m, 9)
     rows = -(-m // cols)
     captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=captions,
-        horizontal_spacing=0.02,
-        vertical_spacing=0.3 / rows if rows > 1 else 0.1,
-    )
-    for k, f in enumerate(filters):
+    cells, shape = [], None
+    for f in filters:
         if f is None:
+            cells.append(None)
             continue
         planes = np.asarray(f, dtype=float)
         planes = planes.reshape(-1, *planes.shape[-2:])
         blank = np.full((planes.shape[1], 1), np.nan)
-        z = np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1)
-        vmax = float(np.nanmax(np.abs(z))) or 1.0
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                colorscale="RdBu_r",
-                zmid=0,
-                zmin=-vmax,
-                zmax=vmax,
-                showscale=False,
-                hovertemplate=f"{titles[k]}<br>row %{{y}}, column %{{x}}: %{{z:.4f}}"
-                "<extra></extra>",
-            ),
-            row=k // cols + 1,
-            col=k % cols + 1,
+        cells.append(np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1))
+        shape = cells[-1].shape
+    shape = shape or (5, 5)
+    empty = np.full(shape, np.nan)
+    raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
+    # One trace for the whole grid: each cell is divided by its own largest |weight| so
+    # that one colour scale shows every cell's shape; hover gives the raw weight.
+    scaled = _tile(
+        [empty if z is None else z / (float(np.nanmax(np.abs(z))) or 1.0) for z in cells],
+        cols,
+        shape,
+        2,
+    )
+    names = _tile(
+        [np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2
+    )  # which sub-problem each pixel belongs to
+    text = np.where(
+        np.isnan(names),
+        "",
+        np.asarray(titles + [""], dtype=object)[np.nan_to_num(names, nan=m).astype(int)],
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=scaled,
+            customdata=raw,
+            text=text,
+            colorscale="RdBu_r",
+            zmid=0,
+            zmin=-1,
+            zmax=1,
+            showscale=False,
+            hovertemplate="%{text}<br>weight %{customdata:.4f}<extra></extra>",
         )
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    fig.update_annotations(font={"size": 11 if cols > 5 else 13})
-    fig.update_layout(title=title, height=90 + 110 * rows, **_LAYOUT)
-    _square_pixels(fig)
+    )
+    _canvas_axes(fig)
+    annotations = _tile_captions(captions, cols, shape, 2)
+    for note in annotations:
+        note["font"] = {"size": 11 if cols > 5 else 13}
+    fig.update_layout(title=title, height=90 + 110 * rows, annotations=annotations, **_LAYOUT)
     return fig
 
 
