@@ -615,8 +615,10 @@ class RunConfig:
                         f"choose one of {', '.join(names)}."
                     )
         if self.eta == 0 and self.step == "armijo" and self.model == "kcsvm":
-            errors.append("η = 0 freezes the filter; Armijo's line search needs η > 0: "
-                          "choose the constant or relative step.")
+            errors.append(
+                "η = 0 freezes the filter; Armijo's line search needs η > 0: "
+                "choose the constant or relative step."
+            )
         if self.momentum and self.step == "armijo" and self.model == "kcsvm":
             errors.append(
                 "Momentum applies to the constant step rule only: set it to 0 "
@@ -632,8 +634,7 @@ class RunConfig:
         if n_available is not None and self.n_train is not None and self.n_train > n_available:
             what = "these classes" if self.multiclass else "this pair"
             errors.append(
-                f"Only {n_available} training images of {what} exist: lower the "
-                "training-set size."
+                f"Only {n_available} training images of {what} exist: lower the training-set size."
             )
         return errors
 
