@@ -89,15 +89,9 @@ def _tile_captions(captions: Sequence[str], cols: int, cell: tuple[int, int], ga
 
 def _canvas_axes(fig: go.Figure) -> None:
     """Bare axes with square pixels, the first row at the top."""
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain")
-    fig.update_yaxes(
-        showticklabels=False,
-        showgrid=False,
-        zeroline=False,
-        autorange="reversed",
-        scaleanchor="x",
-        constrain="domain",
-    )
+    bare = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False}
+    fig.update_xaxes(constrain="domain", **bare)
+    fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain", **bare)
 
 
 def _layout(**overrides: Any) -> dict[str, Any]:
