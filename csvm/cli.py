@@ -345,14 +345,14 @@ def _save(
     out: str | None,
     table: str,
     models: list[dict[str, Any]],
-    argv: list[str],
+    env: dict[str, Any] | None,
     extra: dict[str, Any],
 ) -> None:
     """Write ``--out``'s JSON (csvm.reproduced's format) when asked for."""
     if out:
         from csvm.reproduced import save_run
 
-        save_run(out, table, models, ["reproduce", *argv], **extra)
+        save_run(out, table, models, env, **extra)
         print(f"figures saved to {out}")
 
 
@@ -384,13 +384,19 @@ def main_reproduce(argv: list[str]) -> int:
     )
     _add_scale_arguments(parser)
     args = parser.parse_args(argv)
+    # Taken before the run: the date it started and the code it ran (not later edits).
+    env = None
+    if args.out:
+        from csvm.reproduced import environment
+
+        env = environment(["reproduce", *argv])
     try:
         if args.table == "table3.1":
             with _cluster(args.scheduler):
                 lines, models, extra = _reproduce_table31(
                     args.data_dir, args.n_train, args.seeds, args.n_jobs
                 )
-            _save(args.out, args.table, models, argv, extra)
+            _save(args.out, args.table, models, env, extra)
         elif args.table == "mnist10":
             lines = _reproduce_mnist10(args)
         else:

@@ -208,14 +208,17 @@ def save_run(
     path: str | os.PathLike,
     table: str,
     models: Sequence[Mapping[str, Any]],
-    argv: Sequence[str] | None = None,
+    env: Mapping[str, Any] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Write one reproduction as JSON (see the module docstring) and return the record.
 
-    ``extra`` is stored beside the required fields (``data``, ``details``, …).
+    ``env`` is :func:`environment` taken when the run started (its date and commit are
+    the start's; the default, taken now); ``extra`` is stored beside the required fields
+    (``data``, ``details``, …).
     """
-    record = {"schema": SCHEMA, "table": table, **environment(argv), "models": list(models)}
+    env = environment() if env is None else env
+    record = {"schema": SCHEMA, "table": table, **env, "models": list(models)}
     record.update(extra)
     _check(record, str(path))
     Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
