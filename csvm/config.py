@@ -526,10 +526,8 @@ class RunConfig:
                         f"choose one of {', '.join(names)}."
                     )
         if self.eta == 0 and self.step == "armijo" and self.model == "kcsvm":
-            errors.append(
-                "η = 0 freezes the filter; Armijo's line search needs η > 0: "
-                "choose the constant or relative step."
-            )
+            errors.append("η = 0 freezes the filter; Armijo's line search needs η > 0: "
+                          "choose the constant or relative step.")
         if self.momentum and self.step == "armijo" and self.model == "kcsvm":
             errors.append(
                 "Momentum applies to the constant step rule only: set it to 0 "
