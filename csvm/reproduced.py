@@ -111,6 +111,7 @@ def model_entry(
     source: str = "Sugg 2018",
     settings: str = "",
     config: Mapping[str, Any] | None = None,
+    seconds_each: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """One model's row: per-seed accuracies, their mean ± std (population, as printed by
     ``reproduce``), mean seconds per seed, the published figure and the settings.
@@ -121,7 +122,8 @@ def model_entry(
     accuracies : sequence of float
         Test accuracy of each seed, as fractions in [0, 1].
     seconds : float
-        Wall-clock seconds per seed (fit, or tuning for tuned baselines).
+        Mean wall-clock seconds per seed (for a tuned baseline, seed 0's includes its
+        search on the validation split).
     published : str, optional
         The figure it is compared with, as printed (percent): ``"98.59 ± 0.02"``.
     source : str
@@ -130,6 +132,8 @@ def model_entry(
         The settings in words.
     config : mapping, optional
         :meth:`csvm.config.RunConfig.to_dict` of the model, where one applies.
+    seconds_each : sequence of float, optional
+        Each seed's seconds.
     """
     a = np.asarray(accuracies, dtype=float)
     ref = parse_published(published)
@@ -141,6 +145,7 @@ def model_entry(
         "std": float(a.std()),
         "n_seeds": int(a.size),
         "seconds": float(seconds),
+        "seconds_each": None if seconds_each is None else [float(t) for t in seconds_each],
         "reference": None if ref is None else {**ref, "text": published, "source": source},
         "config": None if config is None else dict(config),
     }
