@@ -375,14 +375,14 @@ def _cluster(scheduler: str | None):
     return backend(scheduler)
 
 
-def _reproduce_mnist10(args: argparse.Namespace) -> list[str]:
+def _reproduce_mnist10(args: argparse.Namespace, env: dict[str, Any] | None) -> list[str]:
     """``reproduce mnist10``: K-CSVM one-vs-one on all 60,000 MNIST training images."""
     from csvm.mnist10 import run_mnist10
 
     overrides = {} if args.n_iter is None else {"n_iter": args.n_iter}
     with _cluster(args.scheduler):
         return run_mnist10(
-            args.data_dir, args.n_train, args.n_jobs, overrides=overrides, out=args.out
+            args.data_dir, args.n_train, args.n_jobs, overrides=overrides, out=args.out, env=env
         )
 
 
@@ -443,7 +443,7 @@ def main_reproduce(argv: list[str]) -> int:
                 )
             _save(args.out, args.table, models, env, extra)
         elif args.table == "mnist10":
-            lines = _reproduce_mnist10(args)
+            lines = _reproduce_mnist10(args, env)
         else:
             lines, models, extra = _reproduce_pair(
                 args.table, args.data_dir, args.seeds, args.epochs
