@@ -35,6 +35,8 @@ __all__ = [
     "RunFileError",
     "environment",
     "load_run",
+    "comparison_rows",
+    "describe_environment",
     "model_entry",
     "parse_published",
     "run_path",
@@ -298,3 +300,50 @@ def _check(record: Any, where: str) -> None:
         ref = model.get("reference")
         if ref is not None:
             _check_fields(ref, {"mean": float}, where, f"models[{i}].reference.")
+
+
+def _seconds(seconds: float) -> str:
+    from csvm.progress import format_seconds
+
+    return f"{seconds:,.1f}" if seconds < 60 else f"{seconds:,.0f} ({format_seconds(seconds)})"
+
+
+def comparison_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The page's table of a saved run: per model, the published figure, this machine's
+    mean ± std over seeds (percent), seconds per seed and the difference in points.
+
+    The published column is called "thesis" when every figure is the thesis's and
+    "published" otherwise (mnist10 is compared with a field anchor).
+    """
+    refs = [m.get("reference") for m in record["models"]]
+    column = (
+        "thesis"
+        if all(r is None or str(r.get("source", "")).startswith("Sugg") for r in refs)
+        else "published"
+    )
+    rows = []
+    for model, ref in zip(record["models"], refs, strict=True):
+        mean, std, n = 100 * model["mean"], 100 * model["std"], len(model["accuracies"])
+        measured = f"{mean:.2f} ± {std:.2f}" if n > 1 else f"{mean:.2f}"
+        seeds = f"{n} seed{'s' if n != 1 else ''}"
+        rows.append(
+            {
+                "model": model["name"],
+                column: "—" if ref is None else ref.get("text") or f"{ref['mean']:.2f}",
+                "this machine, %": f"{measured} ({seeds})",
+                "seconds per seed": _seconds(float(model["seconds"])),
+                "difference, points": "—" if ref is None else f"{mean - ref['mean']:+.2f}",
+            }
+        )
+    return rows
+
+
+def describe_environment(record: Mapping[str, Any]) -> str:
+    """One line on when, where and with what a saved run was made."""
+    machine = record["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items() if v)
+    where = f"{machine.get('cores', '?')} cores, {machine.get('cpu', 'unknown CPU')}"
+    commit = record.get("commit")
+    return f"{record['date']} on {where}; {versions}" + (
+        f"; code at commit {commit}" if commit else ""
+    )
