@@ -189,6 +189,14 @@ def _git_commit() -> str | None:
     return f"{head}+changes" if dirty else head
 
 
+def _load_average() -> list[float] | None:
+    """1-, 5- and 15-minute load averages (None where the OS has none)."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def environment(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Command line, date, machine (cores, CPU model, OS) and package versions of this run."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -205,6 +213,8 @@ def environment(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "cores": os.cpu_count(),
             "cpu": _cpu_model(),
             "platform": platform.platform(),
+            # The machine may be shared: the seconds mean little without its load.
+            "load_average_at_start": _load_average(),
         },
         "versions": versions,
         "commit": _git_commit(),
@@ -226,6 +236,7 @@ def save_run(
     """
     env = environment() if env is None else env
     record = {"schema": SCHEMA, "table": table, **env, "models": list(models)}
+    record["machine"] = {**record["machine"], "load_average_at_end": _load_average()}
     record.update(extra)
     _check(record, str(path))
     Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
@@ -343,6 +354,9 @@ def describe_environment(record: Mapping[str, Any]) -> str:
     machine = record["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items() if v)
     where = f"{machine.get('cores', '?')} cores, {machine.get('cpu', 'unknown CPU')}"
+    loads = [machine.get(f"load_average_at_{t}") for t in ("start", "end")]
+    if all(loads):
+        where += f" (load average {loads[0][0]:g} at the start, {loads[1][0]:g} at the end)"
     commit = record.get("commit")
     return f"{record['date']} on {where}; {versions}" + (
         f"; code at commit {commit}" if commit else ""
