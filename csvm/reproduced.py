@@ -39,6 +39,7 @@ __all__ = [
     "describe_environment",
     "model_entry",
     "parse_published",
+    "seed_rows",
     "run_path",
     "save_run",
 ]
@@ -319,6 +320,23 @@ def _seconds(seconds: float) -> str:
     return f"{seconds:,.1f}" if seconds < 60 else f"{seconds:,.0f} ({format_seconds(seconds)})"
 
 
+def _points(difference: float) -> str:
+    # Rounded first, so that 98.32 - 98.32 (a float's -1e-14) reads +0.00, not -0.00.
+    return f"{round(difference, 2) + 0.0:+.2f}"
+
+
+def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Per model: its settings and each seed's test accuracy (percent)."""
+    return [
+        {
+            "model": m["name"],
+            "settings": m.get("settings") or "",
+            "per seed, %": ", ".join(f"{100 * a:.2f}" for a in m["accuracies"]),
+        }
+        for m in record["models"]
+    ]
+
+
 def comparison_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """The page's table of a saved run: per model, the published figure, this machine's
     mean ± std over seeds (percent), seconds per seed and the difference in points.
@@ -343,7 +361,7 @@ def comparison_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 column: "—" if ref is None else ref.get("text") or f"{ref['mean']:.2f}",
                 "this machine, %": f"{measured} ({seeds})",
                 "seconds per seed": _seconds(float(model["seconds"])),
-                "difference, points": "—" if ref is None else f"{mean - ref['mean']:+.2f}",
+                "difference, points": "—" if ref is None else _points(mean - ref["mean"]),
             }
         )
     return rows

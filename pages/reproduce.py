@@ -64,6 +64,8 @@ def _show(table: str, meta: dict[str, str]) -> None:
         "machine's mean minus the published mean, in percentage points. Mean ± population "
         "std over seeds; seconds are wall-clock on a shared machine."
     )
+    with st.expander("Settings and each seed's accuracy"):
+        st.table(reproduced.seed_rows(record))
     st.code(record["command"], language="bash")
     st.caption(reproduced.describe_environment(record))
     if record.get("provenance"):

@@ -71,9 +71,9 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     at = _page()
     assert not at.exception and not at.error
     assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
-    tables = _cells(at)
+    tables = _cells(at)[::2]  # each comparison, then its settings and seeds
     assert len(tables) == 4
-    headers = [list(t.value.columns) for t in at.table]
+    headers = [list(t.value.columns) for t in at.table][::2]
     assert headers[0][:3] == ["model", "thesis", "this machine, %"]
     assert headers[3][1] == "published"  # mnist10: the field anchor, not the thesis
     # Table 4.1's K-CSVM: mean ± std of its three seeds, and the difference to 98.59.
@@ -82,6 +82,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert row[1] == "98.59 ± 0.02"
     assert row[2] == f"{100 * k['mean']:.2f} ± {100 * k['std']:.2f} (3 seeds)"
     assert row[4] == f"{100 * k['mean'] - 98.59:+.2f}"
+    assert tables[0][0][4] == "+0.00"  # 98.32 measured, 98.32 published: no "-0.00"
     tuned = next(r for r in tables[0] if "tuned" in r[0])
     assert tuned[1] == "—" and tuned[4] == "—"
     assert tables[2][0][2] == "93.39 (1 seed)" and tables[2][0][4] == "-0.70"
@@ -90,6 +91,8 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert codes == [r["command"] for r in records.values()]
     captions = " ".join(c.value for c in at.caption)
     assert records["table3.1"]["date"] in captions and "cores" in captions
+    seeds = _cells(at)[1]
+    assert seeds[2][2] == ", ".join(f"{100 * a:.2f}" for a in k["accuracies"])
 
 
 def test_missing_runs_name_the_command_that_makes_them(runs_dir):
@@ -97,7 +100,7 @@ def test_missing_runs_name_the_command_that_makes_them(runs_dir):
     (runs_dir / "table4.4.json").unlink()
     at = _page()
     assert not at.exception and not at.error
-    assert len(at.table) == 3
+    assert len(at.table) == 2 * 3
     (info,) = at.info
     assert reproduced.TABLES["table4.4"]["command"] in info.value
 
@@ -119,7 +122,7 @@ def test_a_malformed_run_shows_a_clear_message_not_a_traceback(runs_dir, damage,
     assert not at.exception
     (error,) = at.error
     assert str(path) in error.value and named in error.value
-    assert len(at.table) == 3  # the other tables still show
+    assert len(at.table) == 2 * 3  # the other tables still show
 
 
 def test_load_run_names_the_file_and_the_field(tmp_path):
