@@ -7,6 +7,9 @@
     python -m csvm reproduce mnist10 --data-dir DIR      # all 60,000 MNIST images
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
+``--out FILE.json`` also saves them (csvm.reproduced's format: per model the per-seed
+accuracies, mean ± std and seconds, beside the published figure; the command, date,
+machine and versions); the app's Reproduce page reads ``assets/runs/<table>.json``.
 """
 
 from __future__ import annotations
@@ -75,13 +78,17 @@ def _mean_std(values: list[float]) -> str:
     return f"{a.mean():.2f} ± {a.std():.2f}" if len(a) > 1 else f"{a.mean():.2f}"
 
 
-def _reproduce_pair(name: str, data_dir: str | None, seeds: int, epochs: int) -> list[str]:
+def _reproduce_pair(
+    name: str, data_dir: str | None, seeds: int, epochs: int
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
     """Table 4.1 or 4.4: the thesis's configurations, then baselines tuned on validation.
 
     Every accuracy comes with seed 0's Wilson 95 % interval, and K-CSVM (seed 0) is tested
-    against each baseline with an exact McNemar test on the same test images.
+    against each baseline with an exact McNemar test on the same test images.  Returns the
+    printed lines, the model rows and the extra fields of ``--out``.
     """
     from csvm.datasets import load_pair
+    from csvm.reproduced import model_entry
 
     spec = THESIS[name]
     data = load_pair(spec["dataset"], *spec["pair"], protocol="thesis", data_dir=data_dir)
@@ -89,25 +96,64 @@ def _reproduce_pair(name: str, data_dir: str | None, seeds: int, epochs: int) ->
     models = _thesis_models(spec, data, seeds, epochs)
     print("tuning the baselines on the validation split ...", flush=True)
     models.update(_tuned_models(spec, data, seeds, epochs))
-    return _pair_table(models, data.y_test) + [""] + _mcnemar_lines(models, data.y_test)
+    mcnemar = _mcnemar_lines(models, data.y_test)
+    source = f"Sugg 2018, table {name.removeprefix('table')}"
+    entries = [
+        model_entry(
+            label,
+            row["accs"],
+            row["seconds"],
+            None if row["thesis"] == "—" else row["thesis"],
+            source=source,
+            settings=row["settings"],
+            config=row.get("config"),
+            seconds_each=row["times"],
+        )
+        for label, row in models.items()
+    ]
+    extra = {
+        "data": {
+            "source": data.source,
+            "n_train": len(data.y_train),
+            "n_test": len(data.y_test),
+            "counts": {k: [int(n) for n in v] for k, v in data.counts.items()},
+        },
+        "details": {"mcnemar": mcnemar[1:], "cnn_epochs": epochs},
+    }
+    return _pair_table(models, data.y_test) + [""] + mcnemar, entries, extra
 
 
 def _model_row(settings: str, thesis: str = "—") -> dict[str, Any]:
-    return {"accs": [], "pred0": None, "seconds": 0.0, "settings": settings, "thesis": thesis}
+    return {"accs": [], "pred0": None, "times": [], "settings": settings, "thesis": thesis}
 
 
 def _score(row: dict[str, Any], clf, data, seconds: float) -> None:
+    """Record one seed: its test accuracy and seconds (the row's ``seconds``: their mean)."""
     pred = clf.predict(data.X_test)
     if row["pred0"] is None:
         row["pred0"] = pred  # seed 0: the predictions McNemar's test compares
     row["accs"].append(float(np.mean(pred == data.y_test)))
-    row["seconds"] += seconds
+    row["times"].append(float(seconds))
+    row["seconds"] = float(np.mean(row["times"]))
 
 
 def _thesis_models(spec: dict[str, Any], data, seeds: int, epochs: int) -> dict[str, dict]:
     from csvm.baselines import SmallCNN, make_plain_svm
 
-    csvm_config = _config({**spec["csvm"], "filter_size": 5, "dataset": spec["dataset"]})
+    csvm_config = _config(
+        {
+            **spec["csvm"],
+            "filter_size": 5,
+            "dataset": spec["dataset"],
+            "class_a": spec["pair"][0],
+            "class_b": spec["pair"][1],
+            "protocol": "thesis",
+            "n_train": None,
+            "cnn_hidden": spec["cnn"]["hidden"],
+            "cnn_lr": spec["cnn"]["lr"],
+            "cnn_epochs": epochs,
+        }
+    )
     c = csvm_config.to_dict()
     svm_C = "no C" if spec["svm_C"] is None else f"C = {spec['svm_C']:g}"
     rows = {
@@ -122,6 +168,7 @@ def _thesis_models(spec: dict[str, Any], data, seeds: int, epochs: int) -> dict[
     }
     for label, row in rows.items():
         row["thesis"] = spec["published"][label]
+        row["config"] = c  # one RunConfig describes the CSVM and both thesis baselines
     t0 = time.perf_counter()
     svm = make_plain_svm(
         kernel=c["kernel"], degree=c["degree"], gamma=c["gamma"], coef0=c["coef0"], C=spec["svm_C"]
@@ -131,7 +178,7 @@ def _thesis_models(spec: dict[str, Any], data, seeds: int, epochs: int) -> dict[
         t0 = time.perf_counter()
         clf = csvm_config.replace(seed=seed).build_estimator(data.image_shape)
         clf.fit(data.X_train, data.y_train)
-        _score(rows["K-CSVM"], clf, data, (time.perf_counter() - t0) / seeds)
+        _score(rows["K-CSVM"], clf, data, time.perf_counter() - t0)
         t0 = time.perf_counter()
         cnn = SmallCNN(
             image_shape=data.image_shape,
@@ -141,7 +188,7 @@ def _thesis_models(spec: dict[str, Any], data, seeds: int, epochs: int) -> dict[
             **spec["cnn"],
         )
         cnn.fit(data.X_train, data.y_train)
-        _score(rows["small CNN"], cnn, data, (time.perf_counter() - t0) / seeds)
+        _score(rows["small CNN"], cnn, data, time.perf_counter() - t0)
         print(
             f"  seed {seed}: K-CSVM {100 * rows['K-CSVM']['accs'][-1]:.2f} %, "
             f"CNN {100 * rows['small CNN']['accs'][-1]:.2f} %",
@@ -215,7 +262,7 @@ def _pair_table(models: dict[str, dict], y_test: np.ndarray) -> list[str]:
     n = len(y_test)
     lines = [
         "| model | settings | test accuracy % (this run) | seed 0: % (Wilson 95 % interval) "
-        "| thesis | seconds |",
+        "| thesis | seconds per seed |",
         "|---|---|---|---|---|---|",
     ]
     for label, row in models.items():
@@ -242,28 +289,34 @@ def _mcnemar_lines(models: dict[str, dict], y_test: np.ndarray) -> list[str]:
     return lines
 
 
+#: Table 3.1's L-CSVM: the thesis's settings (MATH.md), 45 one-vs-one 5x5 filters.
+TABLE31_PARAMS: dict[str, Any] = {
+    "filter_shape": (5, 5),
+    "lam_w": 0.1,
+    "lam_f": 0.1,
+    "n_iter": 5,
+    "multi_class": "ovo",
+}
+TABLE31_PUBLISHED = "94.09 ± 0.14"
+
+
 def _reproduce_table31(
     data_dir: str | None, n_train: int | None, seeds: int, n_jobs: int = -1
-) -> list[str]:
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """Table 3.1: the printed lines, the model rows and the extra fields of ``--out``."""
     from csvm.datasets import load_multiclass
     from csvm.linear import LinearCSVM
     from csvm.mnist10 import run_report
     from csvm.progress import ProgressBar
+    from csvm.reproduced import model_entry
 
     data = load_multiclass("mnist", protocol=None, data_dir=data_dir, n_train=n_train)
     print(f"{data.source}; {len(data.y_train)} training images, 10 classes, OvO (45 filters)")
-    accs, seconds, report = [], [], []
+    accs, seconds, report, record = [], [], [], {}
     for seed in range(seeds):
         t0 = time.perf_counter()
         clf = LinearCSVM(
-            image_shape=data.image_shape,
-            filter_shape=(5, 5),
-            lam_w=0.1,
-            lam_f=0.1,
-            n_iter=5,
-            multi_class="ovo",
-            n_jobs=n_jobs,
-            random_state=seed,
+            image_shape=data.image_shape, n_jobs=n_jobs, random_state=seed, **TABLE31_PARAMS
         )
         # Two recorded half-steps per alternation and pair.
         bar = ProgressBar(total=45 * 2 * 5, unit="pair half-steps")
@@ -276,16 +329,31 @@ def _reproduce_table31(
         accs.append(clf.score(data.X_test, data.y_test))
         print(f"  seed {seed}: {100 * accs[-1]:.2f} % in {seconds[-1]:.0f} s", flush=True)
         if seed == 0:
-            report, _ = run_report(clf, seconds[0], time.perf_counter() - t0, accs[0])
-    return [
+            report, record = run_report(clf, seconds[0], time.perf_counter() - t0, accs[0])
+    name = "L-CSVM, 45 OvO filters 5×5, λ_w = λ_f = 0.1"
+    model = model_entry(
+        name,
+        accs,
+        float(np.mean(seconds)),
+        TABLE31_PUBLISHED,
+        source="Sugg 2018, table 3.1",
+        settings="5 alternations, one linear SVM per pair on its filter's feature map",
+        config={"estimator": "LinearCSVM", **TABLE31_PARAMS, "n_jobs": n_jobs},
+        seconds_each=seconds,
+    )
+    extra = {
+        "data": {"source": data.source, "n_train": len(data.y_train), "n_test": len(data.y_test)},
+        "details": {"seed 0": record},
+    }
+    lines = [
         "| model | test accuracy % (this run) | thesis | seconds |",
         "|---|---|---|---|",
-        f"| L-CSVM, 45 OvO filters 5×5, λ_w = λ_f = 0.1 | {_mean_std(accs)} | "
-        f"94.09 ± 0.14 | {np.mean(seconds):.0f} |",
+        f"| {name} | {_mean_std(accs)} | {TABLE31_PUBLISHED} | {np.mean(seconds):.0f} |",
         "",
         "seed 0:",
         *report,
     ]
+    return lines, [model], extra
 
 
 def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
@@ -302,7 +370,6 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--n-iter", type=int, default=None, help="mnist10: iterations (default: its config's)"
     )
-    parser.add_argument("--out", default=None, metavar="FILE.json", help="mnist10: figures")
 
 
 def _cluster(scheduler: str | None):
@@ -311,15 +378,30 @@ def _cluster(scheduler: str | None):
     return backend(scheduler)
 
 
-def _reproduce_mnist10(args: argparse.Namespace) -> list[str]:
+def _reproduce_mnist10(args: argparse.Namespace, env: dict[str, Any] | None) -> list[str]:
     """``reproduce mnist10``: K-CSVM one-vs-one on all 60,000 MNIST training images."""
     from csvm.mnist10 import run_mnist10
 
     overrides = {} if args.n_iter is None else {"n_iter": args.n_iter}
     with _cluster(args.scheduler):
         return run_mnist10(
-            args.data_dir, args.n_train, args.n_jobs, overrides=overrides, out=args.out
+            args.data_dir, args.n_train, args.n_jobs, overrides=overrides, out=args.out, env=env
         )
+
+
+def _save(
+    out: str | None,
+    table: str,
+    models: list[dict[str, Any]],
+    env: dict[str, Any] | None,
+    extra: dict[str, Any],
+) -> None:
+    """Write ``--out``'s JSON (csvm.reproduced's format) when asked for."""
+    if out:
+        from csvm.reproduced import save_run
+
+        save_run(out, table, models, env, **extra)
+        print(f"figures saved to {out}")
 
 
 def main_reproduce(argv: list[str]) -> int:
@@ -341,16 +423,35 @@ def main_reproduce(argv: list[str]) -> int:
         default=None,
         help="table3.1 / mnist10: a stratified subsample of the 50,000 / 60,000 training images",
     )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.json",
+        help="write the figures, command, date, machine and versions as JSON "
+        "(the Reproduce page reads assets/runs/<table>.json)",
+    )
     _add_scale_arguments(parser)
     args = parser.parse_args(argv)
+    # Taken before the run: the date it started and the code it ran (not later edits).
+    env = None
+    if args.out:
+        from csvm.reproduced import environment
+
+        env = environment(["reproduce", *argv])
     try:
         if args.table == "table3.1":
             with _cluster(args.scheduler):
-                lines = _reproduce_table31(args.data_dir, args.n_train, args.seeds, args.n_jobs)
+                lines, models, extra = _reproduce_table31(
+                    args.data_dir, args.n_train, args.seeds, args.n_jobs
+                )
+            _save(args.out, args.table, models, env, extra)
         elif args.table == "mnist10":
-            lines = _reproduce_mnist10(args)
+            lines = _reproduce_mnist10(args, env)
         else:
-            lines = _reproduce_pair(args.table, args.data_dir, args.seeds, args.epochs)
+            lines, models, extra = _reproduce_pair(
+                args.table, args.data_dir, args.seeds, args.epochs
+            )
+            _save(args.out, args.table, models, env, extra)
     except CSVMError as exc:
         print(f"error: {exc}")
         return 1

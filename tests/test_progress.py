@@ -62,9 +62,8 @@ def test_bar_on_a_file_writes_a_line_now_and_then_and_redraws_on_a_terminal():
 
 @needs_mnist
 def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
-    import json
-
     from csvm.__main__ import main
+    from csvm.reproduced import load_run
 
     out = tmp_path / "mnist10.json"
     argv = ["reproduce", "mnist10", "--data-dir", str(SHARED), "--n-train", "300"]
@@ -72,7 +71,10 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "300 training images, 10,000 test images" in printed.out
     assert "done: 90 pair iterations" in printed.err  # 45 pairs x 2 iterations
-    record = json.loads(out.read_text())
+    run = load_run(out)
+    assert run["table"] == "mnist10" and run["models"][0]["reference"]["mean"] == 99.6
+    record = run["details"]["seed 0"]
+    assert run["models"][0]["accuracies"] == [record["test_accuracy"]]
     assert len(record["pairs"]) == 45 and all(p["steps"] == 2 for p in record["pairs"])
     assert 0.5 < record["test_accuracy"] <= 1.0
     assert f"{100 * record['test_accuracy']:.2f} %" in printed.out

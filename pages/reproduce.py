@@ -1,0 +1,92 @@
+"""Reproduce page: the thesis's tables beside this machine's measured numbers.
+
+Thin: every figure comes from a saved run in ``assets/runs/`` (written by
+``python -m csvm reproduce … --out``, read and checked by :mod:`csvm.reproduced`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from csvm import reproduced
+from pages.common import available_datasets, ensure_app, presets
+from pages.settings import set_config
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
+
+
+def _matching_preset(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The preset that trains the same pair with the same split as the run's K-CSVM."""
+    config = next((m["config"] for m in record["models"] if m["name"] == "K-CSVM"), None)
+    if not config or "dataset" not in config:
+        return None
+    keys = ("dataset", "class_a", "class_b", "protocol")
+    for preset in presets():
+        if preset.get("requires") not in (None, *available_datasets()):
+            continue
+        chosen = preset["run_config"]
+        if all(getattr(chosen, k) == config.get(k) for k in keys):
+            return preset
+    return None
+
+
+def _open_in_train(preset: dict[str, Any]) -> None:
+    set_config(preset["run_config"])
+    st.session_state["preset"] = preset["name"]
+
+
+def _show(table: str, meta: dict[str, str]) -> None:
+    st.subheader(meta["title"])
+    path = reproduced.run_path(table)
+    try:
+        record = reproduced.load_run(path)
+    except reproduced.RunFileError as exc:
+        if path.exists():
+            st.error(str(exc), icon=":material/error:")
+        else:
+            st.info(
+                f"No saved run for this table yet. Produce it with\n\n`{meta['command']}`",
+                icon=":material/hourglass_empty:",
+            )
+        return
+    st.table(reproduced.comparison_rows(record))
+    refs = {m["reference"]["source"] for m in record["models"] if m.get("reference")}
+    data = record.get("data") or {}
+    counts = (
+        f"{data['n_train']:,} training and {data['n_test']:,} test images. "
+        if "n_train" in data and "n_test" in data
+        else ""
+    )
+    st.caption(
+        f"{counts}Published figures: {'; '.join(sorted(refs)) or 'none'}. Difference: this "
+        "machine's mean minus the published mean, in percentage points. Mean ± population "
+        "std over seeds; seconds are wall-clock on a shared machine."
+    )
+    with st.expander("Settings and each seed's accuracy"):
+        st.table(reproduced.seed_rows(record))
+    st.code(record["command"], language="bash")
+    st.caption(reproduced.describe_environment(record))
+    if record.get("provenance"):
+        st.caption(record["provenance"])
+    preset = _matching_preset(record)
+    if preset is not None and st.button(
+        f"Open the preset “{preset['name']}” in Train",
+        key=f"open_{table}",
+        on_click=_open_in_train,
+        args=(preset,),
+        icon=":material/model_training:",
+    ):
+        st.switch_page("pages/train.py")
+
+
+st.title("Reproduce the thesis")
+st.markdown(
+    "Sugg's (2018) tables beside this machine's numbers. Each table is read from a run "
+    "saved by `python -m csvm reproduce <table> --out assets/runs/<table>.json`; nothing "
+    "here is typed in. `DIR` is the folder with the MNIST / CIFAR-10 files "
+    "(`python -m csvm data fetch mnist`)."
+)
+for name, table_meta in reproduced.TABLES.items():
+    _show(name, table_meta)
