@@ -215,8 +215,9 @@ def test_figures_have_clean_ticks():
     assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == 1
     steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
     overlay = figures.objectives_overlay([("a", steps)], "all runs")
-    assert overlay.layout.yaxis.type == "log" and overlay.layout.yaxis.dtick == 1
+    assert overlay.layout.yaxis.type == "log"
+    assert list(overlay.layout.yaxis.tickvals) == [1e-3, 1e-2, 1e-1, 1.0]  # decades only
     terms = figures.objective_figure(
         [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
     )
-    assert terms.layout.yaxis2.tickformat == ".2~g"
+    assert terms.layout.yaxis2.tickvals  # round values (more in tests/test_figures.py)
