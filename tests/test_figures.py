@@ -145,3 +145,10 @@ def test_sweep_heatmap_labels_values_as_typed():
     fig = figures.sweep_heatmap("η", [0.01, 0.1], "C", [1000.0, 1e-5], acc)
     assert list(fig.data[0].x) == ["0.01", "0.1"]
     assert list(fig.data[0].y) == ["1000", "1e-05"]
+
+
+def test_colour_bars_of_small_values_use_powers_of_ten_not_si_prefixes():
+    f = np.random.default_rng(0).normal(size=(1, 5, 5))
+    fig = figures.filter_figure(f, f + 1e-4)
+    assert fig.data[1].colorbar.exponentformat == "power"  # "4×10⁻⁴", not "400μ"
+    assert figures.gradient_figure(1e-4 * f).data[0].colorbar.exponentformat == "power"
