@@ -133,7 +133,8 @@ def _integer_axis(fig: go.Figure, last: float, **axis: Any) -> None:
     """Whole-number ticks (iterations, epochs) with about ten labels at most."""
     span = max(1.0, float(last))
     step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
-    fig.update_xaxes(tick0=0, dtick=step, tickformat="d", **axis)
+    # Never a tick at -1 when a single point is drawn.
+    fig.update_xaxes(tick0=0, dtick=step, tickformat="d", rangemode="nonnegative", **axis)
 
 
 def _downsample(n: int) -> np.ndarray:
@@ -392,7 +393,10 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
 
 
 def filter_figure(
-    filters: np.ndarray, previous: np.ndarray | None = None, title: str = "Filter"
+    filters: np.ndarray,
+    previous: np.ndarray | None = None,
+    title: str = "Filter",
+    value_label: str = "weight",
 ) -> go.Figure:
     """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
     with ``previous``, a second row shows the change since the previous iteration.
@@ -404,6 +408,8 @@ def filter_figure(
     previous : ndarray, optional
         The filters of an earlier step, same shape.
     title : str
+    value_label : str
+        The colour bar's title (a gradient is drawn with this figure too).
 
     Returns
     -------
@@ -430,7 +436,7 @@ def filter_figure(
                 zmax=vmax,
                 texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
-                colorbar={"title": {"text": "weight"}, "len": 0.45 if rows == 2 else 1.0}
+                colorbar={"title": {"text": value_label}, "len": 0.45 if rows == 2 else 1.0}
                 | ({"y": 0.78} if rows == 2 else {}),
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
             ),

@@ -310,7 +310,10 @@ def _filters_view(run: dict, shown: list) -> None:
     if last.get("gradient") is not None:
         _chart(
             figures.filter_figure(
-                last["gradient"], None, "Gradient dT/df (the filter moves against it)"
+                last["gradient"],
+                None,
+                "Gradient dT/df (the filter moves against it)",
+                value_label="dT/df",
             ),
             f"gradient_{run['id']}",
         )
@@ -532,8 +535,7 @@ def _estimate(config: RunConfig, data) -> None:
         config.to_dict(), len(data.y_train), data.image_shape, n_test=len(data.y_test)
     )
     limit = get_pool().settings.max_job_seconds
-    about = "about " if seconds >= 1 else ""
-    text = f"Estimated training time: {about}{format_duration(seconds)} on a free core."
+    text = f"Estimated training time: {format_duration(seconds)} on a free core."
     if limit and seconds > limit:
         st.warning(
             f"{text} This server stops a job after {format_duration(limit)} of CPU "

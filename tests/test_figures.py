@@ -152,3 +152,11 @@ def test_colour_bars_of_small_values_use_powers_of_ten_not_si_prefixes():
     fig = figures.filter_figure(f, f + 1e-4)
     assert fig.data[1].colorbar.exponentformat == "power"  # "4×10⁻⁴", not "400μ"
     assert figures.gradient_figure(1e-4 * f).data[0].colorbar.exponentformat == "power"
+
+
+def test_a_single_step_has_no_negative_iteration_and_a_gradient_is_labelled_as_one():
+    fig = figures.objective_figure(_kcsvm_events(1))
+    assert fig.layout.xaxis.rangemode == "nonnegative"
+    g = np.random.default_rng(1).normal(size=(1, 5, 5))
+    assert figures.filter_figure(g, value_label="dT/df").data[0].colorbar.title.text == "dT/df"
+    assert figures.filter_figure(g).data[0].colorbar.title.text == "weight"
