@@ -372,6 +372,11 @@ def results_panel(run: dict, views: dict) -> None:
     )
     for line in comparisons(config, outs, data.y_test):
         st.markdown(md_escape(line))
+    st.caption(
+        "Why a CSVM can lose: with few training images and a hard margin the SVM separates "
+        "the training set whatever the filter, so the filter has little to learn from, and "
+        f"on {len(data.y_test)} test images a few images either way is noise (see About)."
+    )
     finished = {m: o["result"] for m, o in outs.items() if o and o.get("result")}
     if not finished:
         return

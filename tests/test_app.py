@@ -123,7 +123,16 @@ def test_reload_reattaches_to_a_finished_run():
 
 
 def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
-    at = _app({"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
+    # The thesis's constant-step recipe (the default's relative steps never blow up).
+    thesis = {
+        "kernel": "poly",
+        "gamma": "1",
+        "regulariser": "dfo1",
+        "lam": "0.01",
+        "step": "constant",
+        "n_filters": "1",
+    }
+    at = _app(thesis | {"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
     at.button(key="start").click().run()
     at = _wait_for_results(at)
     assert list(at.dataframe[0].value["status"]) == ["diverged"]
