@@ -370,13 +370,16 @@ def results_panel(run: dict, views: dict) -> None:
         width="stretch",
         column_config=result_columns(),
     )
-    for line in comparisons(config, outs, data.y_test):
+    lines = comparisons(config, outs, data.y_test)
+    for line in lines:
         st.markdown(md_escape(line))
-    st.caption(
-        "Why a CSVM can lose: with few training images and a hard margin the SVM separates "
-        "the training set whatever the filter, so the filter has little to learn from, and "
-        f"on {len(data.y_test)} test images a few images either way is noise (see About)."
-    )
+    if lines:  # only where there is a comparison to read
+        st.caption(
+            "Why a CSVM can lose: with few training images and a hard margin the SVM "
+            "separates the training set whatever the filter, so the filter has little to "
+            f"learn from, and on {len(data.y_test)} test images a few images either way is "
+            "noise (see About)."
+        )
     finished = {m: o["result"] for m, o in outs.items() if o and o.get("result")}
     if not finished:
         return
