@@ -138,6 +138,12 @@ def _field(default: Any, spec: Spec) -> Any:
 class RunConfig:
     """Every setting of a run, with its default: the classroom preset.
 
+    The defaults (mnist-5k 3 vs 5, 50 images, RBF γ 0.02, two filters, DFO₂ λ 0.1,
+    relative steps of η 0.1, 10 iterations) were chosen by ``bench/bench_preset.py``: the
+    learned filters beat the same-kernel plain SVM on every seed, screened on five and
+    confirmed on five fresh ones (docs/app.md, "A default that teaches").  The thesis's
+    own recipe is in the presets.
+
     Frozen: change a setting with :meth:`replace`, which validates.  Use :func:`parse`
     for untrusted input (a URL, a preset, a form), which reports problems instead of
     raising.
@@ -182,7 +188,7 @@ class RunConfig:
     class_a: str = _field("3", Spec("str", "Class −1", "The class labelled −1.", "data"))
     class_b: str = _field("5", Spec("str", "Class +1", "The class labelled +1.", "data"))
     n_train: int | None = _field(
-        600,
+        50,
         Spec(
             "int",
             "Training images",
@@ -218,7 +224,7 @@ class RunConfig:
         ),
     )
     kernel: str = _field(
-        "poly",
+        "rbf",
         Spec(
             "str",
             "Kernel",
@@ -244,7 +250,7 @@ class RunConfig:
         ),
     )
     gamma: float = _field(
-        1.0,
+        0.02,
         Spec(
             "float",
             "γ",
@@ -272,7 +278,7 @@ class RunConfig:
         ),
     )
     regulariser: str = _field(
-        "dfo1",
+        "dfo2",
         Spec(
             "str",
             "Regulariser",
@@ -284,7 +290,7 @@ class RunConfig:
         ),
     )
     lam: float = _field(
-        0.01,
+        0.1,
         Spec(
             "float",
             "λ",
@@ -341,7 +347,7 @@ class RunConfig:
         ),
     )
     step: str = _field(
-        "constant",
+        "relative",
         Spec(
             "str",
             "Step rule",
@@ -396,7 +402,7 @@ class RunConfig:
         ),
     )
     n_iter: int = _field(
-        15,
+        10,
         Spec(
             "int",
             "Iterations",
@@ -419,7 +425,7 @@ class RunConfig:
         ),
     )
     n_filters: int = _field(
-        1,
+        2,
         Spec(
             "int",
             "Filters",

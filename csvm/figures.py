@@ -15,6 +15,8 @@ from plotly.subplots import make_subplots
 
 __all__ = [
     "accuracy_vs_time",
+    "log_ticks",
+    "nice_ticks",
     "divergence_figure",
     "for_projector",
     "confusion_figure",
@@ -99,6 +101,85 @@ def _layout(**overrides: Any) -> dict[str, Any]:
     return {**_LAYOUT, **overrides}
 
 
+def nice_ticks(low: float, high: float, target: int = 5) -> tuple[list[float], list[str]]:
+    """Round tick values (1, 2 or 5 times a power of ten) covering ``[low, high]``.
+
+    Parameters
+    ----------
+    low, high : float
+        The data range (in either order); a single value gets a small range around it.
+    target : int
+        About how many ticks (at least two).
+
+    Returns
+    -------
+    values : list of float
+        Evenly spaced, from at or below ``low`` to at or above ``high``; empty when the
+        range is not finite.
+    text : list of str
+        Each value written with just the decimals its step needs ("0.06", never "0.063").
+    """
+    low, high = sorted((float(low), float(high)))
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return [], []
+    if high - low <= 1e-12 * max(1.0, abs(high)):
+        pad = 0.1 * abs(high) or 1.0  # a flat line: one step either side of it
+        low, high = low - pad, high + pad
+    raw = (high - low) / max(1, target - 1)
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    first, last = np.floor(low / step + 1e-9), np.ceil(high / step - 1e-9)
+    values = [float(k * step) for k in np.arange(first, last + 1)]
+    decimals = max(0, int(-np.floor(np.log10(step) + 1e-9)))
+    text = [f"{round(v, decimals) + 0.0:,.{decimals}f}" for v in values]  # + 0.0: no "-0"
+    return values, text
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Tick values for a log axis over ``[low, high]`` (both > 0), at least two inside.
+
+    Decades when two or more fall inside; else 1, 2 and 5 times a power of ten; else the
+    round linear ticks of :func:`nice_ticks` (a range such as 310–480).  Plotly's own
+    labels on minor ticks ("2, 5, 2, 5 …") are what this replaces.
+    """
+    low, high = sorted((float(low), float(high)))
+    if not (np.isfinite(low) and np.isfinite(high)) or low <= 0:
+        return []
+    lo, hi = int(np.floor(np.log10(low))), int(np.ceil(np.log10(high)))
+    decades = [10.0**k for k in range(lo, hi + 1)]
+    for values in (decades, [m * d for d in decades for m in (1, 2, 5)]):
+        inside = [i for i, v in enumerate(values) if low <= v <= high]
+        if len(inside) >= 2:
+            # One tick either side of the data at most, so the axis is not stretched.
+            return values[max(0, inside[0] - 1) : inside[-1] + 2]
+    return [v for v in nice_ticks(low, high)[0] if v > 0]
+
+
+def _finite(values: Sequence[Any]) -> np.ndarray:
+    v = np.asarray([np.nan if x is None else x for x in values], dtype=float)
+    return v[np.isfinite(v)]
+
+
+def _round_axis(fig: go.Figure, values: Sequence[Any], **axis: Any) -> None:
+    """Explicit round ticks (and the range they span) on a linear y axis: plotly's own
+    choice, formatted, gave labels such as 0.063 on the secondary axes."""
+    v = _finite(values)
+    if not len(v):
+        fig.update_yaxes(**axis)
+        return
+    ticks, text = nice_ticks(v.min(), v.max())
+    pad = 0.03 * (ticks[-1] - ticks[0])  # markers on the end ticks stay whole
+    fig.update_yaxes(tickvals=ticks, ticktext=text, range=[ticks[0] - pad, ticks[-1] + pad], **axis)
+
+
+def _integer_axis(fig: go.Figure, last: float, **axis: Any) -> None:
+    """Whole-number ticks (iterations, epochs) with about ten labels at most."""
+    span = max(1.0, float(last))
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
+    # Never a tick at -1 when a single point is drawn.
+    fig.update_xaxes(tick0=0, dtick=step, tickformat="d", rangemode="nonnegative", **axis)
+
+
 def _downsample(n: int) -> np.ndarray:
     if n <= MAX_POINTS:
         return np.arange(n)
@@ -156,8 +237,16 @@ def divergence_figure(
             marker={"color": ["#1f77b4"] * (len(y) - 1) + ["#d62728"]},
         )
     )
-    fig.update_xaxes(title_text="iteration", dtick=1, tickformat="d")
-    fig.update_yaxes(title_text="filter norm (log)", type="log", dtick=1)
+    _integer_axis(fig, max(x, default=1), title_text="iteration")
+    v = _finite(y)
+    v = v[v > 0]
+    ticks = log_ticks(v.min(), v.max()) if len(v) else []
+    fig.update_yaxes(
+        title_text="filter norm (log)",
+        type="log",
+        exponentformat="power",
+        **({"tickvals": ticks} if ticks else {"dtick": 1}),
+    )
     fig.update_layout(
         title=f"{title}: {divergence.get('cause', 'diverged')}", height=320, **_LAYOUT
     )
@@ -217,8 +306,10 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
                 marker={"color": "red", "size": 13, "symbol": "x"},
             )
         )
+    terms: list[Any] = []
     for key, label in _TERM_LABELS.get(model, []):
         if key in events[0]:
+            terms += [e[key] for e in events]
             fig.add_trace(
                 go.Scatter(
                     x=x,
@@ -230,12 +321,9 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
                 ),
                 secondary_y=True,
             )
-    fig.update_xaxes(title_text="iteration (½ = filter step)" if linear else "iteration")
-    fig.update_yaxes(title_text="objective", secondary_y=False)
-    # Round values on the secondary axis (autoscaling gave ticks such as 0.063, 0.17).
-    fig.update_yaxes(
-        title_text="terms", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
-    )
+    _integer_axis(fig, max(x), title_text="iteration (½ = filter step)" if linear else "iteration")
+    _round_axis(fig, y, title_text="objective", secondary_y=False)
+    _round_axis(fig, terms, title_text="terms", secondary_y=True, showgrid=False)
     fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
     return fig
 
@@ -255,10 +343,12 @@ def objectives_overlay(
     plotly.graph_objects.Figure
     """
     fig = go.Figure()
+    shown: list[float] = []
     for label, events in curves:
         events = [e for e in events if "objective" in e]
         keep = _downsample(len(events))
         events = [events[i] for i in keep]
+        shown += [e["objective"] for e in events]
         fig.add_trace(
             go.Scatter(
                 x=[e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events],
@@ -273,13 +363,19 @@ def objectives_overlay(
         xaxis_title="iteration",
         yaxis_title="objective (log scale)",
         yaxis_type="log",
-        # Labels on decades only: plotly's minor-tick labels ("2, 0.1, 9, 8 …") misread.
-        yaxis_dtick=1,
         yaxis_exponentformat="power",
         legend={"orientation": "h", "y": -0.25},
         height=460,
         **_LAYOUT,
     )
+    # Labels on decades (or 1-2-5 within one decade) only: plotly's minor-tick labels
+    # ("2, 0.1, 9, 8 …") misread, and a range inside one decade had no label at all.
+    v = _finite(shown)
+    v = v[v > 0]
+    ticks = log_ticks(v.min(), v.max()) if len(v) else []
+    fig.update_yaxes(**({"tickvals": ticks} if ticks else {"dtick": 1}))
+    last = max((e.get("iteration", 0) for _, ev in curves for e in ev), default=1)
+    _integer_axis(fig, last + 0.5)
     return fig
 
 
@@ -323,7 +419,8 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
             ),
             secondary_y=True,
         )
-    fig.update_xaxes(title_text="iteration")
+    last = max((e["iteration"] + 0.5 for e in events), default=1)
+    _integer_axis(fig, last, title_text="iteration")
     accuracies = [e.get("train_accuracy") for e in events if e.get("train_accuracy") is not None]
     low = min(accuracies, default=0.0)
     fig.update_yaxes(
@@ -332,15 +429,17 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
         range=[max(0.0, low - max(0.01, 0.1 * (1 - low))), 1.003],
         secondary_y=False,
     )
-    fig.update_yaxes(
-        title_text="filter norm", secondary_y=True, showgrid=False, nticks=5, tickformat=".2~g"
-    )
+    norms = [e.get("filter_norm") for e in events]
+    _round_axis(fig, norms, title_text="filter norm", secondary_y=True, showgrid=False)
     fig.update_layout(title=title, height=320, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
     return fig
 
 
 def filter_figure(
-    filters: np.ndarray, previous: np.ndarray | None = None, title: str = "Filter"
+    filters: np.ndarray,
+    previous: np.ndarray | None = None,
+    title: str = "Filter",
+    value_label: str = "weight",
 ) -> go.Figure:
     """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
     with ``previous``, a second row shows the change since the previous iteration.
@@ -352,6 +451,8 @@ def filter_figure(
     previous : ndarray, optional
         The filters of an earlier step, same shape.
     title : str
+    value_label : str
+        The colour bar's title (a gradient is drawn with this figure too).
 
     Returns
     -------
@@ -378,7 +479,7 @@ def filter_figure(
                 zmax=vmax,
                 texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
-                colorbar={"title": {"text": "weight"}, "len": 0.45 if rows == 2 else 1.0}
+                colorbar={"title": {"text": value_label}, "len": 0.45 if rows == 2 else 1.0}
                 | ({"y": 0.78} if rows == 2 else {}),
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
             ),
@@ -397,7 +498,12 @@ def filter_figure(
                     zmin=-dmax,
                     zmax=dmax,
                     showscale=i == cols - 1,
-                    colorbar={"title": {"text": "change"}, "len": 0.45, "y": 0.22},
+                    colorbar={
+                        "title": {"text": "change"},
+                        "len": 0.45,
+                        "y": 0.22,
+                        "exponentformat": "power",
+                    },
                     hovertemplate="row %{y}, column %{x}: change %{z:.4f}<extra></extra>",
                 ),
                 row=2,
@@ -514,7 +620,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
             secondary_y=True,
         )
     # Whole epochs only (1.5, 2.5 meant nothing), about ten labels at most.
-    fig.update_xaxes(title_text="epoch", tickformat="d", dtick=max(1, -(-len(epochs) // 10)))
+    last_epoch = max((e["epoch"] + 1 for e in epochs), default=1)
+    _integer_axis(fig, last_epoch, title_text="epoch")
     fig.update_yaxes(title_text="log loss", secondary_y=False)
     fig.update_yaxes(
         title_text="train accuracy",
@@ -771,6 +878,13 @@ def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: in
     return fig
 
 
+def _category(value: Any) -> str:
+    """A grid value as an axis label: 1000 rather than 1000.0, 0.03 rather than 0.03000…1."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
 def sweep_heatmap(
     x_label: str,
     x_values: Sequence[Any],
@@ -784,8 +898,8 @@ def sweep_heatmap(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[str(v) for v in x_values],
-            y=[str(v) for v in y_values],
+            x=[_category(v) for v in x_values],
+            y=[_category(v) for v in y_values],
             text=text,
             texttemplate="%{text}",
             colorscale="Viridis",
@@ -846,7 +960,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
                 zmax=gmax,
                 texttemplate="%{z:.2g}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
-                colorbar={"title": {"text": "dT/df"}},
+                colorbar={"title": {"text": "dT/df"}, "exponentformat": "power"},
                 hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
             ),
             row=1,

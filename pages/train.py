@@ -348,7 +348,10 @@ def _filters_view(run: dict, shown: list) -> None:
     if last.get("gradient") is not None:
         _chart(
             figures.filter_figure(
-                last["gradient"], None, "Gradient dT/df (the filter moves against it)"
+                last["gradient"],
+                None,
+                "Gradient dT/df (the filter moves against it)",
+                value_label="dT/df",
             ),
             f"gradient_{run['id']}",
         )
@@ -405,8 +408,16 @@ def results_panel(run: dict, views: dict) -> None:
         width="stretch",
         column_config=result_columns(),
     )
-    for line in comparisons(config, outs, data.y_test):
+    lines = comparisons(config, outs, data.y_test)
+    for line in lines:
         st.markdown(md_escape(line))
+    if lines:  # only where there is a comparison to read
+        st.caption(
+            "Why a CSVM can lose: with few training images and a hard margin the SVM "
+            "separates the training set whatever the filter, so the filter has little to "
+            f"learn from, and on {len(data.y_test)} test images a few images either way is "
+            "noise (see About)."
+        )
     finished = {m: o["result"] for m, o in outs.items() if o and o.get("result")}
     if not finished:
         return

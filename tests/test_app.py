@@ -123,7 +123,16 @@ def test_reload_reattaches_to_a_finished_run():
 
 
 def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
-    at = _app({"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
+    # The thesis's constant-step recipe (the default's relative steps never blow up).
+    thesis = {
+        "kernel": "poly",
+        "gamma": "1",
+        "regulariser": "dfo1",
+        "lam": "0.01",
+        "step": "constant",
+        "n_filters": "1",
+    }
+    at = _app(thesis | {"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
     at.button(key="start").click().run()
     at = _wait_for_results(at)
     assert list(at.dataframe[0].value["status"]) == ["diverged"]
@@ -222,8 +231,9 @@ def test_figures_have_clean_ticks():
     assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == 1
     steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
     overlay = figures.objectives_overlay([("a", steps)], "all runs")
-    assert overlay.layout.yaxis.type == "log" and overlay.layout.yaxis.dtick == 1
+    assert overlay.layout.yaxis.type == "log"
+    assert list(overlay.layout.yaxis.tickvals) == [1e-3, 1e-2, 1e-1, 1.0]  # decades only
     terms = figures.objective_figure(
         [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
     )
-    assert terms.layout.yaxis2.tickformat == ".2~g"
+    assert terms.layout.yaxis2.tickvals  # round values (more in tests/test_figures.py)

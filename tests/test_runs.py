@@ -127,7 +127,17 @@ def test_a_forgotten_or_unfinished_model_gets_dashes_not_none():
 
 
 def test_divergence_headline_names_the_step_and_a_safer_eta():
-    config = SMALL.replace(eta=1000.0, n_iter=5)
+    # The thesis's constant-step recipe (the default's relative steps never blow up).
+    config = SMALL.replace(
+        eta=1000.0,
+        n_iter=5,
+        step="constant",
+        kernel="poly",
+        gamma=1.0,
+        regulariser="dfo1",
+        lam=0.01,
+        n_filters=1,
+    )
     emit = FakeEmit()
     result = run_model(emit, config.to_dict(), "csvm")
     outcomes = {"csvm": {"state": "done", "result": result, "events": emit.events}}

@@ -132,7 +132,7 @@ def test_stability_over_three_seeds():
     from csvm.parallel import one_blas_thread
     from csvm.sweeps import run_seed, stability
 
-    config = {**RunConfig().to_dict(), "n_train": 100, "n_iter": 3, "seed": 4}
+    config = {**RunConfig().to_dict(), "n_train": 100, "n_iter": 3, "seed": 4, "n_filters": 1}
     out = stability(config, seeds=[0, 1, 2], n_jobs=2)
     assert out["seeds"] == [0, 1, 2] and out["filters"].shape == (3, 1, 1, 5, 5)
     assert 0.0 < out["mean_abs_cosine"] <= 1.0 and 0.0 < out["start_mean_abs_cosine"] <= 1.0
