@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[1]
 MULTI_RUN = {
     "classes": "0,1,2",
+    "n_filters": "1",
     "n_iter": "3",
     "n_train": "150",
     "cnn_epochs": "1",

@@ -173,7 +173,7 @@ def test_a_bundle_without_settings_is_refused():
 
 
 # -- multi-class ---------------------------------------------------------------------------
-MULTI = SMALL.replace(classes="7,0,3", n_train=150)
+MULTI = SMALL.replace(classes="7,0,3", n_train=150, n_filters=1)
 
 
 @pytest.mark.parametrize(
