@@ -96,6 +96,25 @@ def _canvas_axes(fig: go.Figure) -> None:
     fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain", **bare)
 
 
+#: A horizontal legend along the bottom edge of the figure, under the x axis's title.
+_BOTTOM_LEGEND = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom"}
+
+
+def _fixed_margins(
+    fig: go.Figure, left: int = 72, right: int = 72, top: int = 50, bottom: int = 96
+) -> go.Figure:
+    """Margins that leave room for tick labels, axis titles and a bottom legend, fixed.
+
+    Plotly otherwise grows the margins to fit what it has drawn and then draws the whole
+    figure again; on the live page, updated every second, that second drawing was about a
+    third of the browser's plotting time.
+    """
+    fig.update_layout(margin={"l": left, "r": right, "t": top, "b": bottom, "autoexpand": False})
+    fig.update_xaxes(automargin=False)
+    fig.update_yaxes(automargin=False)
+    return fig
+
+
 def _layout(**overrides: Any) -> dict[str, Any]:
     """The shared layout, with room above the plot for a title over subplot titles."""
     return {**_LAYOUT, **overrides}
@@ -197,6 +216,9 @@ def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
         Factor on every font size.
     """
     base = (fig.layout.font.size or 14) * scale
+    margin = fig.layout.margin
+    if margin.autoexpand is False:  # fixed margins: make room for the larger type
+        fig.update_layout(margin={k: int(getattr(margin, k) * scale) for k in ("l", "r", "t", "b")})
     fig.update_layout(
         font={"size": base},
         title_font={"size": base * 1.25},
@@ -250,7 +272,7 @@ def divergence_figure(
     fig.update_layout(
         title=f"{title}: {divergence.get('cause', 'diverged')}", height=320, **_LAYOUT
     )
-    return fig
+    return _fixed_margins(fig, bottom=60)
 
 
 def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective") -> go.Figure:
@@ -324,8 +346,8 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     _integer_axis(fig, max(x), title_text="iteration (½ = filter step)" if linear else "iteration")
     _round_axis(fig, y, title_text="objective", secondary_y=False)
     _round_axis(fig, terms, title_text="terms", secondary_y=True, showgrid=False)
-    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
-    return fig
+    fig.update_layout(title=title, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    return _fixed_margins(fig)
 
 
 def objectives_overlay(
@@ -431,8 +453,8 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
     )
     norms = [e.get("filter_norm") for e in events]
     _round_axis(fig, norms, title_text="filter norm", secondary_y=True, showgrid=False)
-    fig.update_layout(title=title, height=320, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
-    return fig
+    fig.update_layout(title=title, height=320, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    return _fixed_margins(fig)
 
 
 def filter_figure(
@@ -512,10 +534,8 @@ def filter_figure(
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
     _square_pixels(fig)
-    fig.update_layout(
-        title=title, height=270 * rows + 40, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
-    )
-    return fig
+    fig.update_layout(title=title, height=270 * rows + 40, **_LAYOUT)
+    return _fixed_margins(fig, left=10, right=110, top=80, bottom=10)  # colour bars at the right
 
 
 def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
@@ -631,8 +651,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
         dtick=0.25,
         showgrid=False,
     )
-    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.2}, **_LAYOUT)
-    return fig
+    fig.update_layout(title=title, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    return _fixed_margins(fig)
 
 
 def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
