@@ -59,26 +59,34 @@ def get_pool() -> JobPool:
     )
 
 
-def _browser_token() -> str | None:
-    """The token of Streamlit's XSRF cookie: one per browser, kept across reloads.
+def xsrf_token(cookie: str) -> str:
+    """The token inside Streamlit's XSRF cookie: the same for one browser across reloads.
 
-    Tornado writes it as ``2|mask|masked_token|timestamp`` and may re-mask it on every
-    response, so the unmasked token (mask XOR masked) is what stays the same.
+    Streamlit writes the cookie as ``2|mask|masked_token|timestamp`` and re-masks it with a
+    fresh 4-byte mask on every response, so the unmasked token (masked XOR the repeated
+    mask) is what stays the same.  Any other format is returned as it is.
     """
+    parts = cookie.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            if mask:
+                # A websocket-style mask: its 4 bytes repeat along the token.
+                return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)).hex()
+    except ValueError:
+        pass
+    return cookie
+
+
+def _browser_token() -> str | None:
+    """The browser's XSRF token (see :func:`xsrf_token`), or None without a browser."""
     try:
         cookie = st.context.cookies.get("_streamlit_xsrf")
     except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
         return None
     if not isinstance(cookie, str) or not cookie:
         return None
-    parts = cookie.split("|")
-    try:
-        if len(parts) == 4 and parts[0] == "2":
-            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
-            return bytes(a ^ b for a, b in zip(mask, masked, strict=True)).hex()
-    except ValueError:
-        pass
-    return cookie
+    return xsrf_token(cookie)
 
 
 def owner() -> str:

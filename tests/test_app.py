@@ -122,6 +122,21 @@ def test_reload_reattaches_to_a_finished_run():
     assert list(again.dataframe[0].value["model"]) == ["K-CSVM"]
 
 
+def test_a_reload_keeps_the_browser_as_owner():
+    """Streamlit re-masks its XSRF cookie on every response: the owner must not change."""
+    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+
+    from pages.common import xsrf_token
+
+    token = bytes(range(16))
+    cookies = {generate_xsrf_token_string(token, 1_700_000_000) for _ in range(20)}
+    assert len(cookies) > 1, "the masks differ"
+    assert {xsrf_token(c) for c in cookies} == {token.hex()}
+    other = generate_xsrf_token_string(bytes(16), 1_700_000_000)
+    assert xsrf_token(other) != token.hex()
+    assert xsrf_token("not-a-v2-token") == "not-a-v2-token"
+
+
 def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
     # The thesis's constant-step recipe (the default's relative steps never blow up).
     thesis = {

@@ -135,6 +135,10 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     other.goto(page.url)
     other.get_by_text("Shared view").wait_for()
     assert other.get_by_role("button", name="■ Stop").count() == 0
+    # The owner reloads: still the owner (Streamlit re-masks its cookie on every response).
+    page.reload()
+    page.get_by_role("button", name=re.compile("Pause$")).wait_for()
+    assert page.get_by_text("Shared view").count() == 0
 
     page.get_by_role("button", name=re.compile("Pause$")).click()
     page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
