@@ -17,7 +17,7 @@ from csvm.conv import correlate
 from csvm.runs import load_data
 from tests._typed import assert_typed
 
-CONFIG = RunConfig(n_train=200, n_iter=4, seed=3).to_dict()
+CONFIG = RunConfig(n_train=200, n_iter=4, seed=3, n_filters=1).to_dict()
 
 
 @pytest.fixture(scope="module")
