@@ -54,6 +54,7 @@ def main() -> None:
         st.Page("pages/train.py", title="Train", icon=":material/model_training:", default=True),
         st.Page("pages/compare.py", title="Compare runs", icon=":material/compare:"),
         st.Page("pages/sweep.py", title="Sweep", icon=":material/grid_view:"),
+        st.Page("pages/stability.py", title="Stability", icon=":material/stacked_line_chart:"),
         st.Page("pages/filter_lab.py", title="Filter lab", icon=":material/tune:"),
         st.Page("pages/reproduce.py", title="Reproduce", icon=":material/fact_check:"),
         st.Page("pages/about.py", title="About", icon=":material/menu_book:"),

@@ -29,7 +29,10 @@ __all__ = [
     "run_seed",
     "run_sweep",
     "run_validation",
+    "run_seed_job",
     "stability",
+    "stability_verdict",
+    "summarise_stability",
     "sweep_configs",
     "sweep_rows",
 ]
@@ -325,6 +328,18 @@ def stability(
         )
     config = as_config(config).replace(baselines=()).to_dict()
     results = run_tasks(run_seed, [(config, s, data_dir) for s in seeds], n_jobs)
+    return summarise_stability(seeds, results)
+
+
+def summarise_stability(seeds: list[int], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """What :func:`stability` returns, from each seed's :func:`run_seed` result.
+
+    Parameters
+    ----------
+    seeds : list of int
+    results : list of dict
+        :func:`run_seed`'s results, in the order of ``seeds``.
+    """
     aligned, signs = align_signs(np.stack([r["filters"] for r in results]))
     cosine = _abs_cosines(aligned)
     pairs = np.triu_indices(len(seeds), k=1)
@@ -342,7 +357,7 @@ def stability(
         return (float(np.mean(values)), float(np.std(values))) if values else None
 
     return {
-        "seeds": seeds,
+        "seeds": list(seeds),
         "filters": aligned,
         "signs": signs,
         "cosine": cosine,
@@ -354,3 +369,42 @@ def stability(
             {k: v for k, v in r.items() if k not in ("filters", "start_filters")} for r in results
         ],
     }
+
+
+def run_seed_job(emit: Callable[..., Any], config: dict[str, Any], seed: int) -> dict[str, Any]:
+    """:func:`run_seed` as a :class:`csvm.jobs.JobPool` target (the Stability page runs one
+    job per seed, in parallel on the pool's workers)."""
+    emit({"kind": "start", "model": "csvm", "n_train": int(as_config(config).n_train or 0)})
+    return run_seed(config, seed)
+
+
+def stability_verdict(
+    stable: dict[str, Any], unstable: dict[str, Any], stable_name: str, unstable_name: str
+) -> str:
+    """One sentence on a claim "``stable_name`` filters are stable across seeds and
+    ``unstable_name`` filters are not", from two :func:`summarise_stability` results,
+    whichever way the numbers come out.
+
+    A configuration counts as stable when its filters are more alike than their random
+    starts were (mean |cos| above the start's by at least 0.05).
+    """
+
+    def level(r: dict[str, Any]) -> str:
+        start = r["start_mean_abs_cosine"]
+        text = f"mean |cos| {r['mean_abs_cosine']:.3f}"
+        return text + (f" (random starts {start:.3f})" if start is not None else "")
+
+    def is_stable(r: dict[str, Any]) -> bool:
+        start = r["start_mean_abs_cosine"]
+        return r["mean_abs_cosine"] >= (0.0 if start is None else start) + 0.05
+
+    a, b = is_stable(stable), is_stable(unstable)
+    if a and not b:
+        outcome = "the claim holds here"
+    elif a and b:
+        outcome = f"both are stable here: the claim about {unstable_name} does not hold"
+    elif not a and not b:
+        outcome = f"neither is stable here: the claim about {stable_name} does not hold"
+    else:
+        outcome = "the opposite of the claim holds here"
+    return f"{stable_name}: {level(stable)}; {unstable_name}: {level(unstable)} — {outcome}."

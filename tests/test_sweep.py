@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from csvm.config import RunConfig
-from csvm.sweeps import parse_values, run_validation, sweep_configs
+from csvm.sweeps import parse_values, run_validation, stability, sweep_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -160,3 +160,30 @@ def test_a_grid_larger_than_the_session_cap_is_refused_before_start():
     at.text_input(key="sw_y_values").set_value("0.1, 10, 1000").run()
     assert any("9 cells" in e.value and "CSVM\\_MAX\\_ACTIVE" in e.value for e in at.error)
     assert at.button(key="sw_start").disabled
+
+
+def _summary(cos, start):
+    return {"mean_abs_cosine": cos, "start_mean_abs_cosine": start}
+
+
+def test_stability_verdict_says_whichever_way_the_numbers_come_out():
+    from csvm.sweeps import stability_verdict
+
+    def verdict(a, b):
+        return stability_verdict(_summary(*a), _summary(*b), "DFO2", "DFO1")
+
+    assert verdict((0.92, 0.78), (0.78, 0.78)).endswith("the claim holds here.")
+    assert "both are stable" in verdict((0.92, 0.78), (0.90, 0.78))
+    assert "neither is stable" in verdict((0.80, 0.78), (0.79, 0.78))
+    assert "opposite" in verdict((0.78, 0.78), (0.95, 0.78))
+    assert verdict((0.92, None), (0.50, None)).startswith("DFO2: mean |cos| 0.920;")
+
+
+def test_summarise_stability_matches_stability():
+    from csvm.sweeps import run_seed, summarise_stability
+
+    config = RunConfig(n_train=60, n_iter=2, n_filters=1, baselines=()).to_dict()
+    whole = stability(config, seeds=[0, 1, 2], n_jobs=1)
+    parts = summarise_stability([0, 1, 2], [run_seed(config, s) for s in (0, 1, 2)])
+    assert np.allclose(whole["filters"], parts["filters"])
+    assert whole["mean_abs_cosine"] == parts["mean_abs_cosine"]
