@@ -40,6 +40,17 @@ _SIDEBAR_SCRIPT = f"""<script>
 </script>"""
 
 
+def _run_sidebar_script() -> None:
+    try:
+        st.html(_SIDEBAR_SCRIPT, unsafe_allow_javascript=True)
+    except TypeError:
+        # Streamlit before unsafe_allow_javascript: a zero-height same-origin component
+        # frame runs it (the script reaches the page through window.parent).
+        from streamlit.components.v1 import html
+
+        html(_SIDEBAR_SCRIPT, height=0)
+
+
 def main() -> None:
     from pages.common import restore_view_from_url, url_extra
     from pages.settings import restore_from_url, sync_url
@@ -65,7 +76,7 @@ def main() -> None:
     restore_from_url()
     restore_view_from_url()
     sync_url(url_extra())
-    st.html(_SIDEBAR_SCRIPT, unsafe_allow_javascript=True)
+    _run_sidebar_script()
     st.html(_STYLE)
     if st.session_state.get("projector"):
         st.html(

@@ -124,7 +124,18 @@ def test_reload_reattaches_to_a_finished_run():
 
 def test_a_reload_keeps_the_browser_as_owner():
     """Streamlit re-masks its XSRF cookie on every response: the owner must not change."""
-    from streamlit.web.server.starlette.starlette_app_utils import generate_xsrf_token_string
+    try:  # Streamlit's own Starlette server writes the cookie ...
+        from streamlit.web.server.starlette.starlette_app_utils import (
+            generate_xsrf_token_string,
+        )
+    except ImportError:  # ... older Streamlit left it to Tornado, in the same format
+        import os
+
+        from tornado.util import _websocket_mask
+
+        def generate_xsrf_token_string(token, timestamp):
+            mask = os.urandom(4)
+            return f"2|{mask.hex()}|{_websocket_mask(mask, token).hex()}|{timestamp}"
 
     from pages.common import xsrf_token
 
