@@ -743,6 +743,7 @@ def filter_grid_figure(
     title: str = "Filters",
     focus: int | None = None,
     cols: int | None = None,
+    clickable: bool = False,
 ) -> go.Figure:
     """One small heatmap per sub-problem: the grid of a multi-class run's filters.
 
@@ -762,6 +763,10 @@ def filter_grid_figure(
         The sub-problem in focus: its caption is bold and marked.
     cols : int, optional
         Cells per row (default: up to 9, so that 45 one-vs-one filters make 5 rows).
+    clickable : bool, default False
+        Add an invisible marker on each cell whose ``customdata`` is the sub-problem's
+        index, so that a click on a filter can select it (``st.plotly_chart``'s
+        ``on_select``).
 
     Returns
     -------
@@ -813,11 +818,31 @@ def filter_grid_figure(
             hovertemplate="%{text}<br>weight %{customdata:.4f}<extra></extra>",
         )
     )
+    if clickable:
+        # An invisible marker on each cell's centre: Plotly reports clicks on points, not
+        # on heatmap cells, so these carry the sub-problem's index to the page.
+        ch, cw = shape
+        k = np.arange(m)
+        fig.add_trace(
+            go.Scatter(
+                x=(k % cols) * (cw + 2) + (cw - 1) / 2,
+                y=(k // cols) * (ch + 2) + (ch - 1) / 2,
+                customdata=k,
+                text=list(titles),
+                mode="markers",
+                marker={"size": 22, "symbol": "square", "color": "rgba(0,0,0,0)"},
+                hovertemplate="%{text}: click to focus<extra></extra>",
+                showlegend=False,
+                name="focus",
+            )
+        )
     _canvas_axes(fig)
     annotations = _tile_captions(captions, cols, shape, 2)
     for note in annotations:
         note["font"] = {"size": 11 if cols > 5 else 13}
     fig.update_layout(title=title, height=90 + 110 * rows, annotations=annotations, **_LAYOUT)
+    if clickable:
+        fig.update_layout(clickmode="event+select", dragmode=False)
     return fig
 
 

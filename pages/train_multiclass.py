@@ -9,6 +9,7 @@ untouched.  Everything shown is computed in :mod:`csvm.runs`; this module only d
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -65,6 +66,27 @@ def _focus(run: dict, rows: list[dict], labels: list[str]) -> int:
     return started[-1] if started else 0
 
 
+def clicked_sub_problem(selection: Any) -> int | None:
+    """The sub-problem whose filter was clicked in the grid (its marker's customdata)."""
+    try:
+        points = selection["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    for point in points or ():
+        index = point.get("customdata")
+        if isinstance(index, list):  # Plotly may wrap a scalar customdata in a list
+            index = index[0] if index else None
+        if isinstance(index, (int, float)):
+            return int(index)
+    return None
+
+
+def _focus_clicked(grid_key: str, focus_key: str) -> None:
+    index = clicked_sub_problem(st.session_state.get(grid_key))
+    if index is not None:
+        st.session_state[focus_key] = index  # the focus menu follows the click
+
+
 def live_panel(run: dict, shown: list, class_names: Sequence[str]) -> None:
     """The grid of filters, per-sub-problem progress and the focused objective."""
     config: RunConfig = run["config"]
@@ -86,14 +108,22 @@ def live_panel(run: dict, shown: list, class_names: Sequence[str]) -> None:
         "–" if accuracy is None else f"{100 * accuracy:.1f} %",
     )
     titles = [f"{lab} · {r['steps']}/{r['total']}" for lab, r in zip(labels, rows, strict=True)]
-    chart(
-        figures.filter_grid_figure(
-            [r["filters"] for r in rows],
-            titles,
-            f"Filters of the {len(rows)} sub-problems (each on its own scale)",
-            focus=focus,
-        ),
-        f"grid_{run['id']}",
+    fig = figures.filter_grid_figure(
+        [r["filters"] for r in rows],
+        titles,
+        f"Filters of the {len(rows)} sub-problems (click one to focus it)",
+        focus=focus,
+        clickable=True,
+    )
+    if st.session_state.get("projector"):
+        figures.for_projector(fig)
+    grid_key = f"grid_{run['id']}"
+    st.plotly_chart(
+        fig,
+        key=grid_key,
+        width="stretch",
+        on_select=partial(_focus_clicked, grid_key, f"focus_{run['id']}"),
+        selection_mode="points",
     )
     mine = [e for e in step_events(shown, every_sub_problem=True) if e.get("classifier") == focus]
     if mine:

@@ -160,3 +160,29 @@ def test_a_single_step_has_no_negative_iteration_and_a_gradient_is_labelled_as_o
     g = np.random.default_rng(1).normal(size=(1, 5, 5))
     assert figures.filter_figure(g, value_label="dT/df").data[0].colorbar.title.text == "dT/df"
     assert figures.filter_figure(g).data[0].colorbar.title.text == "weight"
+
+
+def test_filter_grid_click_markers_carry_each_sub_problem_index():
+    import numpy as np
+
+    from csvm import figures
+
+    filters = [np.ones((1, 5, 5)) * (k + 1) for k in range(4)]
+    fig = figures.filter_grid_figure(filters, list("abcd"), cols=3, clickable=True)
+    (marker,) = [t for t in fig.data if t.name == "focus"]
+    assert list(marker.customdata) == [0, 1, 2, 3]
+    # Each marker sits on its own cell of the tiled canvas.
+    z = np.asarray(fig.data[0].customdata, dtype=float)
+    for k in range(4):
+        assert z[int(marker.y[k]), int(marker.x[k])] == k + 1
+    assert not [t for t in figures.filter_grid_figure(filters, list("abcd")).data if t.name]
+
+
+def test_a_click_selection_names_the_sub_problem():
+    from pages.train_multiclass import clicked_sub_problem
+
+    assert clicked_sub_problem({"selection": {"points": [{"customdata": 3}]}}) == 3
+    assert clicked_sub_problem({"selection": {"points": [{"customdata": [2]}]}}) == 2
+    assert clicked_sub_problem({"selection": {"points": [{"x": 1}]}}) is None
+    assert clicked_sub_problem({"selection": {"points": []}}) is None
+    assert clicked_sub_problem(None) is None
