@@ -737,6 +737,46 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
     return fig
 
 
+def _grid_cells(filters: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
+    """Each sub-problem's planes side by side, split by a blank column (None stays None)."""
+    cells: list[np.ndarray | None] = []
+    for f in filters:
+        if f is None:
+            cells.append(None)
+            continue
+        planes = np.asarray(f, dtype=float)
+        planes = planes.reshape(-1, *planes.shape[-2:])
+        blank = np.full((planes.shape[1], 1), np.nan)
+        cells.append(np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1))
+    return cells
+
+
+def _cell_text(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> np.ndarray:
+    """Each pixel of :func:`_tile`'s canvas labelled with its cell's title ("" between)."""
+    m = len(titles)
+    owner = _tile([np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2)
+    labels = np.asarray([*titles, ""], dtype=object)
+    return np.where(np.isnan(owner), "", labels[np.nan_to_num(owner, nan=m).astype(int)])
+
+
+def _click_markers(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> go.Scatter:
+    """An invisible marker on each cell's centre of :func:`_tile`'s canvas: Plotly reports
+    clicks on points, not on heatmap cells, so these carry each cell's index to the page."""
+    ch, cw = shape
+    k = np.arange(len(titles))
+    return go.Scatter(
+        x=(k % cols) * (cw + 2) + (cw - 1) / 2,
+        y=(k // cols) * (ch + 2) + (ch - 1) / 2,
+        customdata=k,
+        text=list(titles),
+        mode="markers",
+        marker={"size": 22, "symbol": "square", "color": "rgba(0,0,0,0)"},
+        hovertemplate="%{text}: click to focus<extra></extra>",
+        showlegend=False,
+        name="focus",
+    )
+
+
 def filter_grid_figure(
     filters: Sequence[np.ndarray | None],
     titles: Sequence[str],
@@ -776,17 +816,8 @@ def filter_grid_figure(
     cols = cols or min(m, 9)
     rows = -(-m // cols)
     captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
-    cells, shape = [], None
-    for f in filters:
-        if f is None:
-            cells.append(None)
-            continue
-        planes = np.asarray(f, dtype=float)
-        planes = planes.reshape(-1, *planes.shape[-2:])
-        blank = np.full((planes.shape[1], 1), np.nan)
-        cells.append(np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1))
-        shape = cells[-1].shape
-    shape = shape or (5, 5)
+    cells = _grid_cells(filters)
+    shape = next((z.shape for z in cells if z is not None), (5, 5))
     empty = np.full(shape, np.nan)
     raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
     # One trace for the whole grid: each cell is divided by its own largest |weight| so
@@ -797,19 +828,11 @@ def filter_grid_figure(
         shape,
         2,
     )
-    names = _tile(
-        [np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2
-    )  # which sub-problem each pixel belongs to
-    text = np.where(
-        np.isnan(names),
-        "",
-        np.asarray(titles + [""], dtype=object)[np.nan_to_num(names, nan=m).astype(int)],
-    )
     fig = go.Figure(
         go.Heatmap(
             z=scaled,
             customdata=raw,
-            text=text,
+            text=_cell_text(titles, cols, shape),
             colorscale="RdBu_r",
             zmid=0,
             zmin=-1,
@@ -819,23 +842,7 @@ def filter_grid_figure(
         )
     )
     if clickable:
-        # An invisible marker on each cell's centre: Plotly reports clicks on points, not
-        # on heatmap cells, so these carry the sub-problem's index to the page.
-        ch, cw = shape
-        k = np.arange(m)
-        fig.add_trace(
-            go.Scatter(
-                x=(k % cols) * (cw + 2) + (cw - 1) / 2,
-                y=(k // cols) * (ch + 2) + (ch - 1) / 2,
-                customdata=k,
-                text=list(titles),
-                mode="markers",
-                marker={"size": 22, "symbol": "square", "color": "rgba(0,0,0,0)"},
-                hovertemplate="%{text}: click to focus<extra></extra>",
-                showlegend=False,
-                name="focus",
-            )
-        )
+        fig.add_trace(_click_markers(titles, cols, shape))
     _canvas_axes(fig)
     annotations = _tile_captions(captions, cols, shape, 2)
     for note in annotations:
