@@ -4,14 +4,13 @@
 is one tick of the playback (``pace=live`` shows every recorded step at once).
 """
 
-import json
 import time
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._apptest import ROOT, open_app, query, titled, wait_for_results
+
 SMALL_RUN = {
     "n_iter": "3",
     "n_train": "200",
@@ -21,61 +20,28 @@ SMALL_RUN = {
 }
 
 
-def _app(query=None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
-
-
-def _wait_for_results(at, seconds=120):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        at.run()
-        if any(s.value == "Comparison on the same split" for s in at.subheader):
-            return at
-        time.sleep(0.5)
-    raise AssertionError("the run did not finish in time")
-
-
-def _specs(at) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def _titled(at, prefix: str) -> list[dict]:
-    return [
-        s for s in _specs(at) if s["layout"].get("title", {}).get("text", "").startswith(prefix)
-    ]
-
-
-def _query(at, key: str) -> str:
-    """A query parameter as text (older AppTests give a list of values)."""
-    value = at.query_params[key]
-    return value[-1] if isinstance(value, list) else value
-
-
 def _headline(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("### "))
 
 
 def test_train_page_opens_with_real_images_and_no_error():
-    at = _app()
+    at = open_app()
     assert not at.exception
     assert not at.error
     assert at.title[0].value == "CSVM Explorer"
-    assert _titled(at, "Example training images")
+    assert titled(at, "Example training images")
 
 
 def test_small_run_shows_every_model_with_intervals_and_significance():
-    at = _app(SMALL_RUN)
+    at = open_app(SMALL_RUN)
     at.button(key="start").click().run()
     assert not at.exception
-    at = _wait_for_results(at)
+    at = wait_for_results(at)
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
     assert table["test accuracy"].notna().all()
     assert table["95 % interval"].str.contains("–").all()
-    assert len(_titled(at, "Objective")[0]["data"][0]["x"]) == 3  # one point per step
+    assert len(titled(at, "Objective")[0]["data"][0]["x"]) == 3  # one point per step
     assert _headline(at).startswith("### K-CSVM: ") and "plain SVM" in _headline(at)
     mcnemar = [
         m.value for m in at.markdown if "significant" in m.value and not m.value.startswith("#")
@@ -85,12 +51,12 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
 
 
 def test_paced_playback_shows_one_more_step_per_tick():
-    at = _app(SMALL_RUN | {"pace": "1 s per step", "n_iter": "5", "baselines": "-"})
+    at = open_app(SMALL_RUN | {"pace": "1 s per step", "n_iter": "5", "baselines": "-"})
     at.button(key="start").click().run()
     counts = []
     for _ in range(40):
         at.run()
-        objective = _titled(at, "Objective")
+        objective = titled(at, "Objective")
         counts.append(len(objective[0]["data"][0]["x"]) if objective else 0)
         if counts[-1] == 5:
             break
@@ -100,7 +66,7 @@ def test_paced_playback_shows_one_more_step_per_tick():
 
 
 def test_invalid_setting_shows_error_and_starts_nothing():
-    at = _app({"dataset": "digits", "filter_size": "9"})
+    at = open_app({"dataset": "digits", "filter_size": "9"})
     assert any("larger than the image" in e.value for e in at.error)
     assert at.button(key="start").disabled
     at.run()
@@ -108,17 +74,17 @@ def test_invalid_setting_shows_error_and_starts_nothing():
 
 
 def test_training_size_beyond_the_pair_is_refused():
-    at = _app({"n_train": "5000"})
+    at = open_app({"n_train": "5000"})
     assert any("Only 700 training images" in e.value for e in at.error)
     assert at.button(key="start").disabled
 
 
 def test_reload_reattaches_to_a_finished_run():
-    at = _app(SMALL_RUN | {"baselines": "-"})
+    at = open_app(SMALL_RUN | {"baselines": "-"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
-    query = {k: _query(at, k) for k in at.query_params}
-    again = _wait_for_results(_app(query))  # a new session with the same URL
+    at = wait_for_results(at)
+    url = {k: query(at, k) for k in at.query_params}
+    again = wait_for_results(open_app(url))  # a new session with the same URL
     assert list(again.dataframe[0].value["model"]) == ["K-CSVM"]
 
 
@@ -158,33 +124,33 @@ def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
         "step": "constant",
         "n_filters": "1",
     }
-    at = _app(thesis | {"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
+    at = open_app(thesis | {"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
+    at = wait_for_results(at)
     assert list(at.dataframe[0].value["status"]) == ["diverged"]
     assert "diverged at step" in _headline(at) and "try η = 100" in _headline(at)
-    blowup = _titled(at, "Blow-up")
+    blowup = titled(at, "Blow-up")
     assert blowup and blowup[0]["layout"]["yaxis"]["type"] == "log"
     assert len(blowup[0]["data"][0]["y"]) >= 2
-    first_run = _query(at, "run")
+    first_run = query(at, "run")
     at.button(key="rerun_csvm").click().run()
     assert not at.exception
-    assert _query(at, "eta") == "100.0" and _query(at, "run") != first_run
+    assert query(at, "eta") == "100.0" and query(at, "run") != first_run
 
 
 def test_changing_a_setting_marks_the_results_stale():
-    at = _app(SMALL_RUN | {"baselines": "-"})
+    at = open_app(SMALL_RUN | {"baselines": "-"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
+    at = wait_for_results(at)
     assert not any("previous settings" in i.value for i in at.info)
     at.number_input(key="w_n_iter").set_value(4).run()
     assert any("previous settings" in i.value for i in at.info)
 
 
 def test_projector_mode_enlarges_the_figures():
-    normal = _app()
-    big = _app({"projector": "1"})
-    size = lambda at: _titled(at, "Example")[0]["layout"]["font"]["size"]  # noqa: E731
+    normal = open_app()
+    big = open_app({"projector": "1"})
+    size = lambda at: titled(at, "Example")[0]["layout"]["font"]["size"]  # noqa: E731
     assert size(big) > size(normal)
 
 
@@ -203,7 +169,7 @@ def test_about_page_says_what_the_learned_filter_buys():
 
 
 def test_settings_survive_a_visit_to_other_pages():
-    at = _app({"n_iter": "7", "seed": "42"})
+    at = open_app({"n_iter": "7", "seed": "42"})
     at.number_input(key="w_eta").set_value(0.05).run()
     for page in ("pages/about.py", "pages/sweep.py", "pages/train.py"):
         at.switch_page(page).run()
@@ -211,7 +177,7 @@ def test_settings_survive_a_visit_to_other_pages():
     assert at.number_input(key="w_n_iter").value == 7
     assert at.number_input(key="w_eta").value == 0.05
     assert not at.button(key="start").disabled
-    assert _query(at, "n_iter") == "7" and _query(at, "eta") == "0.05"
+    assert query(at, "n_iter") == "7" and query(at, "eta") == "0.05"
 
 
 def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
@@ -237,14 +203,14 @@ def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
 
 
 def test_compare_page_lists_the_sessions_runs():
-    at = _app(SMALL_RUN | {"baselines": "svm"})
+    at = open_app(SMALL_RUN | {"baselines": "svm"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
+    at = wait_for_results(at)
     at.switch_page("pages/compare.py").run()
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM"]
-    assert _titled(at, "Objective per step")
+    assert titled(at, "Objective per step")
 
 
 def test_figures_have_clean_ticks():

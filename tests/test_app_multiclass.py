@@ -1,16 +1,11 @@
 """Multi-class runs in the explorer (AppTest): the filter grid, the k×k confusion, the
 per-class accuracy, the most confused pairs, and the settings' URL round trip."""
 
-import base64
-import json
-import time
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._apptest import open_app, plotly_array, query, titled, wait_for_results
+
 MULTI_RUN = {
     "classes": "0,1,2",
     "n_filters": "1",
@@ -22,66 +17,31 @@ MULTI_RUN = {
 }
 
 
-def _app(query=None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
-
-
-def _wait_for_results(at, seconds=120):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        at.run()
-        if any(s.value == "Comparison on the same split" for s in at.subheader):
-            return at
-        time.sleep(0.5)
-    raise AssertionError("the run did not finish in time")
-
-
-def _titled(at, prefix: str) -> list[dict]:
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return [s for s in specs if s["layout"].get("title", {}).get("text", "").startswith(prefix)]
-
-
-def _query(at, key: str) -> str:
-    value = at.query_params[key]
-    return value[-1] if isinstance(value, list) else value
-
-
-def _array(value) -> np.ndarray:
-    """A figure's array, whether plotly wrote it as a list or as typed binary data."""
-    if isinstance(value, dict):
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        return flat.reshape([int(n) for n in value["shape"].split(",")])
-    return np.asarray(value)
-
-
 def _filters_drawn(spec: dict) -> int:
     """Filter cells on the grid's one heatmap: its 5 × 5 blocks of numbers (NaN between)."""
     (trace,) = [t for t in spec["data"] if t["type"] == "heatmap"]
-    drawn = ~np.isnan(_array(trace["customdata"]).astype(float))
+    drawn = ~np.isnan(plotly_array(trace["customdata"]).astype(float))
     return int(drawn.sum()) // 25
 
 
 def test_three_class_run_shows_three_filters_and_a_3x3_confusion():
-    at = _app(MULTI_RUN)
+    at = open_app(MULTI_RUN)
     assert not at.exception and not at.error
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
+    at = wait_for_results(at)
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
     assert table["test accuracy"].notna().all()
-    grid = _titled(at, "Filters of the 3 sub-problems")
+    grid = titled(at, "Filters of the 3 sub-problems")
     assert grid and _filters_drawn(grid[0]) == 3
     captions = [a["text"] for a in grid[0]["layout"]["annotations"]]
     assert any("0 vs 1 · 3/3" in c for c in captions)
-    confusion = _titled(at, "K-CSVM: test confusion (3×3)")
-    z = _array(confusion[0]["data"][0]["z"])
+    confusion = titled(at, "K-CSVM: test confusion (3×3)")
+    z = plotly_array(confusion[0]["data"][0]["z"])
     assert z.shape == (3, 3) and z.sum() == 300  # every test image of the three classes
-    assert len(_titled(at, "plain SVM: test confusion (3×3)")) == 1
-    per_class = _titled(at, "Test accuracy per class")[0]
+    assert len(titled(at, "plain SVM: test confusion (3×3)")) == 1
+    per_class = titled(at, "Test accuracy per class")[0]
     assert [b["name"] for b in per_class["data"]] == ["K-CSVM", "plain SVM", "small CNN"]
     assert all(len(b["y"]) == 3 for b in per_class["data"])
     assert any(s.value == "Most confused pairs" for s in at.subheader)
@@ -90,32 +50,32 @@ def test_three_class_run_shows_three_filters_and_a_3x3_confusion():
 
 
 def test_one_vs_rest_shows_one_filter_per_class():
-    at = _app(MULTI_RUN | {"multi_class": "ovr", "baselines": "-"})
+    at = open_app(MULTI_RUN | {"multi_class": "ovr", "baselines": "-"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
-    grid = _titled(at, "Filters of the 3 sub-problems")
+    at = wait_for_results(at)
+    grid = titled(at, "Filters of the 3 sub-problems")
     assert grid and _filters_drawn(grid[0]) == 3
     captions = [a["text"] for a in grid[0]["layout"]["annotations"]]
     assert any("2 vs rest" in c for c in captions)
 
 
 def test_focus_picks_the_sub_problem_whose_objective_is_drawn():
-    at = _app(MULTI_RUN | {"baselines": "-"})
+    at = open_app(MULTI_RUN | {"baselines": "-"})
     at.button(key="start").click().run()
-    at = _wait_for_results(at)
-    at.selectbox(key=f"focus_{_query(at, 'run')}").set_value(0).run()
-    objective = _titled(at, "Objective of 0 vs 1")
+    at = wait_for_results(at)
+    at.selectbox(key=f"focus_{query(at, 'run')}").set_value(0).run()
+    objective = titled(at, "Objective of 0 vs 1")
     assert objective and len(objective[0]["data"][0]["x"]) == 3
-    grid = _titled(at, "Filters of the 3 sub-problems")[0]
+    grid = titled(at, "Filters of the 3 sub-problems")[0]
     assert "▶ 0 vs 1" in grid["layout"]["annotations"][0]["text"]
 
 
 def test_multiclass_settings_round_trip_through_the_url():
-    at = _app({"classes": "7,0,3", "multi_class": "ovr"})
+    at = open_app({"classes": "7,0,3", "multi_class": "ovr"})
     assert not at.exception and not at.error
     assert at.radio(key="w_classes__task").value == "Several classes"
     assert at.multiselect(key="w_classes").value == ["7", "0", "3"]
-    assert _query(at, "classes") == "7,0,3" and _query(at, "multi_class") == "ovr"
+    assert query(at, "classes") == "7,0,3" and query(at, "multi_class") == "ovr"
     at.radio(key="w_classes__task").set_value("Two classes").run()
     assert "classes" not in at.query_params and "multi_class" in at.query_params
     assert not at.error
@@ -131,7 +91,7 @@ def test_multiclass_settings_round_trip_through_the_url():
     ],
 )
 def test_hostile_classes_link_is_named_and_the_pair_is_used(raw, reason):
-    at = _app({"classes": raw})
+    at = open_app({"classes": raw})
     assert not at.exception
     messages = [w.value.replace("\\", "") for w in at.warning]
     assert any("Classes" in m and reason in m for m in messages), messages
@@ -140,9 +100,9 @@ def test_hostile_classes_link_is_named_and_the_pair_is_used(raw, reason):
 
 
 def test_fewer_than_three_ticked_classes_disable_start():
-    at = _app({"classes": "0,1,2"})
+    at = open_app({"classes": "0,1,2"})
     at.multiselect(key="w_classes").unselect("2").run()
     assert any("at least 3 classes" in e.value for e in at.error)
     assert at.button(key="start").disabled
     at.checkbox(key="w_classes__all").check().run()
-    assert not at.button(key="start").disabled and _query(at, "classes") == "all"
+    assert not at.button(key="start").disabled and query(at, "classes") == "all"

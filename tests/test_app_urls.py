@@ -2,14 +2,12 @@
 renders markdown, links or images that came from the URL."""
 
 import re
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from csvm.config import SPECS
+from tests._apptest import open_app
 
-ROOT = Path(__file__).resolve().parents[1]
 EVIL = "http://evil.example/x.png"
 
 NUMERIC = [n for n, s in SPECS.items() if s.kind in ("int", "float")]
@@ -40,9 +38,7 @@ def _bodies(at) -> list[str]:
 
 @pytest.mark.parametrize("name,raw", CORPUS, ids=[f"{n}={r[:12]}" for n, r in CORPUS])
 def test_hostile_link_is_named_escaped_and_harmless(name, raw):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params[name] = raw
-    at.run()
+    at = open_app({name: raw})
     assert not at.exception, at.exception
     messages = [w.value for w in at.warning] + [e.value for e in at.error]
     plain = [m.replace("\\", "") for m in messages]  # as the reader sees them

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from csvm.config import RunConfig
 from csvm.datasets import load_pair
 from csvm.lab import solve_fixed_filter, starting_filters
+from tests._apptest import open_app
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"n_train": "200", "n_iter": "3", "baselines": "", "n_filters": "1"}
@@ -18,10 +19,7 @@ SMALL = {"n_train": "200", "n_iter": "3", "baselines": "", "n_filters": "1"}
 
 def _lab(query=None) -> AppTest:
     """The app opened on the Filter lab page, with the settings of ``query`` in the URL."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
+    at = open_app(query)
     at.switch_page("pages/filter_lab.py").run()
     assert not at.exception, at.exception
     return at
@@ -100,10 +98,7 @@ def test_landscape_slice_runs_in_the_worker_pool():
 
 @pytest.mark.slow
 def test_learned_filter_of_a_finished_run():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for key, value in SMALL.items():
-        at.query_params[key] = value
-    at.run()
+    at = open_app(SMALL)
     at.button(key="start").click().run()
     deadline = time.time() + 120
     while time.time() < deadline:

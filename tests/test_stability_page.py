@@ -1,11 +1,12 @@
 """The Stability page (AppTest): one job per seed on the pool, filters aligned in sign,
 their spread, and the thesis's claim answered from the numbers."""
 
-import json
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+from tests._apptest import specs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,8 +34,7 @@ def _finish(at: AppTest) -> AppTest:
 
 
 def _grids(at: AppTest) -> list[dict]:
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return [c for c in charts if "aligned in sign" in str(c["layout"]["title"])]
+    return [c for c in specs(at) if "aligned in sign" in str(c["layout"]["title"])]
 
 
 def test_the_train_settings_over_three_seeds():

@@ -1,7 +1,5 @@
 """Sweeps: axis parsing, grid validation, and a small grid through the Sweep page."""
 
-import base64
-import json
 import time
 from pathlib import Path
 
@@ -11,19 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from csvm.config import RunConfig
 from csvm.sweeps import parse_values, run_validation, stability, sweep_configs
+from tests._apptest import plotly_array, specs
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _array(value) -> np.ndarray:
-    """A plotly spec array: a plain list or plotly's base64 typed-array encoding."""
-    if isinstance(value, dict) and "bdata" in value:
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        if isinstance(shape, str):
-            shape = tuple(int(s) for s in shape.split(","))
-        return data.reshape(shape) if shape else data
-    return np.array(value, dtype=float)
 
 
 def test_parse_values_and_messages():
@@ -67,9 +55,9 @@ def test_sweep_page_fills_the_heatmap():
     z = None
     while time.time() < deadline:
         at.run()
-        charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        charts = specs(at)
         if charts:
-            z = _array(charts[0]["data"][0]["z"]).astype(float)
+            z = plotly_array(charts[0]["data"][0]["z"]).astype(float)
             if not np.isnan(z).any():
                 break
         time.sleep(0.5)
