@@ -242,9 +242,10 @@ def load_pair(
     raw = _raw(name, protocol, data_dir, color, multiclass=False)
     ia, ib = _resolve_pair(name, raw.class_names, a, b)
 
-    X_train, y_train = _pick_pair(raw, raw.train, ia, ib, n_train, random_state)
-    X_val, y_val = _pick_pair(raw, raw.val, ia, ib, None, random_state)
-    X_test, y_test = _pick_pair(raw, raw.test, ia, ib, None, random_state)
+    pair = {ia: -1, ib: 1}
+    X_train, y_train = _pick(raw, raw.train, pair, n_train, random_state)
+    X_val, y_val = _pick(raw, raw.val, pair, None, random_state)
+    X_test, y_test = _pick(raw, raw.test, pair, None, random_state)
 
     def count(y: np.ndarray) -> tuple[int, int]:
         return int(np.sum(y < 0)), int(np.sum(y > 0))
@@ -265,24 +266,33 @@ def load_pair(
     )
 
 
-def _pick_pair(
+def _pick(
     raw: _Raw,
     part: tuple[np.ndarray, np.ndarray],
-    ia: int,
-    ib: int,
+    new_labels: dict[int, int],
     keep_n: int | None,
     random_state: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Classes ``ia`` (label -1) and ``ib`` (+1) of one split, optionally subsampled."""
+    """The images of the classes in ``new_labels`` (original label -> new label) from one
+    split, relabelled, optionally a stratified subsample of ``keep_n``."""
     X, y = part
-    idx = np.flatnonzero((y == ia) | (y == ib))
-    labels = np.where(y[idx] == ib, 1, -1).astype(np.int64)
+    table = np.zeros(len(raw.class_names), dtype=np.int64)
+    chosen = np.zeros(len(raw.class_names), dtype=bool)
+    for old, new in new_labels.items():
+        table[old], chosen[old] = new, True
+    idx = np.flatnonzero(chosen[y])
+    labels = table[y[idx]]
     sub = _subsample(labels, keep_n, random_state)
     if sub is not None:
         idx, labels = idx[sub], labels[sub]
     # Select on the uint8 images, then scale: converting a whole 50,000-image split
     # to float32 first would cost 150 MB and a tenth of a second per call.
     return np.ascontiguousarray(raw.to_float(X[idx]), dtype=np.float32), labels
+
+
+def _counts(y: np.ndarray, k: int) -> tuple[int, ...]:
+    """Images per label 0..k-1."""
+    return tuple(int(c) for c in np.bincount(y, minlength=k))
 
 
 def _resolve_pair(name: str, names: tuple[str, ...], a: Any, b: Any) -> tuple[int, int]:
@@ -324,10 +334,6 @@ def load_multiclass(
     if keep is not None:
         Xtr, ytr = Xtr[keep], ytr[keep]
     n = len(raw.class_names)
-
-    def counts(y: np.ndarray) -> tuple[int, ...]:
-        return tuple(int(c) for c in np.bincount(y, minlength=n))
-
     X_test = raw.to_float(Xte)
     return MulticlassData(
         X_train=raw.to_float(Xtr),
@@ -338,7 +344,7 @@ def load_multiclass(
         y_test=yte.copy(),
         image_shape=tuple(X_test.shape[1:]),
         class_names=tuple(raw.class_names),
-        counts={"train": counts(ytr), "validation": counts(yva), "test": counts(yte)},
+        counts={"train": _counts(ytr, n), "validation": _counts(yva, n), "test": _counts(yte, n)},
         source=raw.source,
         dataset=name,
     )
@@ -383,23 +389,11 @@ def load_classes(
         raise DatasetError(
             f"Choose two or more different classes of {name}; got {list(classes)!r}."
         )
-    relabel = np.full(len(raw.class_names), -1, dtype=np.int64)
-    relabel[index] = np.arange(len(index))
-
-    def pick(part: tuple[np.ndarray, np.ndarray], keep_n: int | None):
-        X, y = part
-        rows = np.flatnonzero(relabel[y] >= 0)
-        sub = _subsample(relabel[y[rows]], keep_n, random_state)
-        if sub is not None:
-            rows = rows[sub]
-        # Select on the stored (uint8) images, then scale: see _pick_pair.
-        X_float = np.ascontiguousarray(raw.to_float(X[rows]), dtype=np.float32)
-        return X_float, relabel[y[rows]]
-
+    relabel = {old: new for new, old in enumerate(index)}
     (Xtr, ytr), (Xva, yva), (Xte, yte) = (
-        pick(raw.train, n_train),
-        pick(raw.val, None),
-        pick(raw.test, None),
+        _pick(raw, raw.train, relabel, n_train, random_state),
+        _pick(raw, raw.val, relabel, None, random_state),
+        _pick(raw, raw.test, relabel, None, random_state),
     )
     k = len(index)
     return MulticlassData(
@@ -411,10 +405,7 @@ def load_classes(
         y_test=yte,
         image_shape=tuple(Xte.shape[1:]),
         class_names=tuple(raw.class_names[i] for i in index),
-        counts={
-            split: tuple(int(c) for c in np.bincount(y, minlength=k))
-            for split, y in (("train", ytr), ("validation", yva), ("test", yte))
-        },
+        counts={"train": _counts(ytr, k), "validation": _counts(yva, k), "test": _counts(yte, k)},
         source=raw.source,
         dataset=name,
     )
