@@ -210,6 +210,27 @@ def _divergence(exc: DivergenceError) -> dict[str, Any]:
     return {"message": str(exc), "suggested_eta": exc.suggested_eta, "cause": exc.cause}
 
 
+def fit_timed(clf, data, callback: Callable[..., Any] | None = None):
+    """Fit ``clf`` on ``data``'s training split, timed; a divergence is returned, not raised
+    (the estimator keeps its best state, which is then scored like any other).
+
+    Returns
+    -------
+    seconds : float
+    divergence : DivergenceError or None
+    """
+    start = time.perf_counter()
+    try:
+        clf.fit(data.X_train, data.y_train, callback=callback)
+    except DivergenceError as exc:
+        return time.perf_counter() - start, exc
+    return time.perf_counter() - start, None
+
+
+def _status(diverged: Any, control: RunControl) -> str:
+    return "diverged" if diverged else ("stopped" if control.stopped else "done")
+
+
 def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
     clf = c.build_estimator(data.image_shape)
     pinned = data.X_train[pinned_indices(data.y_train)]
@@ -226,13 +247,9 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
         emit({**event, "filters": filters, "pinned_maps": maps})
         return control.after_step()
 
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train, callback=callback)
-    except DivergenceError as exc:
-        diverged = _divergence(exc)
-    result = _summary(c.model, clf, data, time.perf_counter() - start)
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary(c.model, clf, data, seconds)
     a = np.asarray(clf.dual_coef_, dtype=float).ravel()
     order = np.argsort(-np.abs(a))[:24] if len(a) else np.zeros(0, dtype=int)
     result.update(
@@ -245,7 +262,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
             "n_support": int(np.asarray(clf.support_).size),
             "diverged": diverged,
             "history": clf.history_,
-            "status": "diverged" if diverged else ("stopped" if control.stopped else "done"),
+            "status": _status(diverged, control),
         }
     )
     return result
@@ -311,13 +328,9 @@ def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str
         emit({k: v for k, v in event.items() if k not in ("gradient", "support", "alpha")})
         return control.after_step()
 
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train, callback=callback)
-    except DivergenceError as exc:
-        diverged = _divergence(exc)
-    result = _summary(c.model, clf, data, time.perf_counter() - start)
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary(c.model, clf, data, seconds)
     steps = np.bincount(
         [e["classifier"] for e in clf.history_ if e.get("kind") in STEP_KINDS],
         minlength=len(clf.pairs_),
@@ -332,7 +345,7 @@ def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str
             "confused": confused_pairs(result["confusion"], c.multi_class),
             "diverged": diverged,
             "history": clf.history_,
-            "status": "diverged" if diverged else ("stopped" if control.stopped else "done"),
+            "status": _status(diverged, control),
         }
     )
     return result
@@ -377,17 +390,13 @@ def _train_cnn(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
         emit({k: v for k, v in event.items() if k != "filters"})
         return control.after_step()
 
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train, callback=callback)
-    except DivergenceError as exc:
-        diverged = _divergence(exc)
-    result = _summary("cnn", clf, data, time.perf_counter() - start)
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary("cnn", clf, data, seconds)
     result.update(
         diverged=diverged,
         history=clf.history_,
-        status="diverged" if diverged else ("stopped" if control.stopped else "done"),
+        status=_status(diverged, control),
     )
     return result
 

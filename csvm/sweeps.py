@@ -9,16 +9,14 @@ a Dask cluster (each cell is seeded by its configuration, so the results are the
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from csvm.config import RunConfig
-from csvm.exceptions import DivergenceError
 from csvm.parallel import run_tasks
-from csvm.runs import as_config, load_data
+from csvm.runs import as_config, fit_timed, load_data
 
 __all__ = [
     "MAX_SEEDS",
@@ -136,13 +134,8 @@ def run_validation(
     if len(data.y_val) == 0:
         raise ValueError("This dataset has no validation images for the pair.")
     clf = config.build_estimator(data.image_shape)
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train)
-    except DivergenceError as exc:
-        diverged = str(exc)
-    seconds = time.perf_counter() - start
+    seconds, exc = fit_timed(clf, data)
+    diverged = None if exc is None else str(exc)
     # The last training step (a divergence event, if any, comes after it and has no T).
     steps = [e for e in clf.history_ if e["kind"] in ("iteration", "half_step")]
     result = {
@@ -237,12 +230,8 @@ def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> 
         if "filters" in event:
             first.setdefault("filters", np.asarray(event["filters"], dtype=np.float64))
 
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train, callback=keep_first)
-    except DivergenceError as exc:
-        diverged = str(exc)
+    seconds, exc = fit_timed(clf, data, keep_first)
+    diverged = None if exc is None else str(exc)
     return {
         "seed": int(seed),
         "filters": np.asarray(clf.estimators_[0].filters, dtype=np.float64),
@@ -251,7 +240,7 @@ def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> 
         if len(data.y_val)
         else None,
         "test_accuracy": float(np.mean(clf.predict(data.X_test) == data.y_test)),
-        "seconds": time.perf_counter() - start,
+        "seconds": seconds,
         "diverged": diverged,
     }
 
