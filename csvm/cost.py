@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from csvm.config import RunConfig
+
 __all__ = [
     "MODEL_PATH",
     "estimate_breakdown",
@@ -50,17 +52,11 @@ __all__ = [
 
 MODEL_PATH = Path(__file__).with_name("cost_model.json")
 
-#: Configuration defaults used when a key is missing (those of the explorer's classroom run).
-_DEFAULTS: dict[str, Any] = {
-    "model": "kcsvm",
-    "n_iter": 15,
-    "n_filters": 1,
-    "filter_size": 5,
-    "step": "constant",
-    "baselines": ["svm", "cnn"],
-    "cnn_epochs": 5,
-    "cnn_hidden": 100,
-}
+
+def _defaults() -> dict[str, Any]:
+    """RunConfig's defaults, for the keys a partial configuration leaves out."""
+    return RunConfig().to_dict()
+
 
 #: Names of each model's feature columns, in the order of the stored coefficients.
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -119,7 +115,7 @@ def features(
     ----------
     model : {"kcsvm", "lcsvm", "svm", "cnn"}
     config : dict
-        Run configuration (missing keys: the classroom defaults).
+        Run configuration (missing keys: RunConfig's defaults).
     n_train : int
         Training images.
     image_shape : tuple
@@ -129,7 +125,7 @@ def features(
     armijo_solves : float
         Mean SVM solves per iteration under ``step="armijo"`` (from the cost model).
     """
-    c = {**_DEFAULTS, **config}
+    c = {**_defaults(), **config}
     n = float(n_train)
     if n < 1:
         raise ValueError(f"n_train must be at least 1, got {n_train!r}")
@@ -185,7 +181,7 @@ def estimate_breakdown(
     Only the baselines the configuration asks for are included.
     """
     m = model or load_model()
-    c = {**_DEFAULTS, **config}
+    c = {**_defaults(), **config}
     csvm_model = c["model"] if c["model"] in ("kcsvm", "lcsvm") else "kcsvm"
     out = {}
     for job, name in [("csvm", csvm_model)] + [
