@@ -1,5 +1,7 @@
 """Sub-problems and sweep cells on a real Dask cluster give the local results."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,8 @@ from csvm.config import RunConfig
 from csvm.exceptions import CSVMError
 from csvm.parallel import SCHEDULER_ENV, backend, current_client, run_tasks, sweep_executor
 from csvm.sweeps import run_cell, run_sweep, sweep_configs
+from tests._synthetic import square_blobs
+from tests._synthetic import without_timings as _strip
 
 distributed = pytest.importorskip("distributed")
 
@@ -27,20 +31,7 @@ def cluster():
         yield c
 
 
-def blobs(n_per_class=15, classes=(0, 1, 2, 3), size=10, seed=0):
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for k, c in enumerate(classes):
-        imgs = rng.random((n_per_class, size, size)) * 0.6
-        r, col = 1 + 3 * (k % 2), 1 + 3 * (k // 2)
-        imgs[:, r : r + 3, col : col + 3] += 0.4
-        X.append(imgs)
-        y += [c] * n_per_class
-    return np.concatenate(X).astype(np.float32), np.array(y)
-
-
-def _strip(history):
-    return [{k: v for k, v in e.items() if k not in ("seconds", "timings")} for e in history]
+blobs = partial(square_blobs, n_per_class=15, classes=(0, 1, 2, 3), dtype=np.float32)
 
 
 def _make(**kw):

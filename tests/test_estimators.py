@@ -7,24 +7,8 @@ from sklearn.svm import SVC
 from csvm import DivergenceError, KernelCSVM, LinearCSVM
 from csvm.conv import correlate
 from csvm.linear import lambda_to_C, lcsvm_objective
-
-
-def blobs(n_per_class=30, classes=(0, 1), size=10, seed=0):
-    """Noisy images in which each class has a bright square at its own place."""
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for k, c in enumerate(classes):
-        imgs = rng.random((n_per_class, size, size)) * 0.6
-        r = 1 + 3 * (k % 2)
-        col = 1 + 3 * (k // 2)
-        imgs[:, r : r + 3, col : col + 3] += 0.4
-        X.append(imgs)
-        y += [c] * n_per_class
-    return np.concatenate(X), np.array(y)
-
-
-def _strip(history):
-    return [{k: v for k, v in e.items() if k not in ("seconds", "timings")} for e in history]
+from tests._synthetic import square_blobs as blobs
+from tests._synthetic import without_timings as _strip
 
 
 # --- K-CSVM ------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Multi-class CSVMs: every sub-problem's fitted attributes, and the batched prediction path."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -7,21 +9,9 @@ from csvm import KernelCSVM, LinearCSVM
 from csvm.conv import correlate
 from csvm.kernels import kernel_matrix
 from csvm.prediction import decisions as batched_decisions
+from tests._synthetic import square_blobs
 
-
-def blobs(n_per_class=20, classes=(3, 5, 8), size=10, seed=0):
-    """Noisy images in which each class has a bright square at its own place; the rows of
-    the classes are interleaved, so sub-problem rows differ from training-set rows."""
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for k, c in enumerate(classes):
-        imgs = rng.random((n_per_class, size, size)) * 0.6
-        r, col = 1 + 3 * (k % 2), 1 + 3 * (k // 2)
-        imgs[:, r : r + 3, col : col + 3] += 0.4
-        X.append(imgs)
-        y += [c] * n_per_class
-    order = rng.permutation(len(y))
-    return np.concatenate(X)[order].astype(np.float32), np.array(y)[order]
+blobs = partial(square_blobs, n_per_class=20, classes=(3, 5, 8), dtype=np.float32, shuffle=True)
 
 
 def _kcsvm(**kw):
