@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-filters", action="store_true")
     args = parser.parse_args(argv)
 
+    from csvm.cli import thesis_settings
     from csvm.config import RunConfig
     from csvm.sweeps import stability
 
@@ -55,16 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         "protocol": "thesis" if args.dataset == "mnist" else None,
         "n_train": None,
         # The thesis's table 4.1 settings in full (the app's classroom defaults differ).
-        "model": "kcsvm",
-        "kernel": "poly",
-        "degree": 2,
-        "gamma": 1.0,
-        "coef0": 1.0,
-        "step": "constant",
-        "momentum": 0.0,
-        "filter_size": 5,
-        "n_filters": 1,
-        "C": None,
+        **thesis_settings("table4.1"),
         "n_iter": args.n_iter,
     }
     print(f"{args.dataset} 3 vs 5, {args.seeds} seeds, {args.n_iter} iterations, poly 2, no C")

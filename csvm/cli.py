@@ -23,7 +23,7 @@ import numpy as np
 from csvm.config import RunConfig, add_cli_arguments, from_cli
 from csvm.exceptions import CSVMError
 
-__all__ = ["main_reproduce", "main_train"]
+__all__ = ["THESIS", "main_reproduce", "main_train", "thesis_settings"]
 
 #: The thesis's configurations and published test accuracies (MATH.md).
 THESIS = {
@@ -81,6 +81,12 @@ _THESIS_BASE: dict[str, Any] = {
     "baselines": ("svm", "cnn"),
     "tune_baselines": False,
 }
+
+
+def thesis_settings(table: str) -> dict[str, Any]:
+    """The thesis's K-CSVM settings for ``table`` ("table4.1" or "table4.4"), every model
+    field stated (RunConfig fields; the data fields are the caller's)."""
+    return {**_THESIS_BASE, **THESIS[table]["csvm"]}
 
 
 def _config(overrides: dict[str, Any]) -> RunConfig:
