@@ -22,10 +22,7 @@ resumes where it stopped and the tables (and McNemar tests) are computed from th
 from __future__ import annotations
 
 import argparse
-import base64
 import itertools
-import json
-import os
 import sys
 import time
 import warnings
@@ -36,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
+from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
 from bench._data import SHARED  # noqa: E402
 from csvm.exceptions import DivergenceError  # noqa: E402
 from csvm.stats import mcnemar_p, wilson_interval  # noqa: E402
@@ -119,26 +117,6 @@ def _code_version() -> str | None:
 CODE = _code_version()
 
 
-def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _save(path: Path, cache: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
-    os.replace(tmp, path)  # a kill mid-write never leaves half a file
-
-
-def _pack(correct: np.ndarray) -> str:
-    return base64.b64encode(np.packbits(correct.astype(bool)).tobytes()).decode()
-
-
-def _unpack(text: str, n: int) -> np.ndarray:
-    bits = np.unpackbits(np.frombuffer(base64.b64decode(text), dtype=np.uint8))
-    return bits[:n].astype(bool)
-
-
 # -- one pair -----------------------------------------------------------------------------
 def _load_pair(dataset: str, pair: str, data_dir: Path):
     from csvm.datasets import load_pair
@@ -152,7 +130,7 @@ def _scored(clf, data, seconds: float, **extra) -> dict[str, Any]:
     return {
         "test_accuracy": float(correct.mean()),
         "n_test": int(len(correct)),
-        "correct": _pack(correct),
+        "correct": pack_correct(correct),
         "seconds": round(seconds, 2),
         **extra,
     }
@@ -245,7 +223,7 @@ def run_pair(cache, path, dataset, pair, filters, data_dir, n_iter) -> None:
             k = int(unit.rsplit("=", 1)[1])
             cache[unit] = kcsvm(data, _candidates(cache, dataset, pair, k), k, n_iter)
         cache[unit]["code"] = CODE
-        _save(path, cache)
+        save_cache(path, cache, indent=1)
         print(
             f"  test {100 * cache[unit]['test_accuracy']:.2f} % ({cache[unit]['seconds']:.0f} s)",
             flush=True,
@@ -283,7 +261,7 @@ def run_ablation_unit(cache, path, pair: str, data_dir: Path) -> None:
         "rows": [{k: v for k, v in row.items() if k != "filters"} for row in out["rows"]],
         "code": CODE,
     }
-    _save(path, cache)
+    save_cache(path, cache, indent=1)
 
 
 def _candidates(cache, dataset: str, pair: str, k: int) -> dict[str, dict[str, Any]]:
@@ -304,7 +282,7 @@ def _compare(cache, dataset, pair, k) -> dict[str, Any] | None:
     if plain is None or kc is None:
         return None
     n = plain["n_test"]
-    right_p, right_k = _unpack(plain["correct"], n), _unpack(kc["correct"], n)
+    right_p, right_k = unpack_correct(plain["correct"], n), unpack_correct(kc["correct"], n)
     b = int(np.sum(right_k & ~right_p))
     c = int(np.sum(~right_k & right_p))
     p = mcnemar_p(b, c)
@@ -482,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         MNIST_PAIRS if text == "all" else [p for p in text.split(",") if p]
         for text in (args.multi_pairs, args.ablation_pairs)
     )
-    cache = _load(args.results)
+    cache = load_cache(args.results)
     if not args.report:
         for pair in pairs:
             run_pair(cache, args.results, "mnist", pair, [1], args.data_dir, args.n_iter)

@@ -34,8 +34,6 @@ each model got right, packed), so an interrupted run resumes and the tables are 
 from __future__ import annotations
 
 import argparse
-import base64
-import json
 import os
 import sys
 import time
@@ -47,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
+from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
 from csvm.exceptions import DivergenceError  # noqa: E402
 from csvm.stats import mcnemar_p  # noqa: E402
 
@@ -75,26 +74,6 @@ _COMMON = {"dataset": DATASET, "filter_size": 5, "momentum": 0.0, "step": "const
 
 
 # -- the cache ----------------------------------------------------------------------------
-def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _save(path: Path, cache: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cache, indent=0, sort_keys=True))
-    os.replace(tmp, path)  # a kill mid-write never leaves half a file
-
-
-def _pack(correct: np.ndarray) -> str:
-    return base64.b64encode(np.packbits(correct.astype(bool)).tobytes()).decode()
-
-
-def _unpack(text: str, n: int) -> np.ndarray:
-    bits = np.unpackbits(np.frombuffer(base64.b64decode(text), dtype=np.uint8))
-    return bits[:n].astype(bool)
-
-
 # -- data ---------------------------------------------------------------------------------
 def split(pair: str, n: int, seed: int, app: bool = False):
     """``(X_train, y_train, X_val, y_val, X_test, y_test)`` of a pair of mnist-5k digits.
@@ -177,7 +156,7 @@ def kcsvm_unit(recipe: str, n_filters: int, seed: int, data) -> dict[str, Any]:
             model = clf  # the fitted run itself ends here
         else:
             model = _svm_on_filters(config, snaps[last - 1], Xtr, ytr)
-        out["correct"][str(k)] = _pack(model.predict(Xte) == yte)
+        out["correct"][str(k)] = pack_correct(model.predict(Xte) == yte)
     return out
 
 
@@ -194,7 +173,7 @@ def check(pair: str = "4-9", n: int = 100, seed: int = 0) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 correct = short.fit(Xtr, ytr).predict(Xte) == yte
-            same = np.array_equal(_unpack(unit["correct"][str(k)], len(yte)), correct)
+            same = np.array_equal(unpack_correct(unit["correct"][str(k)], len(yte)), correct)
             print(f"check {recipe} k={k}: checkpoint == {k}-iteration run: {same}")
             if not same:
                 raise AssertionError(f"checkpoint {k} of {recipe} differs from a {k}-iteration run")
@@ -211,7 +190,7 @@ def plain_unit(kernel: dict[str, Any], data) -> dict[str, Any]:
         clf = make_plain_svm(**kernel).fit(Xtr, ytr)
     return {
         "seconds": round(time.perf_counter() - start, 3),
-        "correct": _pack(clf.predict(Xte) == yte),
+        "correct": pack_correct(clf.predict(Xte) == yte),
     }
 
 
@@ -226,7 +205,7 @@ def tuned_unit(data) -> dict[str, Any]:
             warnings.simplefilter("ignore")
             tuned[kernel] = tune_plain_svm(Xtr, ytr, Xva, yva, kernel=kernel)
     best = max(tuned.values(), key=lambda r: r.val_accuracy)  # ties: RBF, listed first
-    return {"params": best.params, "correct": _pack(best.estimator.predict(Xte) == yte)}
+    return {"params": best.params, "correct": pack_correct(best.estimator.predict(Xte) == yte)}
 
 
 def _kernel_key(recipe: str) -> str:
@@ -260,7 +239,7 @@ def run_cell(cache, path, pair, n, seed, recipes, filters, app=False) -> None:
             cache[unit] = plain_unit(_kernel_params(recipe), data)
         else:
             cache[unit] = kcsvm_unit(part, int(unit.split("|")[5][1:]), seed, data)
-    _save(path, cache)
+    save_cache(path, cache, indent=0)
 
 
 # -- the tables ---------------------------------------------------------------------------
@@ -273,10 +252,10 @@ def _cell_stats(cache, tag_of, recipe, f, k, seeds) -> dict[str, Any] | None:
         if unit is None or str(k) not in unit["correct"]:
             return None  # missing, or diverged before k iterations
         n = cache[f"{tag}|n_test"]
-        mine = _unpack(unit["correct"][str(k)], n)
-        plain = _unpack(cache[f"{tag}|plain-{_kernel_key(recipe)}"]["correct"], n)
-        tuned = _unpack(cache[f"{tag}|tuned"]["correct"], n)
-        start = _unpack(unit["correct"]["1"], n)  # the SVM on the random first filter
+        mine = unpack_correct(unit["correct"][str(k)], n)
+        plain = unpack_correct(cache[f"{tag}|plain-{_kernel_key(recipe)}"]["correct"], n)
+        tuned = unpack_correct(cache[f"{tag}|tuned"]["correct"], n)
+        start = unpack_correct(unit["correct"]["1"], n)  # the SVM on the random first filter
         learnt.append(100.0 * (mine.mean() - start.mean()))
         b, c = int(np.sum(mine & ~plain)), int(np.sum(~mine & plain))
         gains.append(100.0 * (b - c) / n)
@@ -418,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         check()
         return 0
-    cache = _load(args.cache)
+    cache = load_cache(args.cache)
     if not args.report:
         for pair in args.pairs:
             for n in SIZES:
