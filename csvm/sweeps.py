@@ -208,11 +208,17 @@ def _estimator(config: dict[str, Any], image_shape: tuple[int, ...]):
     return as_config(config).build_estimator(image_shape)
 
 
-def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> dict[str, Any]:
+def run_seed(
+    config: dict[str, Any],
+    seed: int,
+    data_dir: str | None = None,
+    emit: Callable[[dict[str, Any]], Any] = ignore_event,
+) -> dict[str, Any]:
     """Train ``config`` with its first filter drawn from ``seed`` (a stability task).
 
     The data (including any ``n_train`` subsample) are those of ``config``'s own seed, so
-    that the seeds differ only in the random first filter.
+    that the seeds differ only in the random first filter.  ``emit`` receives a "start"
+    event once the data are loaded.
 
     Returns
     -------
@@ -222,6 +228,7 @@ def run_seed(config: dict[str, Any], seed: int, data_dir: str | None = None) -> 
         message or None).
     """
     data = load_data(config, data_dir)
+    emit({"kind": "start", "model": "csvm", "n_train": int(len(data.y_train))})
     clf = _estimator({**config, "seed": int(seed)}, data.image_shape)
     first: dict[str, np.ndarray] = {}
 
@@ -363,8 +370,7 @@ def summarise_stability(seeds: list[int], results: list[dict[str, Any]]) -> dict
 def run_seed_job(emit: Callable[..., Any], config: dict[str, Any], seed: int) -> dict[str, Any]:
     """:func:`run_seed` as a :class:`csvm.jobs.JobPool` target (the Stability page runs one
     job per seed, in parallel on the pool's workers)."""
-    emit({"kind": "start", "model": "csvm", "n_train": int(as_config(config).n_train or 0)})
-    return run_seed(config, seed)
+    return run_seed(config, seed, emit=emit)
 
 
 def stability_verdict(
