@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from csvm import figures
 from csvm.config import RunConfig, parse
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs import load_data, run_model
@@ -43,6 +44,14 @@ def ensure_app() -> None:
 
 
 FINAL_STATES = {"done", "error", "stopped"}
+
+
+def chart(fig, key: str, **options) -> None:
+    """A Plotly figure at full width, enlarged in projector mode; ``options`` go to
+    ``st.plotly_chart`` (``on_select``, ``selection_mode``)."""
+    if st.session_state.get("projector"):
+        figures.for_projector(fig)
+    st.plotly_chart(fig, key=key, width="stretch", **options)
 
 
 @st.cache_resource

@@ -27,6 +27,7 @@ from pages.common import (
     DEFAULT_PACE,
     PACES,
     available_datasets,
+    chart,
     data_for,
     ensure_app,
     get_pool,
@@ -146,12 +147,7 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
     ):
         _wait_for_end(run, _STOP_GRACE)  # the page below then draws the stopped run at once
     label, icon = (
-        ("Resume", ":material/play_arrow:")
-        if play["paused"]
-        else (
-            "Pause",
-            ":material/pause:",
-        )
+        ("Resume", ":material/play_arrow:") if play["paused"] else ("Pause", ":material/pause:")
     )
     if c3.button(
         label,
@@ -254,12 +250,6 @@ def _status_line(model: str, view) -> str:
     return f"**{label}**: {md_escape(phase)}"
 
 
-def _chart(fig, key: str) -> None:
-    if st.session_state.get("projector"):
-        figures.for_projector(fig)
-    st.plotly_chart(fig, key=key, width="stretch")
-
-
 def _class_labels(data) -> list[str]:
     if len(data.class_names) > 2 or getattr(data, "classes", None) is None:
         return [str(c) for c in data.class_names]  # several classes: labels 0..k-1
@@ -305,12 +295,12 @@ def live_panel(run: dict, views: dict, shown: list) -> None:
     c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}")
     left, right = st.columns([3, 2])
     with left:
-        _chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run['id']}")
+        chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run['id']}")
         divergence = _divergence_event(csvm_view)
         if divergence is not None and finished:
-            _chart(figures.divergence_figure(shown, divergence), f"blowup_{run['id']}")
+            chart(figures.divergence_figure(shown, divergence), f"blowup_{run['id']}")
         else:
-            _chart(
+            chart(
                 figures.progress_figure(shown, "Train accuracy and filter norm"),
                 f"progress_{run['id']}",
             )
@@ -341,12 +331,12 @@ def _filters_view(run: dict, shown: list) -> None:
         ),
         None,
     )
-    _chart(
+    chart(
         figures.filter_figure(last["filters"], previous, "Filter (top) and last change"),
         f"filter_{run['id']}",
     )
     if last.get("gradient") is not None:
-        _chart(
+        chart(
             figures.filter_figure(
                 last["gradient"],
                 None,
@@ -364,7 +354,7 @@ def _examples_view(run: dict, shown: list) -> None:
     if last.get("pinned_maps") is not None:
         pinned = pinned_indices(data.y_train)
         labels = [names[0 if data.y_train[i] < 0 else 1] for i in pinned]
-        _chart(
+        chart(
             figures.feature_maps_figure(data.X_train[pinned], last["pinned_maps"], labels),
             f"maps_{run['id']}",
         )
@@ -373,7 +363,7 @@ def _examples_view(run: dict, shown: list) -> None:
         alpha = np.asarray(last.get("alpha", np.ones(len(support))))
         order = np.argsort(-alpha)[:16]
         idx = np.asarray(support)[order]
-        _chart(
+        chart(
             figures.image_grid(
                 data.X_train[idx],
                 [f"α={a:.3g}" for a in alpha[order]],
@@ -387,7 +377,7 @@ def _examples_view(run: dict, shown: list) -> None:
 def _baselines_view(run: dict, views: dict) -> None:
     cnn = views.get("cnn")
     if cnn is not None and any(e.get("kind") == "epoch" for e in cnn.events):
-        _chart(
+        chart(
             figures.loss_figure(
                 [e for e in cnn.events if e.get("kind") == "epoch"], "Small CNN: loss per epoch"
             ),
@@ -433,7 +423,7 @@ def results_panel(run: dict, views: dict) -> None:
             np.array(result["confusion"]), names, f"{label}: test confusion"
         )
         with col:
-            _chart(fig, f"conf_{run['id']}_{model}")
+            chart(fig, f"conf_{run['id']}_{model}")
     csvm_result = finished.get("csvm")
     if csvm_result is None:
         return
@@ -444,7 +434,7 @@ def results_panel(run: dict, views: dict) -> None:
         f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})"
     ):
         true = [names[0 if data.y_test[i] < 0 else 1] for i in wrong]
-        _chart(
+        chart(
             figures.image_grid(
                 data.X_test[wrong],
                 [f"true {t}" for t in true],
@@ -681,7 +671,7 @@ def _welcome(data) -> None:
             idx = np.concatenate([np.flatnonzero(data.y_train == k)[:2] for k in range(len(names))])
         else:
             idx = pinned_indices(data.y_train)
-        _chart(
+        chart(
             figures.image_grid(
                 data.X_train[idx],
                 [names[max(int(data.y_train[i]), 0)] for i in idx],

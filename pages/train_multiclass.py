@@ -19,15 +19,9 @@ import streamlit as st
 from csvm import figures
 from csvm.config import MODEL_LABELS, RunConfig
 from csvm.runs import step_events, sub_problem_progress
+from pages.common import chart
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
-
-
-def chart(fig, key: str) -> None:
-    """A figure at full width (enlarged in projector mode)."""
-    if st.session_state.get("projector"):
-        figures.for_projector(fig)
-    st.plotly_chart(fig, key=key, width="stretch")
 
 
 def describe(config: RunConfig, class_names: Sequence[str]) -> str:
@@ -115,13 +109,10 @@ def live_panel(run: dict, shown: list, class_names: Sequence[str]) -> None:
         focus=focus,
         clickable=True,
     )
-    if st.session_state.get("projector"):
-        figures.for_projector(fig)
     grid_key = f"grid_{run['id']}"
-    st.plotly_chart(
+    chart(
         fig,
-        key=grid_key,
-        width="stretch",
+        grid_key,
         on_select=partial(_focus_clicked, grid_key, f"focus_{run['id']}"),
         selection_mode="points",
     )
