@@ -317,6 +317,10 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     return new
 
 
+#: Where the ticked classes wait while "All classes" hides their picker.
+_PICKED = "classes__picked"
+
+
 def _classes_widget(container, options: list[str]) -> None:
     """Two classes or several: the task, then (several) all classes or a choice of 3-10."""
     container.radio(
@@ -329,7 +333,9 @@ def _classes_widget(container, options: list[str]) -> None:
     )
     if st.session_state["w_classes__task"] == _TASKS[0]:
         return
-    state = st.session_state.get("w_classes")
+    # A widget that is not drawn loses its state, so the picks live on under _PICKED
+    # while "All" is ticked, and come back when it is unticked.
+    state = st.session_state.get("w_classes", st.session_state.get(_PICKED))
     if state is None or any(c not in options for c in state):
         # First drawn, or another dataset: the settings' classes, else the pair and one more.
         current = st.session_state[CONFIG_KEY].classes
@@ -338,14 +344,18 @@ def _classes_widget(container, options: list[str]) -> None:
             pair = [st.session_state.get(key_of(n)) for n in ("class_a", "class_b")]
             chosen = [c for c in pair if c in options]
             chosen += [c for c in options if c not in chosen][: 3 - len(chosen)]
-        st.session_state["w_classes"] = chosen
+        state = chosen
+    st.session_state["w_classes"] = st.session_state[_PICKED] = list(state)
     container.checkbox(f"All {len(options)} classes", key="w_classes__all")
+    if st.session_state["w_classes__all"]:
+        # Not a greyed-out picker showing the earlier choice: say what will be trained.
+        container.caption(f"Training on all {len(options)}: {', '.join(options)}.")
+        return
     container.multiselect(
         SPECS["classes"].label,
         options,
         key="w_classes",
         max_selections=10,
-        disabled=st.session_state["w_classes__all"],
         help=SPECS["classes"].help,
     )
 

@@ -106,3 +106,14 @@ def test_fewer_than_three_ticked_classes_disable_start():
     assert at.button(key="start").disabled
     at.checkbox(key="w_classes__all").check().run()
     assert not at.button(key="start").disabled and query(at, "classes") == "all"
+
+
+def test_all_classes_hides_the_picker_and_unticking_brings_the_picks_back():
+    at = open_app({"classes": "7,0,3"})
+    at.checkbox(key="w_classes__all").check().run()
+    assert not [m for m in at.multiselect if m.key == "w_classes"]  # no stale, greyed choice
+    assert any("Training on all 10: 0, 1, 2" in c.value for c in at.caption)
+    assert query(at, "classes") == "all"
+    at.checkbox(key="w_classes__all").uncheck().run()
+    assert at.multiselect(key="w_classes").value == ["7", "0", "3"]
+    assert query(at, "classes") == "7,0,3" and not at.exception
