@@ -102,7 +102,7 @@ def main_sweep(argv: list[str]) -> int:
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="run on a Dask cluster"
     )
     parser.add_argument("--out", default=None, metavar="FILE.csv", help="one row per cell")
-    add_cli_arguments(parser, skip=("baselines",))
+    add_cli_arguments(parser, skip=("baselines", "classes", "multi_class"))
     args = parser.parse_args(argv)
     try:
         x, y = parse_axis(args.x), parse_axis(args.y)

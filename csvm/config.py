@@ -169,7 +169,6 @@ class RunConfig:
             "One binary CSVM (with its own filter) is trained per sub-problem.",
             "data",
             none_label="two classes (the pair)",
-            cli=False,
         ),
     )
     multi_class: str = _field(
@@ -182,7 +181,6 @@ class RunConfig:
             "data",
             choices=("ovo", "ovr"),
             param="multi_class",
-            cli=False,
         ),
     )
     class_a: str = _field("3", Spec("str", "Class −1", "The class labelled −1.", "data"))

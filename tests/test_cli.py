@@ -10,6 +10,17 @@ def test_train_prints_each_iteration_and_the_accuracy(capsys):
     assert "test accuracy" in out
 
 
+def test_train_runs_several_classes_and_names_each_sub_problem(capsys):
+    argv = ["train", "--classes", "0,1,2", "--multi-class", "ovr", "--n-train", "60"]
+    assert main([*argv, "--n-iter", "2"]) == 0
+    out = capsys.readouterr().out
+    # One-vs-rest on three classes: three sub-problems, two iterations each.
+    steps = [line for line in out.splitlines() if "objective" in line]
+    assert len(steps) == 6
+    assert {line.split("    ")[0] for line in steps} == {"rest vs 0", "rest vs 1", "rest vs 2"}
+    assert "test accuracy" in out and "(300 test images)" in out
+
+
 def test_train_refuses_bad_settings(capsys):
     assert main(["train", "--dataset", "digits", "--filter-size", "9"]) == 1
     assert "larger than the image" in capsys.readouterr().out
