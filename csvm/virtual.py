@@ -16,7 +16,7 @@ on real images, and the step this adds is one kernel and one SVM solve per sub-p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,26 +64,38 @@ def _virtual_set(
     return np.concatenate(copies), np.tile(labels, len(copies))
 
 
-def _refit_one(estimator: Any, model: Any, images: np.ndarray, shifts, C: float) -> Any:
-    """One sub-problem's SVM solved again on its support vectors and their shifts."""
+def _refit_one(
+    model: Any, images: np.ndarray, shifts, C: float, solver: dict[str, Any]
+) -> tuple[Any, dict[str, float]]:
+    """One sub-problem's SVM solved again on its support vectors and their shifts: the
+    solved state and its kernel / SVM seconds.  ``solver``: regulariser, lam, svm_tol and
+    max_iter (only what the solve needs, so a cluster is not sent the whole estimator)."""
     from csvm.kernelised import _solve
-    from csvm.regularisers import check_regulariser
 
     # a_i = alpha_i y_i with alpha_i > 0, so its sign is the support vector's label.
     labels = np.where(np.asarray(model.dual_coef) > 0, 1, -1)
     X_v, y_v = _virtual_set(images, labels, shifts)
-    state, _ = _solve(
+    filters = np.asarray(model.filters, dtype=np.float64)
+    return _solve(
         X_v,
         y_v,
-        np.asarray(model.filters, dtype=np.float64),
+        filters,
         model.kernel_params,
         C,
-        check_regulariser(estimator.regulariser),
-        float(estimator.lam),
-        estimator.svm_tol,
-        max_iter=estimator.svm_max_iter,
+        solver["regulariser"],
+        solver["lam"],
+        solver["svm_tol"],
+        max_iter=solver["max_iter"],
     )
-    return state
+
+
+def _report_to(on_done: Callable[[int], Any]) -> Callable[[int, Any], None]:
+    """run_tasks's ``on_result`` that tells ``on_done`` the index and never stops."""
+
+    def report(index: int, _result: Any) -> None:
+        on_done(index)
+
+    return report
 
 
 def refit_virtual(
@@ -91,6 +103,7 @@ def refit_virtual(
     X: Any,
     shifts: Sequence[tuple[int, int]] = SHIFTS_4,
     n_jobs: int | None = None,
+    on_done: Callable[[int], Any] | None = None,
 ) -> Any:
     """Solve every sub-problem's SVM again on its support vectors plus shifted copies.
 
@@ -109,6 +122,8 @@ def refit_virtual(
     n_jobs : int, optional
         Sub-problems solved at once (threads; a cluster inside
         :func:`csvm.parallel.backend`).
+    on_done : callable, optional
+        Called with each sub-problem's index as it finishes (a progress bar).
 
     Returns
     -------
@@ -116,9 +131,11 @@ def refit_virtual(
         With new ``estimators_``, ``dual_coef_``, ``intercept_`` and ``n_support_``;
         ``support_`` now gives, for each new support vector, the training row it is a
         (possibly shifted) copy of, and ``support_shift_`` its (row, column) shift
-        ((0, 0) for the original image).
+        ((0, 0) for the original image).  ``virtual_timings_`` holds each sub-problem's
+        kernel and SVM seconds.
     """
     from csvm.kernelised import HARD_MARGIN_C, KernelCSVM
+    from csvm.regularisers import check_regulariser
 
     if not isinstance(estimator, KernelCSVM):
         raise TypeError(
@@ -133,11 +150,20 @@ def refit_virtual(
     single = len(estimator.estimators_) == 1
     supports = [estimator.support_] if single else list(estimator.support_)
     C = HARD_MARGIN_C if estimator.C is None else float(estimator.C)
+    solver = {
+        "regulariser": check_regulariser(estimator.regulariser),
+        "lam": float(estimator.lam),
+        "svm_tol": estimator.svm_tol,
+        "max_iter": estimator.svm_max_iter,
+    }
     args = [
-        (estimator, model, X4[np.asarray(rows)], shifts, C)
+        (model, X4[np.asarray(rows)], shifts, C, solver)
         for model, rows in zip(estimator.estimators_, supports, strict=True)
     ]
-    states = run_tasks(_refit_one, args, n_jobs)
+    results = run_tasks(
+        _refit_one, args, n_jobs, on_result=None if on_done is None else _report_to(on_done)
+    )
+    states = [state for state, _ in results]
     offsets = np.array([(0, 0)] + shifts, dtype=np.intp)
     new_support, new_shift = [], []
     for rows, state in zip(supports, states, strict=True):
@@ -146,7 +172,8 @@ def refit_virtual(
         copy, source = np.divmod(np.asarray(state.support, dtype=np.intp), len(rows))
         new_support.append(rows[source])
         new_shift.append(offsets[copy])
-    estimator.estimators_ = list(states)
+    estimator.estimators_ = states
+    estimator.virtual_timings_ = [timings for _, timings in results]
     dual = [np.asarray(s.dual_coef, dtype=np.float64) for s in states]
     intercept = np.array([s.intercept for s in states], dtype=np.float64)
     estimator.n_support_ = np.array([len(s) for s in new_support], dtype=np.intp)

@@ -61,6 +61,20 @@ def test_ovo_filters_on_the_cluster_equal_the_local_ones(cluster):
         assert its == sorted(its) and len(its) == 4
 
 
+def test_virtual_support_vectors_on_the_cluster_equal_the_local_ones(cluster):
+    from csvm.virtual import SHIFTS_4, refit_virtual
+
+    X, y = blobs()
+    local = refit_virtual(_make(n_iter=2).fit(X, y), X, SHIFTS_4)
+    remote = _make(n_iter=2).fit(X, y)
+    with backend(cluster.scheduler_address):
+        refit_virtual(remote, X, SHIFTS_4)
+    for name in ("support_", "support_shift_", "dual_coef_"):
+        for a, b in zip(getattr(remote, name), getattr(local, name), strict=True):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(remote.decision_function(X), local.decision_function(X))
+
+
 def test_lcsvm_half_steps_on_the_cluster_equal_the_local_ones(cluster):
     from csvm import LinearCSVM
 

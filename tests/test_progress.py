@@ -81,3 +81,31 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
     assert np.isclose(
         sum(record["split_seconds"].values()), sum(p["seconds"] for p in record["pairs"])
     )
+    # The virtual support vectors (8 shifts by default) come after the first fit, and the
+    # first fit's own figures are kept beside them.
+    first, virtual = record["first_fit"], record["virtual"]
+    assert len(virtual["shifts"]) == 8 and virtual["n_support"] > first["n_support"]
+    assert len(virtual["pairs"]) == 45 and {"kernel", "svm"} <= set(virtual["pairs"][0])
+    assert "done: 45 pairs solved again" in printed.err
+    assert record["fit_seconds"] == pytest.approx(first["fit_seconds"] + virtual["refit_seconds"])
+    assert [m["accuracies"] for m in run["models"]] == [
+        [record["test_accuracy"]],
+        [first["test_accuracy"]],
+    ]
+    assert "virtual SVs" in run["models"][0]["name"] and "first fit" in run["models"][1]["name"]
+    assert f"first fit alone: {100 * first['test_accuracy']:.2f} %" in printed.out
+
+
+@needs_mnist
+def test_reproduce_mnist10_without_virtual_support_vectors_reports_one_model(tmp_path, capsys):
+    from csvm.__main__ import main
+    from csvm.reproduced import load_run
+
+    out = tmp_path / "mnist10.json"
+    argv = ["reproduce", "mnist10", "--data-dir", str(SHARED), "--n-train", "200"]
+    assert main([*argv, "--n-iter", "1", "--virtual", "none", "--out", str(out)]) == 0
+    run = load_run(out)
+    record = run["details"]["seed 0"]
+    assert "virtual" not in record and len(run["models"]) == 1
+    assert run["models"][0]["accuracies"] == [record["first_fit"]["test_accuracy"]]
+    assert "first fit alone" not in capsys.readouterr().out

@@ -50,8 +50,10 @@ def _attribute_decision(clf, X_train, X, k):
 def test_refit_virtual_solves_each_sub_problem_on_its_support_vectors_and_their_shifts(strategy):
     X, y = blobs(classes=(3, 5, 8))
     clf = _kcsvm(multi_class=strategy, C=None).fit(X, y)  # hard margin
-    before = copy.deepcopy(clf)
-    assert refit_virtual(clf, X, SHIFTS_4, n_jobs=2) is clf
+    before, finished = copy.deepcopy(clf), []
+    assert refit_virtual(clf, X, SHIFTS_4, n_jobs=2, on_done=finished.append) is clf
+    assert sorted(finished) == [0, 1, 2]
+    assert [set(t) for t in clf.virtual_timings_] == [{"kernel", "svm"}] * 3
     allowed = {(0, 0), *SHIFTS_4}
     for k, (negative, positive) in enumerate(clf.pairs_):
         rows, shifts, a = clf.support_[k], clf.support_shift_[k], clf.dual_coef_[k]
