@@ -395,7 +395,7 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["none", "4", "8"],
         default=None,
         help="mnist10: one-pixel shifts of the support vectors solved again after the "
-        "first fit (default: its config's, 8; 'none' reports the first fit only)",
+        "first fit (default: its config's, 4; 'none' reports the first fit only)",
     )
 
 

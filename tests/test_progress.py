@@ -81,10 +81,10 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
     assert np.isclose(
         sum(record["split_seconds"].values()), sum(p["seconds"] for p in record["pairs"])
     )
-    # The virtual support vectors (8 shifts by default) come after the first fit, and the
+    # The virtual support vectors (4 shifts by default) come after the first fit, and the
     # first fit's own figures are kept beside them.
     first, virtual = record["first_fit"], record["virtual"]
-    assert len(virtual["shifts"]) == 8 and virtual["n_support"] > first["n_support"]
+    assert len(virtual["shifts"]) == 4 and virtual["n_support"] > first["n_support"]
     assert len(virtual["pairs"]) == 45 and {"kernel", "svm"} <= set(virtual["pairs"][0])
     assert "done: 45 pairs solved again" in printed.err
     assert record["fit_seconds"] == pytest.approx(first["fit_seconds"] + virtual["refit_seconds"])
