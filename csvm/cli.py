@@ -397,6 +397,11 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         help="mnist10: one-pixel shifts of the support vectors solved again after the "
         "first fit (default: its config's, 4; 'none' reports the first fit only)",
     )
+    parser.add_argument(
+        "--no-deskew",
+        action="store_true",
+        help="mnist10: train and test on the images as they are (default: deskewed first)",
+    )
 
 
 def _cluster(scheduler: str | None):
@@ -419,6 +424,7 @@ def _reproduce_mnist10(args: argparse.Namespace, env: dict[str, Any] | None) -> 
             out=args.out,
             env=env,
             virtual=args.virtual or MNIST10_VIRTUAL,
+            deskewed=not args.no_deskew,
         )
 
 

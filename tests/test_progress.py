@@ -93,19 +93,26 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
         [first["test_accuracy"]],
     ]
     assert "virtual SVs" in run["models"][0]["name"] and "first fit" in run["models"][1]["name"]
+    assert all(m["config"]["deskew"] is True for m in run["models"])  # deskewed by default
+    assert "deskewed images" in run["models"][0]["name"] and record["deskew_seconds"] > 0
     assert f"first fit alone: {100 * first['test_accuracy']:.2f} %" in printed.out
 
 
 @needs_mnist
-def test_reproduce_mnist10_without_virtual_support_vectors_reports_one_model(tmp_path, capsys):
+def test_reproduce_mnist10_without_deskewing_or_virtual_support_vectors_is_one_model(
+    tmp_path, capsys
+):
     from csvm.__main__ import main
     from csvm.reproduced import load_run
 
     out = tmp_path / "mnist10.json"
     argv = ["reproduce", "mnist10", "--data-dir", str(SHARED), "--n-train", "200"]
-    assert main([*argv, "--n-iter", "1", "--virtual", "none", "--out", str(out)]) == 0
+    assert (
+        main([*argv, "--n-iter", "1", "--virtual", "none", "--no-deskew", "--out", str(out)]) == 0
+    )
     run = load_run(out)
     record = run["details"]["seed 0"]
     assert "virtual" not in record and len(run["models"]) == 1
+    assert run["models"][0]["config"]["deskew"] is False and record["deskew_seconds"] is None
     assert run["models"][0]["accuracies"] == [record["first_fit"]["test_accuracy"]]
     assert "first fit alone" not in capsys.readouterr().out
