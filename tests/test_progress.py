@@ -88,10 +88,17 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
     assert len(virtual["pairs"]) == 45 and {"kernel", "svm"} <= set(virtual["pairs"][0])
     assert "done: 45 pairs solved again" in printed.err
     assert record["fit_seconds"] == pytest.approx(first["fit_seconds"] + virtual["refit_seconds"])
+    # Then the plain SVM per pair given the same images and virtual support vectors.
+    base = record["baseline"]
     assert [m["accuracies"] for m in run["models"]] == [
         [record["test_accuracy"]],
         [first["test_accuracy"]],
+        [base["test_accuracy"]],
+        [base["first_fit"]["test_accuracy"]],
     ]
+    assert base["n_support"] > base["first_fit"]["n_support"]
+    assert "plain RBF SVM" in run["models"][2]["name"] and "virtual" in run["models"][2]["name"]
+    assert f"{100 * base['test_accuracy']:.2f} % (first fit" in printed.out
     assert "virtual SVs" in run["models"][0]["name"] and "first fit" in run["models"][1]["name"]
     assert all(m["config"]["deskew"] is True for m in run["models"])  # deskewed by default
     assert "deskewed images" in run["models"][0]["name"] and record["deskew_seconds"] > 0
@@ -107,12 +114,11 @@ def test_reproduce_mnist10_without_deskewing_or_virtual_support_vectors_is_one_m
 
     out = tmp_path / "mnist10.json"
     argv = ["reproduce", "mnist10", "--data-dir", str(SHARED), "--n-train", "200"]
-    assert (
-        main([*argv, "--n-iter", "1", "--virtual", "none", "--no-deskew", "--out", str(out)]) == 0
-    )
+    flags = ["--n-iter", "1", "--virtual", "none", "--no-deskew", "--no-baseline"]
+    assert main([*argv, *flags, "--out", str(out)]) == 0
     run = load_run(out)
     record = run["details"]["seed 0"]
-    assert "virtual" not in record and len(run["models"]) == 1
+    assert "virtual" not in record and "baseline" not in record and len(run["models"]) == 1
     assert run["models"][0]["config"]["deskew"] is False and record["deskew_seconds"] is None
     assert run["models"][0]["accuracies"] == [record["first_fit"]["test_accuracy"]]
     assert "first fit alone" not in capsys.readouterr().out
