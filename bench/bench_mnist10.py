@@ -140,28 +140,16 @@ def _svc_60k(gamma: float) -> int:
 
 
 def _svm_virtual(gamma: float, n_jobs: int, deskewed: bool) -> int:
-    """A plain RBF SVM per pair, written as a K-CSVM whose filter is a fixed 1x1 one (its
-    map is the image itself) trained for one solve, so that csvm.virtual's refit, the same
-    one as reproduce mnist10's, applies to it unchanged."""
-    from csvm import KernelCSVM
+    """A plain RBF SVM per pair (csvm.mnist10.plain_svm: a K-CSVM with a fixed 1x1 filter of
+    weight 1, solved once), then the same virtual support vectors as reproduce mnist10's."""
     from csvm.deskew import deskew
-    from csvm.mnist10 import MNIST10_VIRTUAL, VIRTUAL_SHIFTS, load_mnist10
+    from csvm.mnist10 import MNIST10_VIRTUAL, VIRTUAL_SHIFTS, load_mnist10, plain_svm
     from csvm.virtual import refit_virtual
 
     X, y, X_test, y_test = load_mnist10(SHARED)
     if deskewed:
         X, X_test = deskew(X), deskew(X_test)
-    svm = KernelCSVM(
-        image_shape=X.shape[1:],
-        filter_shape=(1, 1),
-        init_filters=np.ones((1, 1, 1)),
-        n_iter=1,  # one SVM solve, no filter step
-        kernel="rbf",
-        gamma=gamma,
-        C=None,
-        multi_class="ovo",
-        n_jobs=n_jobs,
-    )
+    svm = plain_svm({"kernel": "rbf", "gamma": gamma, "C": None}, n_jobs, X.shape[1:])
     t0 = time.perf_counter()
     svm.fit(X, y)
     fit = time.perf_counter() - t0
