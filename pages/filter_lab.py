@@ -293,7 +293,11 @@ def _header(config: RunConfig, data) -> None:
     )
     st.caption(md_escape(summary))
     try:
-        st.page_link("pages/train.py", label="Change these settings on the Train page", icon="⚙️")
+        st.page_link(
+            "pages/train.py",
+            label="Change these settings on the Train page",
+            icon=":material/settings:",
+        )
     except StreamlitAPIException:  # the page run on its own, outside app.py's navigation
         st.caption("Change these settings on the Train page.")
     if config.model != "kcsvm":

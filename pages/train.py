@@ -132,7 +132,10 @@ def controls(config: RunConfig, run: dict | None, views: dict, errors: list[str]
     if run is None:
         return
     if not mine:
-        c5.info("Shared view: this run belongs to another session (read only).", icon="👁")
+        c5.info(
+            "Shared view: this run belongs to another session (read only).",
+            icon=":material/visibility:",
+        )
         return
     play = _playback(run)
     # The stop command goes out from the click's callback, which Streamlit runs before the
