@@ -22,7 +22,7 @@ def mnist_pair(a: int = 3, b: int = 5, first: int = 10_000, all_train: bool = Fa
     """Train: classes a, b among the first ``first`` training images (all of them when
     ``all_train``); test: every a and b of the test set.  Labels +1 for b, -1 for a."""
     try:
-        from csvm.datasets import load_pair
+        from csvm.data import load_pair
 
         if not all_train:
             d = load_pair("mnist", a, b, protocol="thesis", data_dir=SHARED)

@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED, mnist_pair  # noqa: E402
-from csvm.baselines import SmallCNN, make_plain_svm  # noqa: E402
+from csvm.model.baselines import SmallCNN, make_plain_svm  # noqa: E402
 
 BATCH = 32  # the thesis does not state one; 32 is the usual default and fits 2 cores
 EPOCHS = 20
@@ -177,7 +177,7 @@ def main() -> None:
 
     cifar = SHARED / "cifar10"
     if not (args.quick or args.skip_cifar) and cifar.is_dir():
-        from csvm.datasets import load_pair
+        from csvm.data import load_pair
 
         d = load_pair(
             "cifar10", "airplane", "automobile", protocol="thesis", data_dir=SHARED, color="stacked"

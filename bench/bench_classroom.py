@@ -6,7 +6,7 @@ Run from the repository root (about three minutes)::
 
 Thirty sessions, each a thread with its own owner id, act as browser tabs do on the Train
 page: press Start (the classroom run: the K-CSVM, the plain SVM and the small CNN of
-:class:`csvm.config.RunConfig`'s defaults, three jobs), refresh once a second (a heartbeat
+:class:`csvm.runs.config.RunConfig`'s defaults, three jobs), refresh once a second (a heartbeat
 and a poll of the run's jobs) until the run ends, read it, wait, and press Start again.
 
 * 20 "steady" sessions do just that;
@@ -92,8 +92,8 @@ class Session(threading.Thread):
 
     def start_run(self) -> dict[str, str] | None:
         from bench import bench_classroom as me
-        from csvm.config import RunConfig
         from csvm.jobs import QuotaExceeded
+        from csvm.runs.config import RunConfig
 
         group = self.group = uuid.uuid4().hex[:8]
         jobs = {}
@@ -195,7 +195,7 @@ class Session(threading.Thread):
 
 def classroom_job(emit, config: dict[str, Any], model: str) -> dict[str, Any]:
     """The job a Start submits (the explorer's own target), importable by the workers."""
-    from csvm.runs import run_model
+    from csvm.runs.targets import run_model
 
     return run_model(emit, config, model)
 
@@ -226,7 +226,7 @@ def run(sessions: int, seconds: float, lease: float, budget: str) -> dict[str, A
     settings = PoolSettings.from_env(lease_seconds=lease, finished_bytes_budget=budget_bytes)
     pool = JobPool(
         settings=settings,
-        preload=("numpy", "sklearn.svm", "csvm.runs", "pages.worker_preload"),
+        preload=("numpy", "sklearn.svm", "csvm.runs.targets", "explorer.worker_preload"),
     )
     memory = {"start": rss_mb()}
     peak = [memory["start"]]

@@ -1,10 +1,10 @@
-"""Measure the cost model of :mod:`csvm.cost`: time small runs, fit, write the coefficients.
+"""Measure the cost model of :mod:`csvm.runs.cost`: time small runs, fit, write the coefficients.
 
 Run from the repository root (a few minutes; prefix ``nice -n 10`` on a shared box)::
 
     python -m bench.bench_cost --out csvm/cost_model.json
 
-Each run is :func:`csvm.runs.run_model` in this process with one BLAS thread, as
+Each run is :func:`csvm.runs.targets.run_model` in this process with one BLAS thread, as
 a worker runs it, timed in CPU seconds (``time.process_time``: what it takes on a core of
 its own, whatever else the box is doing) from its "start" event (images loaded) to its
 result.  Images are real MNIST 3 vs 5 (``shared/data``, else the built-in 5,000-digit
@@ -77,7 +77,7 @@ def time_run(config: dict[str, Any], model: str, data_dir: str | None) -> dict[s
     """Seconds from a run's "start" event (images loaded) to its result, in this process."""
     from threadpoolctl import threadpool_limits
 
-    from csvm.runs import load_data, run_model
+    from csvm.runs.targets import load_data, run_model
 
     data = load_data(config, data_dir)  # cached: the timed run finds it loaded
     started: list[float] = []
@@ -149,7 +149,7 @@ def fit(measured: list[dict[str, Any]]) -> dict[str, Any]:
     """Coefficients per model (NNLS on relative error) and the Armijo solves per iteration."""
     from scipy.optimize import nnls
 
-    from csvm.cost import COLUMNS, features
+    from csvm.runs.cost import COLUMNS, features
 
     pairs = {}
     for r in measured:
@@ -182,7 +182,7 @@ def fit(measured: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(measured: list[dict[str, Any]], model: dict[str, Any]) -> str:
-    from csvm.cost import COLUMNS, estimate_breakdown
+    from csvm.runs.cost import COLUMNS, estimate_breakdown
 
     lines = [
         "| job | dataset | N | settings | measured CPU s | model s | ratio |",

@@ -8,7 +8,7 @@ MNIST digit pair (thesis protocol) and two CIFAR-10 pairs, with McNemar tests.
 Both sides choose their settings on the validation split only:
 
 * plain SVM: the better on validation of an RBF SVM tuned over C and γ and a polynomial SVM
-  tuned over C and the degree (csvm.tuning, 25 fits each: 50 SVM fits);
+  tuned over C and the degree (csvm.analysis.tuning, 25 fits each: 50 SVM fits);
 * K-CSVM: the better on validation of a few configurations (``MNIST_CANDIDATES``,
   ``CIFAR_CANDIDATES``; 15–25 iterations each, Armijo steps).  With more than one filter the
   configuration chosen for one filter on that pair is reused.
@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
 from bench._data import SHARED  # noqa: E402
+from csvm.analysis.stats import mcnemar_p, wilson_interval  # noqa: E402
 from csvm.exceptions import DivergenceError  # noqa: E402
-from csvm.stats import mcnemar_p, wilson_interval  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fairness.json"
 MNIST_PAIRS = [f"{a}-{b}" for a, b in itertools.combinations(range(10), 2)]
@@ -119,7 +119,7 @@ CODE = _code_version()
 
 # -- one pair -----------------------------------------------------------------------------
 def _load_pair(dataset: str, pair: str, data_dir: Path):
-    from csvm.datasets import load_pair
+    from csvm.data import load_pair
 
     a, b = pair.split("-")
     return load_pair(dataset, a, b, protocol="thesis", data_dir=data_dir)
@@ -138,7 +138,7 @@ def _scored(clf, data, seconds: float, **extra) -> dict[str, Any]:
 
 def plain_svm(data) -> dict[str, Any]:
     """The better of a tuned RBF and a tuned polynomial SVM, by validation accuracy."""
-    from csvm.tuning import tune_plain_svm
+    from csvm.analysis.tuning import tune_plain_svm
 
     start = time.perf_counter()
     tuned = {}
@@ -163,7 +163,7 @@ def plain_svm(data) -> dict[str, Any]:
 
 
 def _fit_kcsvm(data, config: dict[str, Any]):
-    from csvm.config import RunConfig
+    from csvm.runs.config import RunConfig
 
     clf = RunConfig(**config).build_estimator(data.image_shape)
     start = time.perf_counter()
@@ -231,8 +231,8 @@ def run_pair(cache, path, dataset, pair, filters, data_dir, n_iter) -> None:
 
 
 def run_ablation_unit(cache, path, pair: str, data_dir: Path) -> None:
-    """The chosen one-filter K-CSVM again (seed 0, deterministic), then csvm.ablation."""
-    from csvm.ablation import run_ablation
+    """The chosen one-filter K-CSVM again (seed 0, deterministic), then csvm.analysis.ablation."""
+    from csvm.analysis.ablation import run_ablation
 
     unit = f"mnist {pair} ablation"
     if unit in cache or f"mnist {pair} k=1" not in cache:

@@ -5,7 +5,7 @@
 Builds, in a temporary folder, ``train-images-idx3-ubyte.gz``: a valid IDX header for
 60000×28×28 (47,040,000 bytes promised) followed by ``--gib`` GiB of zeros, as repeated
 gzip members (about 1 MB of file per GiB).  Then, in a fresh interpreter, reads it with
-``csvm.datasets.idx.read_idx`` and prints the wall time, the peak RSS and the RSS before
+``csvm.data.idx.read_idx`` and prints the wall time, the peak RSS and the RSS before
 the read (the interpreter with csvm imported).
 
 ``--naive`` reads it instead the way the loader did before the header bounded the read
@@ -28,7 +28,7 @@ CHILD = r"""
 import gzip, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
-from csvm.datasets.idx import read_idx
+from csvm.data.idx import read_idx
 from csvm.exceptions import DatasetError
 
 def naive(path):

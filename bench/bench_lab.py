@@ -1,4 +1,4 @@
-"""Benchmark the filter lab (csvm.lab): how fast it answers and what classic filters score.
+"""Benchmark the filter lab (csvm.analysis.lab): how fast it answers and what classic filters score.
 
     python bench/bench_lab.py            # everything (about 2 minutes on 2 cores)
     python bench/bench_lab.py --quick    # the classroom split only
@@ -33,9 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from bench._data import SHARED, mnist_pair  # noqa: E402
 from csvm import KernelCSVM  # noqa: E402
-from csvm.cli import THESIS  # noqa: E402
-from csvm.datasets import load_pair  # noqa: E402
-from csvm.lab import (  # noqa: E402
+from csvm.analysis.lab import (  # noqa: E402
     FILTER_NAMES,
     classic_filter,
     landscape_1d,
@@ -45,6 +43,8 @@ from csvm.lab import (  # noqa: E402
     solve_fixed_filter,
     solve_raw_pixels,
 )
+from csvm.cli import THESIS  # noqa: E402
+from csvm.data import load_pair  # noqa: E402
 
 CONFIG = THESIS["table4.1"]["csvm"]
 SETTINGS = {

@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from csvm import KernelCSVM
     from csvm.cli import THESIS
-    from csvm.datasets import load_multiclass
-    from csvm.multiclass import ovo_decision
+    from csvm.data import load_multiclass
+    from csvm.model.multiclass import ovo_decision
 
     d = load_multiclass("mnist", protocol=None, data_dir=SHARED, n_train=args.n_train)
     print(f"{d.source}; {len(d.y_train)} training images, {len(d.y_test)} test images")
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
 def _svc_60k(gamma: float) -> int:
     from sklearn.svm import SVC
 
-    from csvm.mnist10 import load_mnist10
+    from csvm.analysis.mnist10 import load_mnist10
 
     X, y, X_test, y_test = load_mnist10(SHARED)
     t0 = time.perf_counter()
@@ -140,11 +140,11 @@ def _svc_60k(gamma: float) -> int:
 
 
 def _svm_virtual(gamma: float, n_jobs: int, deskewed: bool) -> int:
-    """A plain RBF SVM per pair (csvm.mnist10.plain_svm: a K-CSVM with a fixed 1x1 filter of
+    """A plain RBF SVM per pair (``mnist10.plain_svm``: a K-CSVM with a fixed 1x1 filter of
     weight 1, solved once), then the same virtual support vectors as reproduce mnist10's."""
-    from csvm.deskew import deskew
-    from csvm.mnist10 import MNIST10_VIRTUAL, VIRTUAL_SHIFTS, load_mnist10, plain_svm
-    from csvm.virtual import refit_virtual
+    from csvm.analysis.mnist10 import MNIST10_VIRTUAL, VIRTUAL_SHIFTS, load_mnist10, plain_svm
+    from csvm.data.deskew import deskew
+    from csvm.model.virtual import refit_virtual
 
     X, y, X_test, y_test = load_mnist10(SHARED)
     if deskewed:

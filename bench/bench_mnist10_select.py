@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     from sklearn.svm import SVC
 
     from csvm import KernelCSVM
-    from csvm.datasets import load_multiclass
+    from csvm.data import load_multiclass
 
     n_train, models = int(argv[0]), argv[1:]
     d = load_multiclass("mnist", protocol=None, data_dir=SHARED, n_train=n_train)

@@ -4,12 +4,12 @@
     python bench/bench_mnist10_virtual.py --n-train 10000   # a stratified 10,000 (~2 min)
     python bench/bench_mnist10_virtual.py --deskew --shifts 4   # deskewed images first
 
-Fits the K-CSVM of ``csvm.mnist10.MNIST10_CONFIG`` (10 classes, one-vs-one) on MNIST
+Fits the K-CSVM of ``csvm.analysis.mnist10.MNIST10_CONFIG`` (10 classes, one-vs-one) on MNIST
 training images 0-49,999 (or a stratified subsample), scores it on the 10,000 validation
 images 50,000-59,999 (never the test set), then solves every pair's SVM again on its
-support vectors plus their shifts (``csvm.virtual.refit_virtual``) for each set of shifts,
+support vectors plus their shifts (``csvm.model.virtual.refit_virtual``) for each set of shifts,
 starting from the same first fit each time.  With ``--deskew`` every image, training and
-validation, is deskewed first (``csvm.deskew``).  Prints validation accuracy, seconds,
+validation, is deskewed first (``csvm.data.deskew``).  Prints validation accuracy, seconds,
 support vectors and peak memory.
 """
 
@@ -33,7 +33,7 @@ CANDIDATES = ("4", "8", "8+2px")
 
 
 def _shifts(name: str):
-    from csvm.virtual import SHIFTS_4, SHIFTS_8
+    from csvm.model.virtual import SHIFTS_4, SHIFTS_8
 
     two_pixel = ((-2, 0), (2, 0), (0, -2), (0, 2))
     return {"4": SHIFTS_4, "8": SHIFTS_8, "8+2px": SHIFTS_8 + two_pixel}[name]
@@ -45,10 +45,10 @@ def _peak_gib() -> float:
 
 def main(argv: list[str]) -> int:
     from csvm import KernelCSVM
-    from csvm.datasets import load_multiclass
-    from csvm.deskew import deskew
-    from csvm.mnist10 import MNIST10_CONFIG
-    from csvm.virtual import refit_virtual
+    from csvm.analysis.mnist10 import MNIST10_CONFIG
+    from csvm.data import load_multiclass
+    from csvm.data.deskew import deskew
+    from csvm.model.virtual import refit_virtual
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-train", type=int, default=None, help="default: all 50,000")

@@ -18,14 +18,14 @@ On each (pair, n, seed) we score, on the same test images:
 * the plain SVM on raw pixels with the same kernel and C (the page's plain SVM when
   "Tune the baselines" is off);
 * the plain SVM tuned on the validation images (the better of a tuned RBF and a tuned
-  polynomial SVM, csvm.tuning, 25 fits each).
+  polynomial SVM, csvm.analysis.tuning, 25 fits each).
 
 Stages: **screen** every candidate on seeds 0–4; **confirm** the best candidates on fresh
 seeds 5–9 (picking the best of hundreds on the same seeds that rank them would overstate
 the gain); **app split**: the confirmed candidates on the page's own split (mnist-5k's fixed
 70/10/20 %: about 200 test images of the pair), seeds 0–9.
 
-McNemar: each seed's exact test (``csvm.stats.mcnemar_p``), and a pooled one over the seeds'
+McNemar: each seed's exact test (``stats.mcnemar_p``), and a pooled one over the seeds'
 discordant counts; the seeds' test sets overlap, so the pooled p-value is indicative only.
 Each unit is cached in ``bench/results/preset.json`` as soon as it is done (the test images
 each model got right, packed), so an interrupted run resumes and the tables are recomputed.
@@ -46,8 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
+from csvm.analysis.stats import mcnemar_p  # noqa: E402
 from csvm.exceptions import DivergenceError  # noqa: E402
-from csvm.stats import mcnemar_p  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "preset.json"
 DATASET = "mnist-5k"
@@ -80,17 +80,17 @@ def split(pair: str, n: int, seed: int, app: bool = False):
 
     ``app=False``: ``n`` training and :data:`N_VAL` validation images drawn with ``seed``
     (stratified), every other image of the pair for test.  ``app=True``: the page's split
-    (``csvm.datasets.load_pair``, fixed 70/10/20 %, ``n`` drawn from the training part).
+    (``csvm.data.load_pair``, fixed 70/10/20 %, ``n`` drawn from the training part).
     """
     a, b = pair.split("-")
     if app:
-        from csvm.datasets import load_pair
+        from csvm.data import load_pair
 
         d = load_pair(DATASET, a, b, n_train=n, random_state=seed)
         return d.X_train, d.y_train, d.X_val, d.y_val, d.X_test, d.y_test
     from sklearn.model_selection import train_test_split
 
-    from csvm.datasets.offline import offline_arrays
+    from csvm.data.offline import offline_arrays
 
     X, y = offline_arrays(DATASET)
     keep = np.flatnonzero((y == int(a)) | (y == int(b)))
@@ -111,7 +111,7 @@ def config_of(recipe: str, n_filters: int, seed: int, n_iter: int) -> dict[str, 
 
 def _svm_on_filters(config: dict[str, Any], filters: np.ndarray, X, y):
     """The K-CSVM's SVM solved on fixed ``filters``: a run that ended on them."""
-    from csvm.config import RunConfig
+    from csvm.runs.config import RunConfig
 
     frozen = {**config, "n_iter": 1, "eta": 0.0, "step": "constant"}
     clf = RunConfig(**frozen).build_estimator(X.shape[1:])
@@ -121,7 +121,7 @@ def _svm_on_filters(config: dict[str, Any], filters: np.ndarray, X, y):
 
 def kcsvm_unit(recipe: str, n_filters: int, seed: int, data) -> dict[str, Any]:
     """One 30-iteration fit; each checkpoint's SVM scored on the test set."""
-    from csvm.config import RunConfig
+    from csvm.runs.config import RunConfig
 
     Xtr, ytr, _, _, Xte, yte = data
     config = config_of(recipe, n_filters, seed, max(CHECKPOINTS))
@@ -162,7 +162,7 @@ def kcsvm_unit(recipe: str, n_filters: int, seed: int, data) -> dict[str, Any]:
 
 def check(pair: str = "4-9", n: int = 100, seed: int = 0) -> None:
     """A checkpoint predicts exactly as a run of that many iterations (raises if not)."""
-    from csvm.config import RunConfig
+    from csvm.runs.config import RunConfig
 
     data = split(pair, n, seed)
     Xtr, ytr, _, _, Xte, yte = data
@@ -181,7 +181,7 @@ def check(pair: str = "4-9", n: int = 100, seed: int = 0) -> None:
 
 def plain_unit(kernel: dict[str, Any], data) -> dict[str, Any]:
     """The plain SVM with the K-CSVM's kernel and C, on raw pixels."""
-    from csvm.baselines import make_plain_svm
+    from csvm.model.baselines import make_plain_svm
 
     Xtr, ytr, _, _, Xte, yte = data
     start = time.perf_counter()
@@ -196,7 +196,7 @@ def plain_unit(kernel: dict[str, Any], data) -> dict[str, Any]:
 
 def tuned_unit(data) -> dict[str, Any]:
     """The better on validation of a tuned RBF and a tuned polynomial plain SVM."""
-    from csvm.tuning import tune_plain_svm
+    from csvm.analysis.tuning import tune_plain_svm
 
     Xtr, ytr, Xva, yva, Xte, yte = data
     tuned = {}

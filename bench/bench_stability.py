@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from csvm.cli import thesis_settings
-    from csvm.config import RunConfig
-    from csvm.sweeps import stability
+    from csvm.runs.config import RunConfig
+    from csvm.runs.sweeps import stability
 
     base = {
         **RunConfig().to_dict(),

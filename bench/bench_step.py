@@ -50,7 +50,7 @@ def load(dataset: str, n: int | None):
     if dataset == "mnist" and n == 11_552:
         X, y, Xt, yt = mnist_pair(all_train=True)
         return X, y, Xt, yt, "MNIST 3 v 5"
-    from csvm.datasets import load_pair
+    from csvm.data import load_pair
 
     if dataset == "mnist":
         d = load_pair("mnist", 3, 5, protocol="thesis", data_dir=SHARED, n_train=n)

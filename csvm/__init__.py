@@ -4,7 +4,6 @@
 >>> clf = KernelCSVM(image_shape=(28, 28), filter_shape=(5, 5), n_iter=10)  # doctest: +SKIP
 """
 
-from csvm.baselines import SmallCNN
 from csvm.exceptions import (
     CSVMError,
     CSVMWarning,
@@ -13,8 +12,9 @@ from csvm.exceptions import (
     ImageShapeWarning,
     SVMIterationWarning,
 )
-from csvm.kernelised import KernelCSVM
-from csvm.linear import LinearCSVM
+from csvm.model.baselines import SmallCNN
+from csvm.model.kernelised import KernelCSVM
+from csvm.model.linear import LinearCSVM
 
 __version__ = "0.1.0"
 

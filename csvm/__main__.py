@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 
 def _data(argv: list[str]) -> int:
-    from csvm.datasets import main_data
+    from csvm.data import main_data
 
     return main_data(argv)
 
@@ -30,7 +30,7 @@ def _reproduce(argv: list[str]) -> int:
 
 
 def _sweep(argv: list[str]) -> int:
-    from csvm.cli_sweep import main_sweep
+    from csvm.cli.sweep import main_sweep
 
     return main_sweep(argv)
 

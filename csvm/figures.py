@@ -971,7 +971,7 @@ def sweep_heatmap(
     return fig
 
 
-# -- filter lab (csvm.lab) ----------------------------------------------------------------
+# -- filter lab (csvm.analysis.lab) ----------------------------------------------------------------
 # Kept in one block at the end of the module: the lab's figures, listed in __all__ here.
 __all__ += ["gradient_figure", "landscape_1d_figure", "landscape_2d_figure"]
 
@@ -1045,9 +1045,9 @@ def landscape_1d_figure(
     Parameters
     ----------
     ts, objectives : 1-D arrays
-        From :func:`csvm.lab.landscape_1d`.
+        From :func:`csvm.analysis.lab.landscape_1d`.
     bends : sequence of int
-        Indices where the slice bends downwards (:func:`csvm.lab.nonconvex_points`);
+        Indices where the slice bends downwards (:func:`csvm.analysis.lab.nonconvex_points`);
         marked as evidence that T is not convex in f.
     title : str
 
@@ -1119,7 +1119,7 @@ def landscape_2d_figure(
     s, t : 1-D arrays
         Positions along d1 (the gradient step) and d2 (orthogonal, same length).
     objectives : 2-D array (len(t), len(s))
-        From :func:`csvm.lab.landscape_2d`; NaN where not computed yet.
+        From :func:`csvm.analysis.lab.landscape_2d`; NaN where not computed yet.
     title : str
 
     Returns

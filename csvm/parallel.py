@@ -226,7 +226,7 @@ def sweep_executor(scheduler: str | None = None) -> Executor | None:
     Returns
     -------
     concurrent.futures.Executor or None
-        Submit ``csvm.sweeps.run_validation`` cells to it; ``future.cancel()`` (or
+        Submit ``csvm.runs.sweeps.run_validation`` cells to it; ``future.cancel()`` (or
         ``shutdown(cancel_futures=True)``) is the Stop button: cells not yet started
         never run, running ones finish on their workers and are ignored.
     """

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from csvm.config import MODEL_LABELS, SPECS
-from pages.common import ensure_app
+from csvm.runs.config import MODEL_LABELS, SPECS
+from explorer.app import ensure_app
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -136,7 +136,7 @@ st.caption("Measured by `python bench/bench_fairness.py` (see docs/fairness.md i
 st.header("Every setting")
 st.caption(
     "Generated from the one table the app, the URL, the CLI and the library share "
-    "(csvm.config.RunConfig)."
+    "(csvm.runs.config.RunConfig)."
 )
 st.dataframe(
     [

@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
-from csvm.config import MODEL_LABELS, SPECS, RunConfig
-from csvm.runs import result_rows, step_events
-from pages.common import ensure_app, get_pool, heartbeat, is_running, outcomes, result_columns, runs
+from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
+from csvm.runs.targets import result_rows, step_events
+from explorer.app import ensure_app
+from explorer.common import get_pool, heartbeat, is_running, outcomes, result_columns, runs
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

@@ -1,8 +1,8 @@
 """Filter lab: change the filter by hand and see, within a second, what the SVM makes of it.
 
-The page only reads widgets and draws: the maths is :mod:`csvm.lab` (the SVM at a fixed
-filter, its gradient, landscape slices), :mod:`csvm.lab_filters` (starting points, filter
-files) and :mod:`csvm.images` (safe uploads, MNIST-style digits).  The settings (data,
+The page only reads widgets and draws: the maths is :mod:`csvm.analysis.lab` (the SVM at a fixed
+filter, its gradient, landscape slices), :mod:`csvm.analysis.lab_filters` (starting points, filter
+files) and :mod:`csvm.data.images` (safe uploads, MNIST-style digits).  The settings (data,
 kernel, C, regulariser, filter size, η) are the session's RunConfig, set on the Train page.
 """
 
@@ -20,11 +20,7 @@ from streamlit.errors import StreamlitAPIException
 from threadpoolctl import threadpool_limits
 
 from csvm import figures
-from csvm.config import MODEL_LABELS, RunConfig
-from csvm.conv import correlate
-from csvm.exceptions import CSVMError
-from csvm.images import load_upload, mnist_style
-from csvm.lab import (
+from csvm.analysis.lab import (
     FILTER_NAMES,
     lab_job,
     landscape_directions,
@@ -34,18 +30,22 @@ from csvm.lab import (
     solve_raw_pixels,
     starting_filters,
 )
-from csvm.runs import pinned_indices
-from pages.common import (
+from csvm.data.images import load_upload, mnist_style
+from csvm.exceptions import CSVMError
+from csvm.model.conv import correlate
+from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.targets import pinned_indices
+from explorer.app import ensure_app
+from explorer.common import (
     FINAL_STATES,
     data_for,
-    ensure_app,
     get_pool,
     heartbeat,
     owner,
     poll_run,
     runs,
 )
-from pages.settings import current_config, md_escape
+from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

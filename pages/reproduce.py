@@ -1,7 +1,7 @@
 """Reproduce page: the thesis's tables beside this machine's measured numbers.
 
 Thin: every figure comes from a saved run in ``assets/runs/`` (written by
-``python -m csvm reproduce … --out``, read and checked by :mod:`csvm.reproduced`).
+``python -m csvm reproduce … --out``, read and checked by :mod:`csvm.analysis.reproduced`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from typing import Any
 
 import streamlit as st
 
-from csvm import reproduced
-from pages.common import available_datasets, ensure_app, presets
-from pages.settings import set_config
+from csvm.analysis import reproduced
+from explorer.app import ensure_app
+from explorer.common import available_datasets, presets
+from explorer.settings import set_config
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

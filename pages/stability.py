@@ -8,9 +8,10 @@ import streamlit as st
 from csvm import figures
 from csvm.cli import thesis_settings
 from csvm.jobs import QuotaExceeded
-from csvm.sweeps import MAX_SEEDS, run_seed_job, stability_verdict, summarise_stability
-from pages.common import FINAL_STATES, ensure_app, get_pool, heartbeat, owner
-from pages.settings import current_config, md_escape
+from csvm.runs.sweeps import MAX_SEEDS, run_seed_job, stability_verdict, summarise_stability
+from explorer.app import ensure_app
+from explorer.common import FINAL_STATES, get_pool, heartbeat, owner
+from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

@@ -9,12 +9,13 @@ import numpy as np
 import streamlit as st
 
 from csvm import figures
-from csvm.config import SPECS
 from csvm.jobs import QuotaExceeded
 from csvm.parallel import sweep_executor
-from csvm.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
-from pages.common import FINAL_STATES, data_for, ensure_app, get_pool, heartbeat, owner
-from pages.settings import current_config, md_escape
+from csvm.runs.config import SPECS
+from csvm.runs.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
+from explorer.app import ensure_app
+from explorer.common import FINAL_STATES, data_for, get_pool, heartbeat, owner
+from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

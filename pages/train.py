@@ -16,20 +16,20 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
-from csvm.ablation import run_ablation
-from csvm.config import MODEL_LABELS, RunConfig
-from csvm.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
-from csvm.persistence import export_run
-from csvm.runs import pinned_indices, progress, result_rows, step_events, steps_total
-from csvm.summary import comparisons, headline
-from pages import train_multiclass
-from pages.common import (
+from csvm.analysis.ablation import run_ablation
+from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
+from csvm.runs.persistence import export_run
+from csvm.runs.summary import comparisons, headline
+from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
+from explorer import train_multiclass
+from explorer.app import ensure_app
+from explorer.common import (
     DEFAULT_PACE,
     PACES,
     available_datasets,
     chart,
     data_for,
-    ensure_app,
     get_pool,
     heartbeat,
     is_running,
@@ -45,7 +45,7 @@ from pages.common import (
     submit_run,
     url_extra,
 )
-from pages.settings import (
+from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,
     md_escape,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from csvm import datasets as ds
-from csvm.datasets.registry import CIFAR
+from csvm import data as ds
+from csvm.data.registry import CIFAR
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import csvm
 from csvm import ImageShapeWarning, KernelCSVM, LinearCSVM, SmallCNN
-from csvm.validation import SHAPE_RULE, resolve_filter_shape
+from csvm.model.validation import SHAPE_RULE, resolve_filter_shape
 
 CLASSES = [KernelCSVM, LinearCSVM, SmallCNN]
 

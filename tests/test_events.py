@@ -9,7 +9,7 @@ from csvm.events import (
     ResultEvent,
     StartEvent,
 )
-from csvm.kernelised import outer_objective
+from csvm.model.kernelised import outer_objective
 from tests._typed import assert_typed
 
 

@@ -53,7 +53,7 @@ _LIMIT_GRACE = 1.0
 _PUMP_IDLE = 0.1
 _PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
 
-_DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs")
+_DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs.targets")
 
 
 class QuotaExceeded(RuntimeError):

@@ -1,0 +1,376 @@
+"""Saved thesis reproductions: the JSON that ``python -m csvm reproduce … --out FILE`` writes
+and the Reproduce page reads.
+
+One file per table.  Its ``models`` list holds, per model, the test accuracy of every seed
+(fractions in [0, 1]), their mean and standard deviation and the seconds it took, beside the
+published figure it is compared with (``reference``: percent, as the thesis prints them).
+Around it: the command line, date, machine and package versions that produced it, so a
+number on the page can always be traced to the run that measured it.
+
+Nothing here imports streamlit; :func:`load_run` raises :class:`RunFileError` naming the file
+and the field that is missing or wrong.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from csvm.exceptions import CSVMError
+
+__all__ = [
+    "RUNS_DIR",
+    "SCHEMA",
+    "TABLES",
+    "RunFileError",
+    "environment",
+    "load_run",
+    "comparison_rows",
+    "describe_environment",
+    "model_entry",
+    "parse_published",
+    "seed_rows",
+    "run_path",
+    "save_run",
+]
+
+#: Version of the file format; bumped when a field changes meaning.
+SCHEMA = 1
+#: Where the saved runs live in the repository (the app reads them from here).
+RUNS_DIR = Path(__file__).resolve().parents[2] / "assets" / "runs"
+#: The tables, in the page's order: title and the command that produces each file.
+TABLES: dict[str, dict[str, str]] = {
+    "table4.1": {
+        "title": "Table 4.1: MNIST 3 v 5",
+        "command": "python -m csvm reproduce table4.1 --data-dir DIR --seeds 3 "
+        "--out assets/runs/table4.1.json",
+    },
+    "table4.4": {
+        "title": "Table 4.4: CIFAR-10 airplane v automobile",
+        "command": "python -m csvm reproduce table4.4 --data-dir DIR --seeds 3 --epochs 30 "
+        "--out assets/runs/table4.4.json",
+    },
+    "table3.1": {
+        "title": "Table 3.1: MNIST, 10 classes, L-CSVM one-vs-one",
+        "command": "python -m csvm reproduce table3.1 --data-dir DIR --seeds 1 --n-jobs 1 "
+        "--out assets/runs/table3.1.json",
+    },
+    "mnist10": {
+        "title": "MNIST, 10 classes, K-CSVM one-vs-one on all 60,000 training images",
+        "command": "python -m csvm reproduce mnist10 --data-dir DIR --n-jobs 2 "
+        "--out assets/runs/mnist10.json",
+    },
+}
+_PACKAGES = ("numpy", "scipy", "scikit-learn")
+_TOP_FIELDS = {
+    "schema": int,
+    "table": str,
+    "command": str,
+    "date": str,
+    "machine": dict,
+    "versions": dict,
+    "models": list,
+}
+_MODEL_FIELDS = {"name": str, "accuracies": list, "mean": float, "std": float, "seconds": float}
+
+
+class RunFileError(CSVMError, ValueError):
+    """A saved run is missing, is not JSON, or lacks a field the page needs."""
+
+
+def run_path(table: str, runs_dir: str | os.PathLike | None = None) -> Path:
+    """The file a table's saved run is read from (``assets/runs/<table>.json``)."""
+    return Path(RUNS_DIR if runs_dir is None else runs_dir) / f"{table}.json"
+
+
+def parse_published(text: str | None) -> dict[str, float] | None:
+    """``"98.59 ± 0.02"`` -> ``{"mean": 98.59, "std": 0.02}``; ``"98.32"`` -> std None.
+
+    The thesis's figures are kept as printed (percent) and as numbers, so the page can
+    compute the difference without re-reading prose.
+    """
+    if text is None or text in ("", "—"):
+        return None
+    mean, _, std = str(text).partition("±")
+    return {"mean": float(mean), "std": float(std) if std.strip() else None}
+
+
+def model_entry(
+    name: str,
+    accuracies: Sequence[float],
+    seconds: float,
+    published: str | None = None,
+    *,
+    source: str = "Sugg 2018",
+    settings: str = "",
+    config: Mapping[str, Any] | None = None,
+    seconds_each: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """One model's row: per-seed accuracies, their mean ± std (population, as printed by
+    ``reproduce``), mean seconds per seed, the published figure and the settings.
+
+    Parameters
+    ----------
+    name : str
+    accuracies : sequence of float
+        Test accuracy of each seed, as fractions in [0, 1].
+    seconds : float
+        Mean wall-clock seconds per seed (for a tuned baseline, seed 0's includes its
+        search on the validation split).
+    published : str, optional
+        The figure it is compared with, as printed (percent): ``"98.59 ± 0.02"``.
+    source : str
+        Who published it (the thesis, or a field anchor).
+    settings : str
+        The settings in words.
+    config : mapping, optional
+        :meth:`csvm.runs.config.RunConfig.to_dict` of the model, where one applies.
+    seconds_each : sequence of float, optional
+        Each seed's seconds.
+    """
+    a = np.asarray(accuracies, dtype=float)
+    ref = parse_published(published)
+    return {
+        "name": name,
+        "settings": settings,
+        "accuracies": [float(v) for v in a],
+        "mean": float(a.mean()),
+        "std": float(a.std()),
+        "n_seeds": int(a.size),
+        "seconds": float(seconds),
+        "seconds_each": None if seconds_each is None else [float(t) for t in seconds_each],
+        "reference": None if ref is None else {**ref, "text": published, "source": source},
+        "config": None if config is None else dict(config),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _git_commit() -> str | None:
+    """The checkout's commit (with "+changes" when the tree differs), or None outside git."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
+        )
+        return done.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}+changes" if dirty else head
+
+
+def _load_average() -> list[float] | None:
+    """1-, 5- and 15-minute load averages (None where the OS has none)."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def environment(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Command line, date, machine (cores, CPU model, OS) and package versions of this run."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "command": "python -m csvm " + shlex.join(argv),
+        "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "cpu": _cpu_model(),
+            "platform": platform.platform(),
+            # The machine may be shared: the seconds mean little without its load.
+            "load_average_at_start": _load_average(),
+        },
+        "versions": versions,
+        "commit": _git_commit(),
+    }
+
+
+def save_run(
+    path: str | os.PathLike,
+    table: str,
+    models: Sequence[Mapping[str, Any]],
+    env: Mapping[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Write one reproduction as JSON (see the module docstring) and return the record.
+
+    ``env`` is :func:`environment` taken when the run started (its date and commit are
+    the start's; the default, taken now); ``extra`` is stored beside the required fields
+    (``data``, ``details``, …).
+    """
+    env = environment() if env is None else env
+    record = {"schema": SCHEMA, "table": table, **env, "models": list(models)}
+    record["machine"] = {**record["machine"], "load_average_at_end": _load_average()}
+    record.update(extra)
+    _check(record, str(path))
+    Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return record
+
+
+def load_run(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and check a saved run.
+
+    Raises
+    ------
+    RunFileError
+        The file is missing or not JSON, or a field is missing or of the wrong type; the
+        message names the file and the field, and for a missing file the command to run.
+    """
+    path = Path(path)
+    if not path.is_file():
+        command = TABLES.get(path.stem, {}).get("command", "python -m csvm reproduce … --out")
+        raise RunFileError(f"{path}: no saved run; produce it with `{command}`.")
+    try:
+        record = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFileError(f"{path}: not a readable JSON file ({exc}); run it again.") from exc
+    _check(record, str(path))
+    return record
+
+
+def _type_error(where: str, field: str, want: type, got: Any) -> RunFileError:
+    return RunFileError(
+        f"{where}: field {field!r} should be {want.__name__}, got {type(got).__name__} "
+        f"({got!r:.40}); write the file again with `python -m csvm reproduce … --out`."
+    )
+
+
+def _check_fields(obj: Any, fields: Mapping[str, type], where: str, prefix: str) -> None:
+    if not isinstance(obj, dict):
+        raise RunFileError(f"{where}: {prefix or 'the file'} should be a JSON object.")
+    for field, want in fields.items():
+        label = f"{prefix}{field}"
+        if field not in obj:
+            raise RunFileError(
+                f"{where}: field {label!r} is missing; write the file again with "
+                "`python -m csvm reproduce … --out`."
+            )
+        value = obj[field]
+        # JSON has one number type: an int where a float is wanted is fine.
+        ok = isinstance(value, (int, float)) if want is float else isinstance(value, want)
+        if not ok or (want is not bool and isinstance(value, bool)):
+            raise _type_error(where, label, want, value)
+
+
+def _check(record: Any, where: str) -> None:
+    """Raise RunFileError at the first missing or mistyped field."""
+    _check_fields(record, _TOP_FIELDS, where, "")
+    if record["schema"] != SCHEMA:
+        raise RunFileError(
+            f"{where}: file format {record['schema']}, this version reads {SCHEMA}; "
+            "run the reproduction again."
+        )
+    if not record["models"]:
+        raise RunFileError(f"{where}: field 'models' is empty.")
+    for i, model in enumerate(record["models"]):
+        _check_fields(model, _MODEL_FIELDS, where, f"models[{i}].")
+        accs = model["accuracies"]
+        if not accs or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in accs
+        ):
+            raise RunFileError(
+                f"{where}: field 'models[{i}].accuracies' should be a non-empty list of "
+                "accuracies between 0 and 1."
+            )
+        ref = model.get("reference")
+        if ref is not None:
+            _check_fields(ref, {"mean": float}, where, f"models[{i}].reference.")
+
+
+def _seconds(seconds: float) -> str:
+    from csvm.analysis.progress import format_seconds
+
+    return f"{seconds:,.1f}" if seconds < 60 else f"{seconds:,.0f} ({format_seconds(seconds)})"
+
+
+def _points(difference: float) -> str:
+    # Rounded first, so that 98.32 - 98.32 (a float's -1e-14) reads +0.00, not -0.00.
+    return f"{round(difference, 2) + 0.0:+.2f}"
+
+
+def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Per model: its settings and each seed's test accuracy (percent)."""
+    return [
+        {
+            "model": m["name"],
+            "settings": m.get("settings") or "",
+            "per seed, %": ", ".join(f"{100 * a:.2f}" for a in m["accuracies"]),
+        }
+        for m in record["models"]
+    ]
+
+
+def comparison_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The page's table of a saved run: per model, the published figure, this machine's
+    mean ± std over seeds (percent), seconds per seed and the difference in points.
+
+    The published column is called "thesis" when every figure is the thesis's and
+    "published" otherwise (mnist10 is compared with a field anchor).
+    """
+    refs = [m.get("reference") for m in record["models"]]
+    column = (
+        "thesis"
+        if all(r is None or str(r.get("source", "")).startswith("Sugg") for r in refs)
+        else "published"
+    )
+    rows = []
+    for model, ref in zip(record["models"], refs, strict=True):
+        mean, std, n = 100 * model["mean"], 100 * model["std"], len(model["accuracies"])
+        measured = f"{mean:.2f} ± {std:.2f}" if n > 1 else f"{mean:.2f}"
+        seeds = f"{n} seed{'s' if n != 1 else ''}"
+        rows.append(
+            {
+                "model": model["name"],
+                column: "—" if ref is None else ref.get("text") or f"{ref['mean']:.2f}",
+                "this machine, %": f"{measured} ({seeds})",
+                "seconds per seed": _seconds(float(model["seconds"])),
+                "difference, points": "—" if ref is None else _points(mean - ref["mean"]),
+            }
+        )
+    return rows
+
+
+def describe_environment(record: Mapping[str, Any]) -> str:
+    """One line on when, where and with what a saved run was made."""
+    machine = record["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items() if v)
+    where = f"{machine.get('cores', '?')} cores, {machine.get('cpu', 'unknown CPU')}"
+    loads = [machine.get(f"load_average_at_{t}") for t in ("start", "end")]
+    if all(loads):
+        where += f" (load average {loads[0][0]:g} at the start, {loads[1][0]:g} at the end)"
+    commit = record.get("commit")
+    return f"{record['date']} on {where}; {versions}" + (
+        f"; code at commit {commit}" if commit else ""
+    )

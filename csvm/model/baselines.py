@@ -1,0 +1,553 @@
+"""Baselines trained on the same split as a CSVM: a plain SVM and a small CNN (numpy).
+
+:func:`make_plain_svm` builds scikit-learn's SVC on raw pixels from a CSVM's own
+parameters, so a comparison is always like for like.  :class:`SmallCNN` is the thesis's
+comparison network: one (or a few) valid convolution filters with identity activation and
+no subsampling, an optional hidden layer, and a sigmoid (two classes) or softmax output,
+trained by mini-batch SGD with momentum.  It shares the convolution of :mod:`csvm.model.conv`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from scipy.linalg.blas import get_blas_funcs
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
+from sklearn.utils import TransformerTags, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+from threadpoolctl import threadpool_limits
+
+from csvm.exceptions import DivergenceError
+from csvm.model.conv import correlate, correlate_transpose, map_shape
+from csvm.model.validation import Shape, check_images, resolve_filter_shape
+
+__all__ = ["FlattenImages", "SmallCNN", "make_plain_svm"]
+
+
+class FlattenImages(TransformerMixin, BaseEstimator):
+    """Reshape images ``(n, ...)`` to rows ``(n, prod(...))`` so an SVC can read them."""
+
+    def fit(self, X: Any, y: Any = None) -> FlattenImages:
+        """Nothing to learn."""
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Flattened images."""
+        X = np.asarray(X)
+        return X.reshape(len(X), -1)
+
+
+def make_plain_svm(
+    *,
+    kernel: str = "poly",
+    degree: int = 2,
+    gamma: float = 1.0,
+    coef0: float = 1.0,
+    C: float | None = None,
+    linear: bool = False,
+    lam_w: float | None = None,
+    n_samples: int | None = None,
+    max_iter: int = 10**6,
+) -> Pipeline:
+    """The plain SVM on raw pixels that matches a CSVM: same kernel, degree, gamma, coef0, C.
+
+    Parameters
+    ----------
+    kernel, degree, gamma, coef0 : as in :class:`~csvm.KernelCSVM`
+    C : float or None
+        None (no bound) becomes ``C = 1e10`` (``csvm.model.kernelised.HARD_MARGIN_C``), the same
+        large C the K-CSVM hands to LIBSVM, which no alpha reaches in practice.
+    linear : bool
+        Match an L-CSVM instead: a linear SVM with ``C = 1 / (lam_w * n_samples)``, the
+        solver form of the L-CSVM's weight step (the kernel arguments are then unused).
+    lam_w : float, optional
+        The L-CSVM's weight regularisation; needed when ``linear``.
+    n_samples : int, optional
+        Training-set size; needed when ``linear``.
+    max_iter : int
+        Bound on LIBSVM's iterations, as the CSVMs' ``svm_max_iter``: a hard-margin solve
+        on data that are not separable in the kernel then ends (with scikit-learn's
+        ConvergenceWarning) instead of running on.
+
+    Returns
+    -------
+    Pipeline
+        ``FlattenImages`` followed by ``SVC``; accepts images of any shape.
+
+    Raises
+    ------
+    ValueError
+        For ``linear=True`` without ``lam_w`` or ``n_samples``.
+    """
+    from csvm.model.kernelised import HARD_MARGIN_C
+    from csvm.model.linear import lambda_to_C
+
+    if linear:
+        if lam_w is None or n_samples is None:
+            raise ValueError(
+                "make_plain_svm(linear=True) needs lam_w and n_samples: "
+                "C = 1 / (lam_w * n_samples)."
+            )
+        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)), max_iter=max_iter)
+    else:
+        svc = SVC(
+            kernel=kernel,
+            degree=degree,
+            gamma=gamma,
+            coef0=coef0,
+            C=HARD_MARGIN_C if C is None else float(C),
+            max_iter=max_iter,
+        )
+    return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
+
+
+_ACTIVATIONS = ("sigmoid", "relu", "tanh")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # The tanh form never overflows and is one vectorised pass (no masks).
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _activate(name: str, h: np.ndarray) -> np.ndarray:
+    if name == "sigmoid":
+        return _sigmoid(h)
+    if name == "relu":
+        return np.maximum(h, 0)
+    return np.tanh(h)
+
+
+def _activation_grad(name: str, h: np.ndarray, a: np.ndarray) -> np.ndarray:
+    if name == "sigmoid":
+        return a * (1 - a)
+    if name == "relu":
+        return (h > 0).astype(h.dtype)
+    return 1 - a * a
+
+
+def _add_scaled(y: np.ndarray, a: float, x: np.ndarray) -> None:
+    """``y += a * x`` in place, through BLAS axpy when both are contiguous.
+
+    ``y += a * x`` would first build ``a * x``: for the 2 million weights of the CIFAR-10
+    network that temporary is 8 MB written and read again every mini-batch.
+    """
+    if y.flags.c_contiguous and x.flags.c_contiguous and y.dtype == x.dtype:
+        get_blas_funcs("axpy", (y,))(x.ravel(), y.ravel(), a=a)
+    else:
+        y += a * x
+
+
+class SmallCNN(ClassifierMixin, BaseEstimator):
+    """The thesis's comparison CNN, in numpy.
+
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints``.  The defaults are the thesis's network for MNIST (5x5
+    filter, 500 sigmoid hidden units) except the image shape, which is read from X.
+
+    Parameters
+    ----------
+    image_shape : tuple (H, W) or (C, H, W), or None
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        None is the thesis's 5x5 (half the image side on images under 9 pixels a side).
+    n_filters : int in [1, 256]
+        Valid convolution filters (identity activation, no subsampling).
+    hidden : int >= 0 or None
+        Units of the hidden layer; None or 0 gives the linear CNN of table 3.1.
+    activation : {"sigmoid", "relu", "tanh"}
+    lr : float in (0, 10]
+        Learning rate of mini-batch SGD.
+    momentum : float in [0, 1)
+    nesterov : bool
+    weight_decay : float in [0, 1e6]
+        L2 penalty ``weight_decay / 2 * ||W||^2`` on every weight (not on biases).
+    epochs, batch_size : int >= 1
+    events_every : int >= 0
+        Also report every ``events_every`` mini-batches (0: once per epoch only).
+    dtype : {"float32", "float64"}
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_, filters_ (1, n_filters, p, q), filter_shape_, params_ (dict of weights),
+    history_, n_features_in_, stopped_.
+    """
+
+    _parameter_constraints: dict = {
+        "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
+        "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
+        "n_filters": [Interval(Integral, 1, 256, closed="both")],
+        "hidden": [None, Interval(Integral, 0, 100_000, closed="both")],
+        "activation": [StrOptions(set(_ACTIVATIONS))],
+        "lr": [Interval(Real, 0, 10, closed="right")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "nesterov": ["boolean"],
+        "weight_decay": [Interval(Real, 0, 1e6, closed="both")],
+        "epochs": [Interval(Integral, 1, 100_000, closed="both")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "events_every": [Interval(Integral, 0, None, closed="left")],
+        "dtype": [StrOptions({"float32", "float64"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
+        n_filters: int = 1,
+        hidden: int | None = 500,
+        activation: str = "sigmoid",
+        lr: float = 0.1,
+        momentum: float = 0.9,
+        nesterov: bool = True,
+        weight_decay: float = 1e-5,
+        epochs: int = 10,
+        batch_size: int = 32,
+        events_every: int = 0,
+        dtype: str = "float32",
+        random_state: Any = None,
+    ):
+        self.image_shape = image_shape
+        self.filter_shape = filter_shape
+        self.n_filters = n_filters
+        self.hidden = hidden
+        self.activation = activation
+        self.lr = lr
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.events_every = events_every
+        self.dtype = dtype
+        self.random_state = random_state
+
+    # -- input ----------------------------------------------------------------------------
+    def _images(self, X: Any, *, reset: bool) -> np.ndarray:
+        return check_images(self, X, reset=reset, dtype=self.dtype)
+
+    def _check_params(self) -> None:
+        """Check every parameter against ``_parameter_constraints``."""
+        self._validate_params()
+
+    # -- the network ----------------------------------------------------------------------
+    def _init(self, rng: np.random.Generator, channels: int, n_out: int) -> dict:
+        p, q = self.filter_shape_
+        k = self.n_filters
+        h2, w2 = map_shape(self._image_shape[-2:], (p, q))
+        d = k * h2 * w2
+
+        def glorot(fan_in, fan_out, shape):
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            return rng.uniform(-limit, limit, shape).astype(self.dtype)
+
+        params = {
+            "conv_W": glorot(channels * p * q, k * p * q, (k, channels, p, q)),
+            "conv_b": np.zeros(k, self.dtype),
+        }
+        width = d
+        if self.hidden:
+            params["hid_W"] = glorot(d, self.hidden, (d, self.hidden))
+            params["hid_b"] = np.zeros(self.hidden, self.dtype)
+            width = self.hidden
+        params["out_W"] = glorot(width, n_out, (width, n_out))
+        params["out_b"] = np.zeros(n_out, self.dtype)
+        return params
+
+    def _forward(self, params: dict, X: np.ndarray) -> tuple[np.ndarray, dict]:
+        Z = correlate(X, params["conv_W"]) + params["conv_b"][None, :, None, None]
+        a0 = Z.reshape(len(X), -1)
+        cache = {"X": X, "a0": a0, "z_shape": Z.shape}
+        a = a0
+        if "hid_W" in params:
+            h = a0 @ params["hid_W"] + params["hid_b"]
+            a = _activate(self.activation, h)
+            cache.update(h=h, a1=a)
+        return a @ params["out_W"] + params["out_b"], cache
+
+    def _loss_grad(
+        self, params: dict, X: np.ndarray, t: np.ndarray
+    ) -> tuple[float, dict, np.ndarray]:
+        """Mean loss (plus weight decay), its gradient and the logits for targets ``t``.
+
+        ``t`` is 0/1 of shape (B,) for two classes, else one-hot (B, K).
+        """
+        s, cache = self._forward(params, X)
+        logits = s
+        B = len(X)
+        if s.shape[1] == 1:
+            s = s[:, 0]
+            loss = float(np.mean(np.logaddexp(0, s) - t * s))
+            ds = ((_sigmoid(s) - t) / B)[:, None]
+        else:
+            shifted = s - s.max(axis=1, keepdims=True)
+            log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+            loss = float(-np.mean(np.sum(t * log_p, axis=1)))
+            ds = (np.exp(log_p) - t) / B
+        ds = ds.astype(X.dtype, copy=False)
+        wd = float(self.weight_decay)
+        if wd:
+            # A BLAS dot per weight array: squaring into a float64 copy of the hidden
+            # layer's weights took 7 % of an epoch.
+            loss += (
+                0.5
+                * wd
+                * sum(
+                    float(np.vdot(params[k].ravel(), params[k].ravel()))
+                    for k in params
+                    if k.endswith("_W")
+                )
+            )
+        grads = {}
+        a_last = cache.get("a1", cache["a0"])
+        grads["out_W"] = a_last.T @ ds
+        grads["out_b"] = ds.sum(axis=0)
+        da = ds @ params["out_W"].T
+        if "hid_W" in params:
+            dh = da * _activation_grad(self.activation, cache["h"], cache["a1"])
+            grads["hid_W"] = cache["a0"].T @ dh
+            grads["hid_b"] = dh.sum(axis=0)
+            da = dh @ params["hid_W"].T
+        dZ = da.reshape(cache["z_shape"])
+        grads["conv_W"] = correlate_transpose(X, dZ, self.filter_shape_, sum_samples=True)
+        grads["conv_b"] = dZ.sum(axis=(0, 2, 3))
+        for key in grads:
+            grads[key] = grads[key].astype(self.dtype, copy=False)
+            if wd and key.endswith("_W"):
+                _add_scaled(grads[key], wd, params[key])
+        return loss, grads, logits
+
+    def _targets(self, y_index: np.ndarray) -> np.ndarray:
+        if len(self.classes_) == 2:
+            return y_index.astype(self.dtype)
+        return np.eye(len(self.classes_), dtype=self.dtype)[y_index]
+
+    # -- fitting --------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X: Any, y: Any, callback: Callable[[dict], bool | None] | None = None
+    ) -> SmallCNN:
+        """Train by mini-batch SGD with momentum and weight decay.
+
+        Parameters
+        ----------
+        X : array of shape (n, H*W), (n, C*H*W), (n, H, W) or (n, C, H, W)
+            Training images; 2-D rows are read with ``image_shape``.
+        y : array of shape (n,)
+            Class labels (at least two classes).
+        callback : callable, optional
+            Called with each event dict (``model``, ``step`` "epoch" or "batch",
+            ``iteration``, ``epoch``, ``loss``, ``seconds``, ``train_accuracy`` on epoch
+            events, ``batch`` on batch events, and ``filters``, a copy of the conv
+            filters).  Returning False stops training cleanly and sets ``stopped_``.
+
+        Returns
+        -------
+        self : SmallCNN
+
+        Raises
+        ------
+        DivergenceError
+            When the loss becomes non-finite; the last weights with a finite loss are kept,
+            so the estimator can still predict.
+        ValueError
+            For invalid parameters or input, with a message saying what to change.
+        """
+        # Mini-batch products are too small to split across cores: with two BLAS threads
+        # an epoch of the thesis's network took 0.60 s here, with one 0.106 s.
+        # Overflow on the way to a non-finite loss is expected and reported as a
+        # DivergenceError, so numpy's own warnings would only repeat it.
+        with (
+            threadpool_limits(limits=1, user_api="blas"),
+            np.errstate(over="ignore", invalid="ignore"),
+        ):
+            return self._fit(X, y, callback)
+
+    def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
+        # Over 80 lines on purpose: one SGD loop whose in-place updates share a dozen
+        # buffers (weights, spare weights, velocities); split up, they would be passed around.
+        if y is None:
+            raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
+        X4 = self._images(X, reset=True)
+        y = column_or_1d(y, warn=True)
+        if len(y) != len(X4):
+            raise ValueError(f"y has {len(y)} labels for {len(X4)} images.")
+        check_classification_targets(y)
+        self.filter_shape_ = resolve_filter_shape(self.filter_shape, X4.shape[1:])
+        map_shape(X4.shape[-2:], self.filter_shape_)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y holds one class only ({self.classes_[0]!r}): training needs "
+                "examples of at least two classes."
+            )
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        rng = np.random.default_rng(seed)
+        n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
+        params = self._init(rng, X4.shape[1], n_out)
+        velocity = {k: np.zeros_like(v) for k, v in params.items()}
+        # Two sets of weights, swapped after every step: the update writes the new weights
+        # into the spare set, which leaves the previous (finite-loss) weights intact for a
+        # DivergenceError without copying them each step.
+        spare = {k: v.copy() for k, v in params.items()}
+        targets = self._targets(y_index)
+        self.params_ = params
+        self.history_ = []
+        self.stopped_ = False
+        start = time.perf_counter()
+        n = len(X4)
+        batch = 0
+        mu, lr = float(self.momentum), float(self.lr)
+        for epoch in range(int(self.epochs)):
+            order = rng.permutation(n)
+            losses = []
+            correct = 0
+            for first in range(0, n, int(self.batch_size)):
+                idx = order[first : first + int(self.batch_size)]
+                loss, grads, logits = self._loss_grad(params, X4[idx], targets[idx])
+                if not np.isfinite(loss) or not all(np.all(np.isfinite(g)) for g in grads.values()):
+                    # The weights of the previous step still gave a finite loss.
+                    self.params_ = spare
+                    raise self._diverged(callback, epoch, lr, spare["conv_W"])
+                for key, g in grads.items():
+                    p, v, new = params[key], velocity[key], spare[key]
+                    # v <- mu v - lr g, then new p = p + mu v - lr g (Nesterov, in the form
+                    # that needs only this gradient) or p + v, in place: fresh temporaries
+                    # the size of the hidden layer cost as much as the arithmetic.
+                    g *= lr
+                    v *= mu
+                    v -= g
+                    if self.nesterov:
+                        np.subtract(p, g, out=new)
+                        np.multiply(v, mu, out=g)
+                        new += g
+                    else:
+                        np.add(p, v, out=new)
+                params, spare = spare, params
+                self.params_ = params
+                losses.append(loss)
+                # Accuracy of the batches as they were trained on: a whole extra forward
+                # pass over the training set each epoch would cost a third of the epoch.
+                guess = (logits[:, 0] > 0) if logits.shape[1] == 1 else logits.argmax(1)
+                correct += int(np.sum(guess == y_index[idx]))
+                batch += 1
+                if self.events_every and batch % int(self.events_every) == 0:
+                    if not self._emit(
+                        callback,
+                        {
+                            "kind": "batch",
+                            "step": "batch",
+                            "batch": batch,
+                            "iteration": epoch,
+                            "epoch": epoch,
+                            "epoch_progress": epoch + first / n,
+                            "loss": float(np.mean(losses)),
+                            "seconds": time.perf_counter() - start,
+                        },
+                        params,
+                    ):
+                        return self
+            accuracy = correct / n
+            if not self._emit(
+                callback,
+                {
+                    "kind": "epoch",
+                    "step": "epoch",
+                    "iteration": epoch,
+                    "epoch": epoch,
+                    "loss": float(np.mean(losses)),
+                    "train_accuracy": accuracy,
+                    "seconds": time.perf_counter() - start,
+                },
+                params,
+            ):
+                return self
+        return self
+
+    def _diverged(self, callback, epoch: int, lr: float, filters: np.ndarray) -> DivergenceError:
+        """The DivergenceError to raise; its DivergenceEvent goes to history_ and callback."""
+        error = DivergenceError(
+            f"The CNN diverged: its loss became non-finite at epoch {epoch + 1} "
+            f"with learning rate lr={lr:g}. The last finite weights were kept. "
+            f"Try a smaller learning rate such as lr={lr / 10:g}.",
+            cause="non-finite",
+            suggested_eta=lr / 10,
+        )
+        event = {
+            "kind": "divergence",
+            "model": "cnn",
+            "classifier": 0,
+            "iteration": int(epoch),
+            "cause": error.cause,
+            "message": str(error),
+            "suggested_eta": error.suggested_eta,
+            "filter_norm_before": float(np.linalg.norm(filters)),
+        }
+        self.history_.append(event)
+        if callback is not None:
+            callback(dict(event))
+        return error
+
+    def _emit(self, callback, values: dict, params: dict) -> bool:
+        event = {"model": "cnn", "n_iter": int(self.epochs), **values}
+        if values["kind"] == "epoch":
+            self.history_.append(event)
+        if (
+            callback is not None
+            and callback({**event, "filters": params["conv_W"].copy()}) is False
+        ):
+            self.stopped_ = True
+            return False
+        return True
+
+    # -- prediction -----------------------------------------------------------------------
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits: (n,) for two classes (positive means ``classes_[1]``), else (n, K)."""
+        check_is_fitted(self, "params_")
+        s, _ = self._forward(self.params_, self._images(X, reset=False))
+        return s[:, 0] if s.shape[1] == 1 else s
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, (n, n_classes)."""
+        s = self.decision_function(X).astype(np.float64)
+        if s.ndim == 1:
+            p = _sigmoid(s)
+            return np.column_stack([1 - p, p])
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels."""
+        s = self.decision_function(X)
+        return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Feature maps after the convolution layer, (n, n_filters, H', W')."""
+        check_is_fitted(self, "params_")
+        X4 = self._images(X, reset=False)
+        return correlate(X4, self.params_["conv_W"]) + self.params_["conv_b"][None, :, None, None]
+
+    @property
+    def filters_(self) -> np.ndarray:
+        """The convolution filters, (1, n_filters, p, q) ((1, n_filters, C, p, q) in
+        colour), laid out like the CSVMs' ``filters_``."""
+        check_is_fitted(self, "params_")
+        f = self.params_["conv_W"][None]
+        return f[:, :, 0] if f.shape[2] == 1 else f
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float32"])
+        return tags

@@ -1,0 +1,578 @@
+"""K-CSVM: a kernel SVM on learned convolutional feature maps (thesis Algorithm 5, GMKL).
+
+Each iteration builds the kernel of the current feature maps, solves the SVM dual with
+LIBSVM (``SVC(kernel="precomputed")``; erratum 4), records the outer objective
+
+    T(f) = sum(alpha) - 1/2 a^T K a + r(f)
+
+and moves the filter against ``dT/df = dr/df - 1/2 sum_ij a_i a_j dK_ij/df`` (Danskin: the
+optimal alpha is held fixed while differentiating).  Step rules: a constant eta (the
+thesis's), a step relative to the filter's norm (scale-free, docs/step_size.md), both with
+optional heavy-ball or Nesterov momentum, or Armijo backtracking on T, as Varma & Babu's
+GMKL does.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from csvm.events import Recorder
+from csvm.exceptions import DivergenceError, SVMIterationWarning
+from csvm.model.conv import correlate
+from csvm.model.kernels import KERNELS, kernel_gradient, kernel_matrix
+from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
+from csvm.model.regularisers import (
+    REGULARISERS,
+    check_regulariser,
+    regulariser_gradient,
+    regulariser_value,
+)
+
+__all__ = ["KernelCSVM", "outer_objective"]
+
+#: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
+HARD_MARGIN_C = 1e10
+#: Sufficient-decrease constant of the Armijo rule.
+_ARMIJO_C = 1e-4
+_MAX_BACKTRACKS = 20
+#: Consecutive rises of T under a constant step that count as divergence.
+_RISING_PATIENCE = 4
+
+
+@dataclass
+class _KernelState:
+    """One solved SVM at one filter: everything needed to predict and to step."""
+
+    filters: np.ndarray  # (k, C, p, q) float64
+    support: np.ndarray
+    dual_coef: np.ndarray  # a_i = alpha_i y_i of the support vectors
+    intercept: float
+    Z_sv: np.ndarray  # (s, k, H', W') float32 feature maps of the support vectors
+    K_sv: np.ndarray = field(repr=False)  # kernel among the support vectors
+    objective: float
+    terms: dict[str, float]
+    train_accuracy: float
+    kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
+    svm_iterations: int = 0  # LIBSVM's iterations for this solve
+    svm_hit_max_iter: bool = False  # it stopped at its bound, not at its tolerance
+
+    def decision_function(self, X4: np.ndarray) -> np.ndarray:
+        n = len(X4)
+        out = np.empty(n)
+        # Chunks keep the (chunk x n_sv) test kernel small for large test sets.
+        for start in range(0, n, 2048):
+            # float64 here: predictions must not depend on how the rows are batched.
+            Z = correlate(X4[start : start + 2048], self.filters.astype(np.float64))
+            K = kernel_matrix(
+                Z.reshape(len(Z), -1),
+                self.Z_sv.reshape(len(self.Z_sv), -1).astype(np.float64),
+                **self.kernel_params,
+            )
+            out[start : start + 2048] = K @ self.dual_coef + self.intercept
+        return out
+
+
+def outer_objective(
+    X4: np.ndarray,
+    y: np.ndarray,
+    filters: np.ndarray,
+    *,
+    kernel: str = "poly",
+    degree: float = 2,
+    gamma: float = 1.0,
+    coef0: float = 1.0,
+    C: float | None = None,
+    regulariser: str = "dfo1",
+    lam: float = 0.01,
+    svm_tol: float = 1e-3,
+) -> tuple[float, np.ndarray]:
+    """T(f) at the SVM optimum and its gradient, for one binary problem.
+
+    Parameters
+    ----------
+    X4 : array (n, C, H, W)
+    y : array (n,) of +-1
+    filters : array (k, C, p, q)
+
+    Returns
+    -------
+    objective : float
+    gradient : array like ``filters``
+    """
+    params = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
+    state, _ = _solve(
+        X4,
+        y,
+        np.asarray(filters, dtype=np.float64),
+        params,
+        HARD_MARGIN_C if C is None else C,
+        regulariser,
+        lam,
+        svm_tol,
+    )
+    grad = _gradient(X4, state, params, regulariser, lam)
+    return state.objective, grad
+
+
+def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None, max_iter=-1):
+    """Kernel + SVM at ``filters``: the solved state and the timings.
+
+    ``K_buffer`` (n x n float64) is overwritten with the training kernel; the state keeps
+    only the support vectors' block, so line-search trials never hold two n x n kernels.
+    ``max_iter`` bounds LIBSVM's iterations (-1: no bound); whether the solve stopped
+    there is read from ``n_iter_``, not from scikit-learn's ConvergenceWarning, because
+    catching warnings swaps process-wide filters and the sub-problems run in threads.
+    """
+    t0 = time.perf_counter()
+    Z = correlate(X4, filters.astype(X4.dtype))
+    K = kernel_matrix(Z.reshape(len(Z), -1), out=K_buffer, **params)
+    t1 = time.perf_counter()
+    svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200, max_iter=max_iter)
+    svc.fit(K, y)
+    iterations = int(svc.n_iter_[0])
+    t2 = time.perf_counter()
+    support = svc.support_
+    a = svc.dual_coef_[0].astype(np.float64)
+    K_ss = K[np.ix_(support, support)]
+    sum_alpha = float(np.abs(a).sum())
+    margin = 0.5 * float(a @ K_ss @ a)
+    reg = regulariser_value(regulariser, filters, lam)
+    decision = K[:, support] @ a + svc.intercept_[0]
+    state = _KernelState(
+        filters=filters,
+        support=support,
+        dual_coef=a,
+        intercept=float(svc.intercept_[0]),
+        Z_sv=Z[support],
+        K_sv=K_ss,
+        objective=sum_alpha - margin + reg,
+        terms={"sum_alpha": sum_alpha, "margin_term": margin, "regulariser": reg},
+        train_accuracy=float(np.mean(np.where(decision > 0, 1, -1) == y)),
+        kernel_params=dict(params),
+        svm_iterations=iterations,
+        svm_hit_max_iter=bool(max_iter > 0 and iterations >= max_iter),
+    )
+    return state, {"kernel": t1 - t0, "svm": t2 - t1}
+
+
+def _gradient(X4, state, params, regulariser, lam):
+    quad = kernel_gradient(
+        X4[state.support],
+        state.Z_sv,
+        state.dual_coef,
+        state.filters.shape[-2:],
+        K_sv=state.K_sv,
+        **params,
+    )
+    return regulariser_gradient(regulariser, state.filters, lam) - 0.5 * quad
+
+
+class KernelCSVM(BaseCSVM):
+    """Kernelised convolutional SVM (K-CSVM, thesis Algorithm 5).
+
+    Every parameter is keyword-only and checked by ``fit`` against
+    ``_parameter_constraints`` (scikit-learn's messages).  The defaults work on any data
+    (scikit-learn's estimator checks pass on ``KernelCSVM()``): the thesis's 5x5 filter,
+    degree-2 polynomial, DFO1 with lam 0.01, eta 0.1 and 25 iterations, but a finite
+    ``C=1.0`` and the scale-free ``step="relative"``, because the thesis's hard margin and
+    constant step diverge on data that are not separable and at large N.  The thesis's
+    table 4.1 run is ``KernelCSVM(image_shape=(28, 28), C=None, step="constant")`` (the
+    app's presets and ``python -m csvm reproduce`` pass these explicitly).
+
+    Parameters
+    ----------
+    image_shape : tuple (H, W) or (C, H, W), or None
+        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
+        of ``n_features`` is read as a square image when ``n_features`` is a perfect
+        square (else as one row of pixels, with a warning).
+    filter_shape : tuple (p, q) or None
+        Size of each learned filter.  None is the thesis's 5x5 (half the image side on
+        images under 9 pixels a side).
+    n_filters : int in [1, 256]
+        Number of filters; their maps are concatenated (thesis eq. 4.12).
+    kernel : {"poly", "rbf", "linear"}
+    degree : int in [1, 20]
+    gamma : float in (0, 1e6]
+    coef0 : float in [-1e6, 1e6]
+        Polynomial ``(gamma z.z' + coef0)^degree``; RBF ``exp(-gamma ||z - z'||^2)``.
+    C : float in (0, 1e30] or None
+        Upper bound on alpha; None means no bound (hard margin in practice).
+    C_last_only : bool
+        Train without a bound and apply ``C`` only on the last iteration (the thesis's
+        CIFAR-10 schedule).
+    regulariser : {"none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"}
+    lam : float in [0, 1e6]
+        Regularisation strength.
+    eta : float in [0, 1e6]
+        Step size (0 keeps the first filter): the multiplier of dT/df for "constant", the
+        fraction of the filter norm moved per step for "relative", the first trial step
+        (> 0) for "armijo".
+    n_iter : int in [1, 100000]
+        Number of SVM solves (the filter moves between consecutive solves).
+    step : {"constant", "relative", "armijo"}
+        "constant" is the thesis's raw step ``f -= eta * dT/df``; its size grows with the
+        number of images (T sums the alphas), so an eta that suits 1,900 MNIST images
+        diverges at 11,552.  "relative" moves the filter by the fraction ``eta`` of its
+        own norm along ``-dT/df`` and halves eta whenever T rises: the same eta works
+        whatever N, C and the kernel's scale (docs/step_size.md; 0.1 works from 600 to
+        11,552 MNIST images and on CIFAR-10).  "armijo" backtracks until T decreases
+        sufficiently (one SVM solve per trial).
+    momentum : float in [0, 1)
+        Heavy-ball momentum for constant and relative steps.
+    nesterov : bool
+        Use Nesterov's accelerated form of the momentum.
+    tol : float in [0, 1e6]
+        Stop early when T changes by less than ``tol`` relative to its size.
+    multi_class : {"ovo", "ovr"}
+        One filter set per pair of classes (the thesis) or per class against the rest.
+    n_jobs : int or None
+        Sub-problems trained in parallel (threads).
+    svm_tol : float in (0, 1e3]
+        LIBSVM's stopping tolerance.
+    svm_max_iter : int >= 1
+        Bound on LIBSVM's iterations per solve, so that a hard-margin solve on data that
+        are not separable in the kernel (or unscaled) ends.  Hitting it gives an
+        :class:`~csvm.SVMIterationWarning` naming the likely cause and
+        ``svm_hit_max_iter=True`` in that iteration's event.
+    random_state : int, RandomState or None
+        Seeds the random first filters.
+    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
+        The first filters, used by every sub-problem instead of the random start (unit
+        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
+        ``filter_shape`` (None takes their shape) and the images' channels.
+
+    Attributes
+    ----------
+    classes_, filters_ (n_classifiers, n_filters, p, q), filter_shape_, history_,
+    estimators_, support_, dual_coef_, n_support_, intercept_, pairs_ (see BaseCSVM),
+    n_features_in_, stopped_.
+    """
+
+    _model_name = "kcsvm"
+    _event_kind = "iteration"
+
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNELS))],
+        "degree": [Interval(Integral, 1, 20, closed="both")],
+        "gamma": [Interval(Real, 0, 1e6, closed="right")],
+        "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
+        "C": [None, Interval(Real, 0, 1e30, closed="right")],
+        "C_last_only": ["boolean"],
+        "regulariser": [StrOptions(set(REGULARISERS))],
+        "lam": [Interval(Real, 0, 1e6, closed="both")],
+        "eta": [Interval(Real, 0, 1e6, closed="both")],
+        "step": [StrOptions({"constant", "relative", "armijo"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "nesterov": ["boolean"],
+        "tol": [Interval(Real, 0, 1e6, closed="both")],
+        "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        image_shape: tuple[int, ...] | None = None,
+        filter_shape: tuple[int, int] | None = None,
+        n_filters: int = 1,
+        kernel: str = "poly",
+        degree: int = 2,
+        gamma: float = 1.0,
+        coef0: float = 1.0,
+        C: float | None = 1.0,
+        C_last_only: bool = False,
+        regulariser: str = "dfo1",
+        lam: float = 0.01,
+        eta: float = 0.1,
+        n_iter: int = 25,
+        step: str = "relative",
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        tol: float = 0.0,
+        multi_class: str = "ovo",
+        n_jobs: int | None = None,
+        svm_tol: float = 1e-3,
+        svm_max_iter: int = 10**6,
+        random_state: int | np.random.RandomState | None = None,
+        init_filters: Any = None,
+    ):
+        self.image_shape = image_shape
+        self.filter_shape = filter_shape
+        self.n_filters = n_filters
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.C = C
+        self.C_last_only = C_last_only
+        self.regulariser = regulariser
+        self.lam = lam
+        self.eta = eta
+        self.n_iter = n_iter
+        self.step = step
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.tol = tol
+        self.multi_class = multi_class
+        self.n_jobs = n_jobs
+        self.svm_tol = svm_tol
+        self.svm_max_iter = svm_max_iter
+        self.random_state = random_state
+        self.init_filters = init_filters
+
+    def _check_dependent_params(self) -> None:
+        # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
+        # but a line search needs a first trial step.
+        if self.step == "armijo" and self.eta <= 0:
+            raise ValueError(
+                f"eta must be greater than 0 with step='armijo' (its first trial step), "
+                f"got {self.eta!r}."
+            )
+
+    def _C_at(self, iteration: int) -> float:
+        if self.C is None:
+            return HARD_MARGIN_C
+        if self.C_last_only and iteration < self.n_iter - 1:
+            return HARD_MARGIN_C
+        return float(self.C)
+
+    def _fit_binary(
+        self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
+    ) -> _KernelState:
+        params = {
+            "kernel": self.kernel,
+            "degree": self.degree,
+            "gamma": float(self.gamma),
+            "coef0": float(self.coef0),
+        }
+        regulariser, lam = check_regulariser(self.regulariser), float(self.lam)
+        filters = self._first_filters(rng, X4.shape[1])
+        if self.step == "relative" and not np.any(filters):
+            raise ValueError(
+                "step='relative' moves the filter by a fraction of its own norm, so the first "
+                "filter must not be all zeros: give non-zero init_filters."
+            )
+        start = time.perf_counter()
+
+        K_buffer = np.empty((len(X4), len(X4)))  # reused by every solve of this problem
+
+        warned = []  # one warning per sub-problem, at its first solve that hits the bound
+
+        def solve(f, iteration):
+            C = self._C_at(iteration)
+            state, timings = _solve(
+                X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer, self.svm_max_iter
+            )
+            if state.svm_hit_max_iter and not warned:
+                warned.append(iteration)
+                self._warn_max_iter(recorder, iteration, C)
+            return state, timings
+
+        state, timings = solve(filters, 0)
+        best = state
+        eta = float(self.eta)
+        track = {"velocity": np.zeros_like(filters), "rises": 0}
+        converged = False
+        for it in range(int(self.n_iter)):
+            norm = float(np.linalg.norm(state.filters))
+            if not np.isfinite(state.objective):
+                raise self._diverged(
+                    best, "non-finite", "the objective became non-finite", recorder, it, None, norm
+                )
+            if state.objective <= best.objective:
+                best = state
+            last = it == self.n_iter - 1 or converged
+            t_grad = time.perf_counter()
+            grad = None if last else _gradient(X4, state, params, regulariser, lam)
+            timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
+            if grad is not None and not np.all(np.isfinite(grad)):
+                raise self._diverged(
+                    best, "non-finite", "the filter gradient became non-finite", recorder, it
+                )
+            timings["seconds"] = time.perf_counter() - start
+            if not self._record(recorder, state, grad, it, eta, timings) or last:
+                break
+            if self.step == "armijo":
+                new, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
+            else:
+                new, timings, eta = self._fixed_step(
+                    state, grad, eta, track, it, solve, best, recorder
+                )
+            if new is None:  # no decrease found, or a zero gradient: a stationary point
+                break
+            # Converged: record the new state on the next pass, then stop.
+            converged = bool(self.tol) and abs(new.objective - state.objective) <= (
+                self.tol * max(1.0, abs(state.objective))
+            )
+            state = new
+        return state
+
+    @staticmethod
+    def _record(recorder, state, grad, iteration, eta, timings) -> bool:
+        """The iteration's event (csvm.events.IterationEvent); True when training goes on."""
+        timings = dict(timings)
+        seconds = timings.pop("seconds")
+        return recorder.record(
+            state.filters,
+            {
+                "gradient": grad,
+                "support": np.array(state.support, copy=True),
+                "alpha": np.abs(state.dual_coef),
+            },
+            iteration=iteration,
+            step="iteration",
+            objective=state.objective,
+            **state.terms,
+            filter_norm=float(np.linalg.norm(state.filters)),
+            n_support=int(len(state.support)),
+            train_accuracy=state.train_accuracy,
+            svm_iterations=state.svm_iterations,
+            svm_hit_max_iter=state.svm_hit_max_iter,
+            eta=eta,
+            seconds=seconds,
+            timings=timings,
+        )
+
+    def _fixed_step(self, state, grad, eta, track, iteration, solve, best, recorder):
+        """One "constant" or "relative" step from ``state`` (with momentum when asked):
+        the new state, its timings and the step size for the next step.
+
+        "constant" moves by ``eta * dT/df`` (the thesis's raw step) and counts rises of T
+        towards a DivergenceError.  "relative" moves by ``eta * ||f|| / ||g|| * g``, a
+        fraction ``eta`` of the filter's own norm whatever the size of T (which grows with
+        N, C and the kernel's scale), and halves eta whenever T rises ("bold driver");
+        docs/step_size.md derives it.
+        """
+        norm = float(np.linalg.norm(state.filters))
+        scale = eta
+        if self.step == "relative":
+            g_norm = float(np.linalg.norm(grad))
+            if g_norm == 0.0:
+                return None, None, eta
+            scale = eta * norm / g_norm
+        velocity = self.momentum * track["velocity"] - scale * grad
+        track["velocity"] = velocity
+        if not self.momentum:
+            move = -scale * grad
+        else:
+            move = self.momentum * velocity - scale * grad if self.nesterov else velocity
+        new_filters = state.filters + move
+        self._check_growth(best, state.filters, new_filters, recorder, iteration)
+        new, timings = solve(new_filters, iteration + 1)
+        rose = new.objective > state.objective
+        if self.step == "relative":
+            return new, timings, eta / 2 if rose else eta
+        track["rises"] = track["rises"] + 1 if rose else 0
+        if track["rises"] >= _RISING_PATIENCE:
+            raise self._diverged(
+                best,
+                "objective-rising",
+                f"the objective rose {track['rises']} iterations in a row with eta={eta:g}",
+                recorder,
+                iteration,
+                norm,
+                float(np.linalg.norm(new.filters)),
+            )
+        return new, timings, eta
+
+    def _armijo(self, state, grad, eta, iteration, solve):
+        """Backtrack from twice the last accepted step until T decreases sufficiently.
+
+        Every trial costs an SVM solve; their times are added to the iteration's timings.
+        """
+        g2 = float(np.sum(grad * grad))
+        # Start from twice the last accepted step, but never move the filter by more than
+        # its own norm at once: the gradient can be huge where the kernel is steep.
+        trial = min(2.0 * eta, np.linalg.norm(state.filters) / max(np.sqrt(g2), 1e-300))
+        spent = {"kernel": 0.0, "svm": 0.0}
+        for _ in range(_MAX_BACKTRACKS):
+            new_filters = state.filters - trial * grad
+            if np.all(np.isfinite(new_filters)):
+                new, timings = solve(new_filters, iteration)
+                spent = {key: spent[key] + timings[key] for key in spent}
+                if new.objective <= state.objective - _ARMIJO_C * trial * g2:
+                    return new, spent, trial
+            trial /= 2.0
+        return None, None, eta
+
+    def _check_growth(self, best, old, new, recorder, iteration) -> None:
+        old_norm, new_norm = float(np.linalg.norm(old)), float(np.linalg.norm(new))
+        if not np.all(np.isfinite(new)):
+            raise self._diverged(
+                best, "non-finite", "the filter became non-finite", recorder, iteration, old_norm
+            )
+        # Tenfold growth counts from the unit norm at least: the first filter is small
+        # (unit L1 norm) and the thesis's own runs grow it a few times over in one step.
+        if new_norm > 10 * max(old_norm, 1.0):
+            raise self._diverged(
+                best,
+                "norm-explosion",
+                f"the filter norm grew from {old_norm:.3g} to {new_norm:.3g} in one step",
+                recorder,
+                iteration,
+                old_norm,
+                new_norm,
+            )
+
+    def _warn_max_iter(self, recorder: Recorder, iteration: int, C: float) -> None:
+        """Say that a solve stopped at ``svm_max_iter``, and the likely causes."""
+        pair = " v ".join(str(c) for c in recorder.base.get("pair", ()))
+        if C >= HARD_MARGIN_C:
+            cause = (
+                "with C=None (hard margin) the data may not be separable in this kernel, or "
+                "the inputs are unscaled (pixels should be in [0, 1]); set a finite C or "
+                "scale X"
+            )
+        else:
+            cause = (
+                f"with C={C:g} the inputs may be unscaled (pixels should be in [0, 1]) or the "
+                "kernel badly conditioned; scale X, lower C or gamma, or raise svm_max_iter"
+            )
+        warnings.warn(
+            f"KernelCSVM: the SVM solve stopped at its iteration bound "
+            f"(svm_max_iter={self.svm_max_iter}) at iteration {iteration} of sub-problem "
+            f"{recorder.base.get('classifier', 0)} ({pair}): {cause}. Its solution is "
+            "approximate; the events of that iteration say svm_hit_max_iter=True.",
+            SVMIterationWarning,
+            stacklevel=2,
+        )
+
+    def _diverged(
+        self,
+        best: _KernelState,
+        cause: str,
+        what: str,
+        recorder: Recorder,
+        iteration: int,
+        norm_before: float | None = None,
+        norm_after: float | None = None,
+    ) -> DivergenceError:
+        """The DivergenceError to raise, carrying the best state; its event is emitted."""
+        eta = float(self.eta)
+        advice = f"Try a smaller step such as eta={eta / 10:g}, a larger lam, or step='armijo'."
+        if any(e.get("svm_hit_max_iter") for e in recorder.history):
+            # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
+            # towards C; no step size helps there.
+            advice = (
+                "The SVM solves had stopped at their iteration bound (svm_max_iter): with "
+                "C=None (hard margin) the data may not be separable in this kernel, or the "
+                "inputs are unscaled (pixels should be in [0, 1]); set a finite C or scale X."
+            )
+        error = DivergenceError(
+            f"Training diverged: {what} (step size eta={eta:g}). The best filter so far "
+            f"was kept. {advice}",
+            cause=cause,
+            suggested_eta=eta / 10,
+        )
+        error.model = best
+        recorder.diverged(iteration, error, norm_before, norm_after)
+        return error

@@ -1,0 +1,592 @@
+"""A run of the explorer: its job target, its live control, and what its results show.
+
+The explorer submits :func:`run_model` to a worker process once per model (the CSVM and
+each baseline).  Everything a page shows about a run is computed here, so pages only
+draw: the comparison rows (:func:`result_rows`), the progress and time left
+(:func:`progress`), the outcome headline (:func:`headline`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from csvm.exceptions import DivergenceError
+from csvm.model.conv import correlate
+from csvm.runs.config import MODEL_LABELS, RunConfig
+
+__all__ = [
+    "RunControl",
+    "confused_pairs",
+    "load_data",
+    "n_classes",
+    "pinned_indices",
+    "progress",
+    "result_rows",
+    "run_model",
+    "sub_problem_progress",
+]
+
+_N_PINNED = 3  # pinned example images per class
+#: Event kinds that are steps of a model's training (what Step advances by one).
+STEP_KINDS = ("iteration", "half_step", "epoch")
+
+
+def as_config(config: RunConfig | Mapping[str, Any]) -> RunConfig:
+    """A RunConfig from a RunConfig or a plain dict (as jobs receive it)."""
+    if isinstance(config, RunConfig):
+        return config
+    return RunConfig(**dict(config))
+
+
+def load_data(config: RunConfig | Mapping[str, Any], data_dir: str | None = None):
+    """The pair (or the classes) a configuration names (cached inside :mod:`csvm.data`).
+
+    Parameters
+    ----------
+    config : RunConfig or dict
+        Dataset, classes, protocol, training size and seed are used.
+    data_dir : str, optional
+        Where the file datasets live (default: ``CSVM_DATA_DIR`` or the user cache).
+
+    Returns
+    -------
+    csvm.data.PairData or csvm.data.MulticlassData
+        A pair run: labels -1 / +1.  A multi-class run (``classes`` set): the chosen
+        classes labelled 0..k-1 in the order given.
+    """
+    from csvm.data import load_classes, load_pair
+
+    c = as_config(config)
+    if c.multiclass:
+        return load_classes(
+            c.dataset,
+            c.class_list(_dataset_classes(c.dataset)),
+            protocol=c.protocol,
+            data_dir=data_dir,
+            n_train=c.n_train,
+            random_state=c.seed,
+        )
+    return load_pair(
+        c.dataset,
+        c.class_a,
+        c.class_b,
+        protocol=c.protocol,
+        data_dir=data_dir,
+        n_train=c.n_train,
+        random_state=c.seed,
+    )
+
+
+def _dataset_classes(dataset: str) -> tuple[str, ...]:
+    from csvm.data.registry import spec
+
+    return tuple(spec(dataset).classes)
+
+
+def n_classes(config: RunConfig) -> int:
+    """Classes a run trains: 2 for a pair, else those ``classes`` names in its dataset."""
+    if not config.multiclass:
+        return 2
+    return len(config.class_list(_dataset_classes(config.dataset)))
+
+
+def pinned_indices(y: np.ndarray, per_class: int = _N_PINNED) -> np.ndarray:
+    """The first ``per_class`` training images of each class: fixed for a given split.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    per_class : int, default 3
+
+    Returns
+    -------
+    ndarray of int
+        Indices of the -1 images, then of the +1 images.
+    """
+    neg = np.flatnonzero(y < 0)[:per_class]
+    pos = np.flatnonzero(y > 0)[:per_class]
+    return np.concatenate([neg, pos])
+
+
+class RunControl:
+    """Pause, Resume, Step and Stop for a job, read from the commands its owner sends.
+
+    The worker's ``emit`` (see :mod:`csvm.jobs`) may offer ``receive(timeout)``; without
+    it (a plain callable, as in tests and the CLI) the run is never paused.  After each
+    training step :meth:`after_step` is called: it applies waiting commands and, while
+    paused, blocks in ``receive`` — a paused run holds no CPU.
+
+    Commands are dicts ``{"cmd": "pause" | "resume" | "step" | "stop"}``; "step" lets
+    exactly one more step run, then pauses again.
+    """
+
+    def __init__(self, emit: Callable[..., Any], paused: bool = False):
+        self._receive = getattr(emit, "receive", None)
+        self._emit = emit
+        self.paused = bool(paused) and self._receive is not None
+        self.stopped = False
+        self._steps_allowed = 0
+
+    def _apply(self, command: Mapping[str, Any] | None) -> None:
+        cmd = (command or {}).get("cmd")
+        if cmd == "pause":
+            self.paused = True
+        elif cmd == "resume":
+            self.paused = False
+        elif cmd == "step":
+            self.paused = True
+            self._steps_allowed += 1
+        elif cmd == "stop":
+            self.stopped = True
+
+    def after_step(self) -> bool:
+        """Apply commands; wait while paused.  Returns False when the run must stop."""
+        if self._receive is None:
+            return True
+        while (command := self._receive(0)) is not None:
+            self._apply(command)
+        if self._steps_allowed:
+            self._steps_allowed -= 1
+            return not self.stopped
+        while self.paused and not self.stopped:
+            self._emit({"kind": "paused"})
+            self._apply(self._receive(None))
+            if self._steps_allowed:
+                self._steps_allowed -= 1
+                break
+        return not self.stopped
+
+
+def _confusion(y_true: np.ndarray, y_pred: np.ndarray, labels: Sequence[int]) -> list[list[int]]:
+    """Counts of (true, predicted) label pairs: rows true, columns predicted."""
+    labels = np.asarray(labels)
+    k = len(labels)
+    t = np.searchsorted(labels, y_true)  # labels are sorted: (-1, 1) or 0..k-1
+    p = np.searchsorted(labels, y_pred)
+    return np.bincount(t * k + p, minlength=k * k).reshape(k, k).tolist()
+
+
+def _labels(data) -> tuple[int, ...]:
+    """The label of each class of the data: (-1, +1) for a pair, 0..k-1 for several."""
+    k = len(data.class_names)
+    return (-1, 1) if k == 2 and getattr(data, "classes", None) is not None else tuple(range(k))
+
+
+def _summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
+    pred_test = clf.predict(data.X_test)
+    wrong = np.flatnonzero(pred_test != data.y_test)
+    labels = _labels(data)
+    confusion = _confusion(data.y_test, pred_test, labels)
+    extra = {}
+    if labels != (-1, 1):
+        m = np.asarray(confusion, dtype=float)
+        extra = {
+            "class_names": [str(n) for n in data.class_names],
+            # Recall per class (the share of each class's test images classified right).
+            "per_class_accuracy": (np.diag(m) / np.maximum(m.sum(axis=1), 1)).tolist(),
+        }
+    return {
+        **extra,
+        "model": model,
+        "label": MODEL_LABELS[model],
+        "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
+        "test_accuracy": float(np.mean(pred_test == data.y_test)),
+        "test_predictions": pred_test.astype(np.int8),
+        "seconds": float(seconds),
+        "confusion": confusion,
+        "misclassified": wrong[:32].tolist(),
+        "n_misclassified": int(len(wrong)),
+        "n_test": int(len(data.y_test)),
+        "status": "done",
+    }
+
+
+def _divergence(exc: DivergenceError) -> dict[str, Any]:
+    return {"message": str(exc), "suggested_eta": exc.suggested_eta, "cause": exc.cause}
+
+
+def fit_timed(clf, data, callback: Callable[..., Any] | None = None):
+    """Fit ``clf`` on ``data``'s training split, timed; a divergence is returned, not raised
+    (the estimator keeps its best state, which is then scored like any other).
+
+    Returns
+    -------
+    seconds : float
+    divergence : DivergenceError or None
+    """
+    start = time.perf_counter()
+    try:
+        clf.fit(data.X_train, data.y_train, callback=callback)
+    except DivergenceError as exc:
+        return time.perf_counter() - start, exc
+    return time.perf_counter() - start, None
+
+
+def _status(diverged: Any, control: RunControl) -> str:
+    return "diverged" if diverged else ("stopped" if control.stopped else "done")
+
+
+def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
+    clf = c.build_estimator(data.image_shape)
+    pinned = data.X_train[pinned_indices(data.y_train)]
+    first: list[np.ndarray] = []  # the random start, for the ablation view
+
+    def callback(event: dict[str, Any]) -> bool:
+        if event["kind"] == "divergence":  # no step: nothing to draw or to wait for
+            emit(event)
+            return True
+        filters = event["filters"]
+        if not first:
+            first.append(np.array(filters))
+        maps = correlate(pinned, filters.astype(np.float32))
+        emit({**event, "filters": filters, "pinned_maps": maps})
+        return control.after_step()
+
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary(c.model, clf, data, seconds)
+    a = np.asarray(clf.dual_coef_, dtype=float).ravel()
+    order = np.argsort(-np.abs(a))[:24] if len(a) else np.zeros(0, dtype=int)
+    result.update(
+        {
+            "filters": np.asarray(clf.filters_[0]),
+            # The same layout as "filters" (one sub-problem, channels dropped when 1).
+            "start_filters": first[0].reshape(np.shape(clf.filters_[0])) if first else None,
+            "support": np.asarray(clf.support_).ravel()[order].tolist(),
+            "support_alpha": np.abs(a[order]).tolist() if len(a) else [],
+            "n_support": int(np.asarray(clf.support_).size),
+            "diverged": diverged,
+            "history": clf.history_,
+            "status": _status(diverged, control),
+        }
+    )
+    return result
+
+
+def confused_pairs(
+    confusion: Sequence[Sequence[int]], multi_class: str, top: int = 3
+) -> list[dict[str, Any]]:
+    """The pairs of classes most often mistaken for each other, and their filters.
+
+    Parameters
+    ----------
+    confusion : (k, k) counts
+        Rows true class, columns predicted (labels 0..k-1).
+    multi_class : {"ovo", "ovr"}
+        How the sub-problems were built: one-vs-one has one classifier per pair (in
+        ``itertools.combinations`` order, as :attr:`BaseCSVM.pairs_`), one-vs-rest one
+        per class.
+    top : int
+        How many pairs at most; pairs never confused are left out.
+
+    Returns
+    -------
+    list of dict
+        ``classes`` (i, j) with i < j, ``count`` (mistakes both ways), ``i_as_j``,
+        ``j_as_i``, and ``classifiers``: the indices of the filters that separate them
+        (one in one-vs-one, the two classes' own in one-vs-rest), most confused first.
+    """
+    m = np.asarray(confusion, dtype=np.int64)
+    k = len(m)
+    i, j = np.triu_indices(k, 1)  # the same order as itertools.combinations(range(k), 2)
+    both = m[i, j] + m[j, i]
+    order = [n for n in np.argsort(-both, kind="stable")[:top] if both[n] > 0]
+    return [
+        {
+            "classes": (int(i[n]), int(j[n])),
+            "count": int(both[n]),
+            "i_as_j": int(m[i[n], j[n]]),
+            "j_as_i": int(m[j[n], i[n]]),
+            "classifiers": [int(n)] if multi_class == "ovo" else [int(i[n]), int(j[n])],
+        }
+        for n in order
+    ]
+
+
+def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
+    """Every sub-problem of a multi-class CSVM, one after the other.
+
+    ``n_jobs`` stays 1: a job has one core, and sub-problems in sequence keep Pause and
+    Step meaningful (a step is one step of the sub-problem training now).  A stop ends
+    the current sub-problem; the later ones see the stop after their first step, so the
+    model can still predict (their filters are the random start).
+    """
+    clf = c.build_estimator(data.image_shape)
+    names = [str(n) for n in data.class_names]
+
+    def callback(event: dict[str, Any]) -> bool:
+        if event["kind"] == "divergence":
+            emit(event)
+            return True
+        # The filters go to the page (the grid); the gradient, support vectors and alphas
+        # of 45 sub-problems would only weigh on the pipe.
+        emit({k: v for k, v in event.items() if k not in ("gradient", "support", "alpha")})
+        return control.after_step()
+
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary(c.model, clf, data, seconds)
+    steps = np.bincount(
+        [e["classifier"] for e in clf.history_ if e.get("kind") in STEP_KINDS],
+        minlength=len(clf.pairs_),
+    )
+    result.update(
+        {
+            "filters": np.asarray(clf.filters_),
+            "pairs": [[names[v] if v != "rest" else "rest" for v in p] for p in clf.pairs_],
+            "multi_class": c.multi_class,
+            "sub_steps": steps.tolist(),
+            "n_support": np.asarray(clf.n_support_).tolist(),
+            "confused": confused_pairs(result["confusion"], c.multi_class),
+            "diverged": diverged,
+            "history": clf.history_,
+            "status": _status(diverged, control),
+        }
+    )
+    return result
+
+
+def _train_svm(emit, c: RunConfig, data) -> dict[str, Any]:
+    from csvm.model.baselines import make_plain_svm
+
+    start = time.perf_counter()
+    if c.model == "lcsvm":
+        clf = make_plain_svm(linear=True, lam_w=c.lam_w, n_samples=len(data.X_train))
+    else:
+        clf = make_plain_svm(kernel=c.kernel, degree=c.degree, gamma=c.gamma, coef0=c.coef0, C=c.C)
+    clf.fit(data.X_train, data.y_train)
+    result = _summary("svm", clf, data, time.perf_counter() - start)
+    emit(
+        {
+            "kind": "result",
+            "model": "svm",
+            "seconds": result["seconds"],
+            "train_accuracy": result["train_accuracy"],
+            "test_accuracy": result["test_accuracy"],
+        }
+    )
+    return result
+
+
+def _train_cnn(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
+    from csvm.model.baselines import SmallCNN
+
+    clf = SmallCNN(
+        image_shape=data.image_shape,
+        filter_shape=(c.filter_size, c.filter_size),
+        n_filters=c.n_filters,
+        hidden=c.cnn_hidden or None,
+        lr=c.cnn_lr,
+        epochs=c.cnn_epochs,
+        random_state=c.seed,
+    )
+
+    def callback(event: dict[str, Any]) -> bool:
+        emit({k: v for k, v in event.items() if k != "filters"})
+        return control.after_step()
+
+    seconds, exc = fit_timed(clf, data, callback)
+    diverged = None if exc is None else _divergence(exc)
+    result = _summary("cnn", clf, data, seconds)
+    result.update(
+        diverged=diverged,
+        history=clf.history_,
+        status=_status(diverged, control),
+    )
+    return result
+
+
+def run_model(
+    emit: Callable[[dict[str, Any]], Any],
+    config: RunConfig | Mapping[str, Any],
+    model: str,
+    data_dir: str | None = None,
+    paused: bool = False,
+) -> dict[str, Any]:
+    """Train one model of a run, emitting typed events; the job target of the explorer.
+
+    Parameters
+    ----------
+    emit : callable
+        Receives each event (see :mod:`csvm.events`): a ``"start"`` event once the data
+        are loaded, then the CSVM's ``"iteration"`` or ``"half_step"`` events (with
+        ``"filters"`` and ``"pinned_maps"``: the six pinned images' feature maps), the
+        CNN's ``"epoch"`` events, or the plain SVM's ``"result"``.  If it has
+        ``receive`` (a worker of :class:`csvm.jobs.JobPool`), the owner's pause, resume,
+        step and stop commands are obeyed between steps (:class:`RunControl`).
+    config : RunConfig or dict
+    model : {"csvm", "svm", "cnn"}
+    paused : bool
+        Start paused: the first step waits for a "step" or "resume" command.
+
+    Returns
+    -------
+    dict
+        Accuracies, test predictions, seconds, confusion matrix, misclassified test
+        indices and ``status`` ("done", "stopped" or "diverged"); for a CSVM also the
+        final filters, the support vectors and their alpha, the history, and
+        ``"diverged"`` (the message and a safer eta) when training diverged.  A stopped or
+        diverged run is evaluated with its best state.
+    """
+    if model not in ("csvm", "svm", "cnn"):
+        raise ValueError(f"Unknown model {model!r}: expected 'csvm', 'svm' or 'cnn'.")
+    c = as_config(config)
+    data = load_data(c, data_dir)
+    emit({"kind": "start", "model": model, "n_train": int(len(data.y_train))})
+    control = RunControl(emit, paused=paused)
+    if model == "csvm":
+        if c.multiclass:
+            return _train_csvm_multi(emit, c, data, control)
+        return _train_csvm(emit, c, data, control)
+    if model == "svm":
+        return _train_svm(emit, c, data)
+    return _train_cnn(emit, c, data, control)
+
+
+# -- what the pages show ------------------------------------------------------------------
+def steps_total(config: RunConfig) -> int:
+    """Recorded steps of a CSVM run: one per iteration, two per L-CSVM iteration, for
+    every sub-problem of a multi-class run."""
+    per_problem = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    return per_problem * config.n_sub_problems(n_classes(config))
+
+
+def step_events(
+    events: Sequence[Mapping[str, Any]], every_sub_problem: bool = False
+) -> list[Mapping[str, Any]]:
+    """The training-step events of a model, in order: the first sub-problem's, or (a
+    multi-class run) every sub-problem's."""
+    return [
+        e
+        for e in events
+        if e.get("kind") in STEP_KINDS and (every_sub_problem or e.get("classifier", 0) == 0)
+    ]
+
+
+def sub_problem_progress(
+    config: RunConfig, events: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Where each sub-problem of a multi-class CSVM run is, from its step events.
+
+    Returns
+    -------
+    list of dict
+        One per sub-problem (classifier order): ``classifier``, ``pair`` (labels as in
+        the events; None before its first step), ``steps``, ``total``, ``objective`` and
+        ``train_accuracy`` of its latest step (None before it), and ``filters``: those
+        of its latest step that has them (the pool may thin arrays on long runs).
+    """
+    per_problem = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    m = config.n_sub_problems(n_classes(config))
+    rows = [
+        {
+            "classifier": k,
+            "pair": None,
+            "steps": 0,
+            "total": per_problem,
+            "objective": None,
+            "train_accuracy": None,
+            "filters": None,
+        }
+        for k in range(m)
+    ]
+    for e in step_events(events, every_sub_problem=True):
+        k = int(e.get("classifier", 0))
+        if k >= m:
+            continue
+        row = rows[k]
+        row["steps"] += 1
+        row["pair"] = e.get("pair")
+        row["objective"] = e.get("objective")
+        row["train_accuracy"] = e.get("train_accuracy")
+        if e.get("filters") is not None:
+            row["filters"] = e["filters"]
+    return rows
+
+
+def progress(
+    config: RunConfig, events: Sequence[Mapping[str, Any]], running: bool
+) -> tuple[float, str]:
+    """How far a CSVM run is, as a fraction and a line of text with the time left.
+
+    The time left extrapolates the seconds per step so far (shown only while running).
+    """
+    steps = step_events(events, every_sub_problem=config.multiclass)
+    total = steps_total(config)
+    if not steps:
+        return 0.0, "Starting…"
+    done = len(steps)
+    # Each sub-problem counts its seconds from its own start: sum their latest values.
+    latest = {e.get("classifier", 0): float(e.get("seconds", 0.0)) for e in steps}
+    elapsed = sum(latest.values())
+    text = f"step {done} of {total} · {elapsed:.1f} s"
+    if running and done < total:
+        text += f" · about {elapsed / done * (total - done):.0f} s left"
+    return min(done / max(total, 1), 1.0), text
+
+
+def result_rows(
+    config: RunConfig, outcomes: Mapping[str, Mapping[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """One row per model of a run for the comparison table.
+
+    Parameters
+    ----------
+    config : RunConfig
+    outcomes : mapping
+        Model key ("csvm", "svm", "cnn") -> ``{"state", "result", "events"}`` (the job's
+        state, its result or None, its events), or None for a job no longer on the
+        server.
+
+    Returns
+    -------
+    list of dict
+        ``model``, ``train accuracy`` and ``test accuracy`` (percent, or None where it
+        does not exist), ``95 % interval`` of the test accuracy (Wilson; "–" where there is
+        none), ``seconds``, ``status``.
+    """
+    from csvm.analysis.stats import wilson_interval
+
+    rows = []
+    for key, outcome in outcomes.items():
+        result = (outcome or {}).get("result")
+        label = (result or {}).get("label") or MODEL_LABELS[config.model if key == "csvm" else key]
+        row = {
+            "model": label,
+            "train accuracy": None,
+            "test accuracy": None,
+            "95 % interval": "–",
+            "seconds": None,
+        }
+        if outcome is None:
+            rows.append({**row, "status": "no longer on the server"})
+            continue
+        result = outcome.get("result")
+        if result is not None:
+            n = int(result["n_test"])
+            low, high = wilson_interval(round(result["test_accuracy"] * n), n)
+            row["95 % interval"] = f"{100 * low:.2f}–{100 * high:.2f} %"
+            rows.append(
+                {
+                    **row,
+                    "train accuracy": round(100 * result["train_accuracy"], 2),
+                    "test accuracy": round(100 * result["test_accuracy"], 2),
+                    "seconds": round(result["seconds"], 2),
+                    "status": result.get("status", "done"),
+                }
+            )
+            continue
+        steps = [e for e in outcome.get("events", ()) if "train_accuracy" in e]
+        state = outcome.get("state", "lost")
+        if steps:
+            last = steps[-1]
+            state += f" at step {len(step_events(steps)) or 1}"
+            row["train accuracy"] = round(100 * last["train_accuracy"], 2)
+            row["seconds"] = round(float(last.get("seconds", 0.0)), 2)
+        rows.append({**row, "status": state})
+    return rows

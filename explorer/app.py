@@ -1,0 +1,134 @@
+"""The app itself: page config, the navigation over ``pages/``, the URL and the style.
+
+``app.py`` (what ``streamlit run`` executes) only calls :func:`main`; the pages import
+from this package and nothing imports ``app.py``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.common import restore_view_from_url, url_extra
+from explorer.settings import restore_from_url, sync_url
+
+#: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
+#: 768 px "md" breakpoint: at 800-1000 px the 300 px sidebar left the figures too narrow).
+NARROW_PX = 1000
+# Streamlit's 6rem above the title pushed the headline of a finished run near the bottom
+# of a 720 px projector screen; 3.5rem still clears the (transparent) toolbar.
+_STYLE = "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>"
+# Our own constant script (no user input in it).  It collapses the sidebar once when the
+# page opens narrower than NARROW_PX and again whenever the window shrinks below it; a
+# sidebar the user opens again at a narrow width stays open.  Streamlit keeps no setting
+# for the threshold and its page config knows nothing of the window's width.
+_SIDEBAR_SCRIPT = f"""<script>
+(() => {{
+  const w = window.parent && window.parent.document ? window.parent : window;
+  if (w.__csvmSidebar) return;
+  w.__csvmSidebar = true;
+  const narrow = () => w.innerWidth < {NARROW_PX};
+  const collapse = (tries) => {{
+    const bar = w.document.querySelector('[data-testid="stSidebar"]');
+    const btn = w.document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && btn && bar.getAttribute('data-collapsed') === 'false') btn.click();
+    else if (tries > 0 && !(bar && bar.getAttribute('data-collapsed') === 'true'))
+      setTimeout(() => collapse(tries - 1), 100);
+  }};
+  if (narrow()) collapse(50);
+  let was = narrow();
+  w.addEventListener('resize', () => {{
+    const now = narrow();
+    if (now && !was) collapse(10);
+    was = now;
+  }});
+}})();
+</script>"""
+
+
+def _run_sidebar_script() -> None:
+    try:
+        st.html(_SIDEBAR_SCRIPT, unsafe_allow_javascript=True)
+    except TypeError:
+        # Streamlit before unsafe_allow_javascript: a zero-height same-origin component
+        # frame runs it (the script reaches the page through window.parent).
+        from streamlit.components.v1 import html
+
+        html(_SIDEBAR_SCRIPT, height=0)
+
+
+#: The pages, in the sidebar's order: script, title, icon.  Train is the default page (a
+#: shared run link opens there).
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("pages/train.py", "Train", ":material/model_training:"),
+    ("pages/compare.py", "Compare runs", ":material/compare:"),
+    ("pages/sweep.py", "Sweep", ":material/grid_view:"),
+    ("pages/stability.py", "Stability", ":material/stacked_line_chart:"),
+    ("pages/filter_lab.py", "Filter lab", ":material/tune:"),
+    ("pages/reproduce.py", "Reproduce", ":material/fact_check:"),
+    ("pages/about.py", "About", ":material/menu_book:"),
+)
+DEFAULT_PAGE = "pages/train.py"
+
+
+def _navigation():
+    """``st.navigation`` over :data:`PAGES`, drawn as our own sidebar links.
+
+    Streamlit's own sidebar menu is off (``client.showSidebarNavigation = false`` in
+    ``.streamlit/config.toml``): on a fresh server the first script run goes through
+    Streamlit's old ``pages/`` discovery, whose menu (every file of the folder) would
+    flash before ours.  With the built-in menu hidden, the first paint already shows
+    these links and nothing else.
+    """
+    pages = [
+        st.Page(path, title=title, icon=icon, default=path == DEFAULT_PAGE)
+        for path, title, icon in PAGES
+    ]
+    page = st.navigation(pages, position="hidden")
+    with st.sidebar:
+        for p in pages:
+            st.page_link(p)
+    return page
+
+
+def main() -> None:
+    st.set_page_config(
+        page_title="CSVM Explorer",
+        page_icon=":material/grid_on:",
+        layout="wide",
+        initial_sidebar_state="auto",
+    )
+    page = _navigation()
+    # The settings live in the session and in the URL on every page, so leaving the Train
+    # page, reloading, or sharing the link keeps them.
+    restore_from_url()
+    restore_view_from_url()
+    sync_url(url_extra())
+    _run_sidebar_script()
+    st.html(_STYLE)
+    if st.session_state.get("projector"):
+        st.html(
+            "<style>h1{font-size:3rem!important} h3{font-size:2.2rem!important}"
+            " [data-testid='stMarkdownContainer'] p{font-size:1.25rem}</style>"
+        )
+    page.run()
+
+
+def ensure_app() -> None:
+    """Make a page run inside the app, never alone.
+
+    A fresh server starts in Streamlit's old multipage mode because this folder is called
+    ``pages/``, and switches to ``st.navigation`` only once ``app.py`` has run: until then a
+    page's own URL (``/sweep``) runs that file alone, with every module of the folder listed
+    as a page.  Such a page hands over to the entry point, which switches the mode and
+    runs the same page inside the app.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+
+        old_mode = bool(PagesManager.uses_pages_directory)
+    except (ImportError, AttributeError):  # a Streamlit without the old mode
+        old_mode = False
+    if not old_mode:  # inside the app (or a test running this page on its own)
+        return
+    main()
+    st.stop()

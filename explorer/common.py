@@ -1,0 +1,297 @@
+"""Streamlit glue shared by the pages: the worker pool, the session's runs, cached data."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from csvm import figures
+from csvm.analysis.tuning import run_tuned_model
+from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
+from csvm.runs.config import RunConfig, parse
+from csvm.runs.targets import load_data, run_model
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+FINAL_STATES = {"done", "error", "stopped"}
+
+
+def chart(fig, key: str, **options) -> None:
+    """A Plotly figure at full width, enlarged in projector mode; ``options`` go to
+    ``st.plotly_chart`` (``on_select``, ``selection_mode``)."""
+    if st.session_state.get("projector"):
+        figures.for_projector(fig)
+    st.plotly_chart(fig, key=key, width="stretch", **options)
+
+
+@st.cache_resource
+def get_pool() -> JobPool:
+    """One pool of worker processes for the whole server (limits: ``PoolSettings``, read
+    from ``CSVM_*`` environment variables; see the README's classroom section).
+
+    Idle workers import the library and load the default dataset in advance
+    (:mod:`explorer.worker_preload`), so a run starts streaming about a second after Start.
+    """
+    return JobPool(
+        settings=PoolSettings.from_env(),
+        preload=("numpy", "sklearn.svm", "csvm.runs.targets", "explorer.worker_preload"),
+    )
+
+
+def xsrf_token(cookie: str) -> str:
+    """The token inside Streamlit's XSRF cookie: the same for one browser across reloads.
+
+    Streamlit writes the cookie as ``2|mask|masked_token|timestamp`` and re-masks it with a
+    fresh 4-byte mask on every response, so the unmasked token (masked XOR the repeated
+    mask) is what stays the same.  Any other format is returned as it is.
+    """
+    parts = cookie.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            if mask:
+                # A websocket-style mask: its 4 bytes repeat along the token.
+                return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)).hex()
+    except ValueError:
+        pass
+    return cookie
+
+
+def _browser_token() -> str | None:
+    """The browser's XSRF token (see :func:`xsrf_token`), or None without a browser."""
+    try:
+        cookie = st.context.cookies.get("_streamlit_xsrf")
+    except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
+        return None
+    if not isinstance(cookie, str) or not cookie:
+        return None
+    return xsrf_token(cookie)
+
+
+def owner() -> str:
+    """Who owns the runs this page starts: the browser (so a reload keeps control of its
+    run, while a shared link opened in another browser is a read-only view), or the
+    session when no browser cookie is available."""
+    if "owner" not in st.session_state:
+        token = _browser_token()
+        st.session_state["owner"] = (
+            hashlib.sha256(token.encode()).hexdigest()[:32] if token else uuid.uuid4().hex
+        )
+    return st.session_state["owner"]
+
+
+def heartbeat() -> None:
+    """Tell the pool this session is alive: renews the leases of all its jobs, whichever
+    page it is on, and keeps its finished runs from being forgotten."""
+    get_pool().heartbeat(owner())
+
+
+@st.cache_data(ttl=60)
+def dataset_table() -> list[dict[str, Any]]:
+    """Every dataset with its availability (re-checked each minute: a fetch may land)."""
+    from csvm.data import list_datasets
+
+    return list_datasets()
+
+
+def available_datasets() -> dict[str, dict[str, Any]]:
+    """The datasets on this machine, by name."""
+    return {d["name"]: d for d in dataset_table() if d["available"]}
+
+
+@st.cache_data
+def presets() -> list[dict[str, Any]]:
+    """The presets of ``assets/presets.json``, each with its parsed ``run_config``.
+
+    A preset whose settings do not parse is a bug of the repository (a test checks them
+    all); it is left out rather than shown broken.
+    """
+    out = []
+    for preset in json.loads((ASSETS / "presets.json").read_text()):
+        config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
+        if not problems:
+            out.append({**preset, "run_config": config})
+    return out
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading images…")
+def cached_data(config: RunConfig):
+    """The pair a run uses (the same call its worker makes, so indices agree)."""
+    return load_data(config)
+
+
+def data_for(config: RunConfig):
+    """The cached pair a run configuration uses; only the data settings key the cache."""
+    key = RunConfig(
+        dataset=config.dataset,
+        class_a=config.class_a,
+        class_b=config.class_b,
+        classes=config.classes,
+        protocol=config.protocol,
+        n_train=config.n_train,
+        seed=config.seed,
+    )
+    return cached_data(key)
+
+
+def runs() -> dict[str, dict[str, Any]]:
+    """This browser session's runs, newest last."""
+    return st.session_state.setdefault("runs", {})
+
+
+def submit_run(config: RunConfig, paused: bool = False) -> str | None:
+    """Queue the CSVM and the chosen baselines as jobs; returns the run id.
+
+    A session has one active Train run: its previous run's jobs are stopped first.  When
+    the server's cap on a session's jobs is reached, says so and returns None.
+    """
+    pool = get_pool()
+    me = owner()
+    pool.cancel_owner(me, group="train")
+    models = ["csvm", *config.baselines]
+    mine = pool.stats()["owners"].get(me, {})
+    active = mine.get("queued", 0) + mine.get("running", 0)
+    if active + len(models) > pool.settings.max_active_per_owner:
+        st.error(
+            f"This browser already has {active} jobs queued or running (sweeps, lab "
+            f"landscapes) and the server allows {pool.settings.max_active_per_owner}: wait "
+            "for them to finish or stop one, then press Start again.",
+            icon=":material/block:",
+        )
+        return None
+    run_id = uuid.uuid4().hex[:8]
+    jobs = {}
+    try:
+        for model in models:
+            kwargs = {"config": config.to_dict(), "model": model}
+            target = run_model
+            if model != "csvm" and config.tune_baselines:
+                target = run_tuned_model  # tuned on the validation split
+            elif model != "svm":
+                kwargs["paused"] = paused
+            jobs[model] = pool.submit(
+                target, kwargs, name=f"{run_id}:{model}", group="train", owner=me
+            )
+    except QuotaExceeded as exc:
+        for job in jobs.values():
+            pool.cancel(job, me)
+        st.error(str(exc), icon=":material/block:")
+        return None
+    runs()[run_id] = {
+        "id": run_id,
+        "config": config,
+        "jobs": jobs,
+        "owner": me,
+        "created": time.time(),
+    }
+    st.session_state["current_run"] = run_id
+    return run_id
+
+
+def jobs_param(run: dict[str, Any]) -> str:
+    """A run's jobs as one URL value, ``"csvm:ID,svm:ID"``."""
+    return ",".join(f"{m}:{j}" for m, j in run["jobs"].items())
+
+
+def reattach(run_id: str, jobs: str, config: RunConfig) -> bool:
+    """After a reload or from a shared link, find a run's jobs in the pool again.
+
+    The run is this session's own (it can stop it) only if the pool says so; otherwise it
+    is a read-only shared view.  Returns False when the jobs are no longer on the server.
+    """
+    if run_id in runs():
+        st.session_state["current_run"] = run_id
+        return True
+    if len(jobs) > 200 or len(run_id) > 16:
+        return False
+    pool = get_pool()
+    pairs = {}
+    for item in jobs.split(","):
+        model, _, job = item.partition(":")
+        if model in ("csvm", "svm", "cnn") and job:
+            pairs[model] = job
+    views = {m: pool.get(j) for m, j in pairs.items()}
+    if not pairs or any(v is None for v in views.values()):
+        return False
+    runs()[run_id] = {
+        "id": run_id,
+        "config": config,
+        "jobs": pairs,
+        "owner": views["csvm"].owner if "csvm" in views else None,
+        "created": time.time(),
+    }
+    st.session_state["current_run"] = run_id
+    return True
+
+
+def owns(run: dict[str, Any]) -> bool:
+    """Whether this session started the run (only then can it stop or step it)."""
+    return run.get("owner") == owner()
+
+
+def poll_run(run: dict[str, Any]) -> dict[str, Any]:
+    """Current views of a run's jobs (draining their new events; None: forgotten)."""
+    pool = get_pool()
+    return {m: pool.poll(j) for m, j in run["jobs"].items()}
+
+
+def outcomes(views: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """A run's job views in the terms of :func:`csvm.runs.targets.result_rows`."""
+    return {
+        m: None if v is None else {"state": v.state, "result": v.result, "events": v.events}
+        for m, v in views.items()
+    }
+
+
+def is_running(views: dict[str, Any]) -> bool:
+    """Whether any job of a run is still queued or running."""
+    return any(v is not None and v.state not in FINAL_STATES for v in views.values())
+
+
+def result_columns() -> dict[str, Any]:
+    """How the pages format accuracy and time columns of a results table."""
+    return {
+        "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+        "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
+        "seconds": st.column_config.NumberColumn(format="%.2f s"),
+    }
+
+
+#: Seconds between shown steps; "live" shows each step as soon as it arrives.
+PACES = {"live": 0.0, "½ s per step": 0.5, "1 s per step": 1.0, "2 s per step": 2.0}
+DEFAULT_PACE = "1 s per step"
+
+
+def restore_view_from_url() -> None:
+    """Pace and projector mode from the URL, on a session's first run (before the URL is
+    rewritten)."""
+    if "pace" not in st.session_state:
+        pace = st.query_params.get("pace", DEFAULT_PACE)
+        st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
+    if "projector" not in st.session_state:
+        st.session_state["projector"] = st.query_params.get("projector") == "1"
+
+
+def url_extra() -> dict[str, str]:
+    """What the URL holds besides the settings: the current run and the view options."""
+    extra = {}
+    run = runs().get(st.session_state.get("current_run", ""))
+    if run is not None:
+        extra.update(run=run["id"], jobs=jobs_param(run))
+    else:
+        for key in ("run", "jobs"):  # a link not yet reattached keeps its run
+            if key in st.query_params:
+                extra[key] = st.query_params[key][:200]
+    pace = st.session_state.get("pace")
+    if pace and pace != DEFAULT_PACE:
+        extra["pace"] = pace
+    if st.session_state.get("projector"):
+        extra["projector"] = "1"
+    return extra

@@ -1,0 +1,383 @@
+"""The run settings as widgets, derived from :data:`csvm.runs.config.SPECS`.
+
+Why a canonical copy: Streamlit forgets the state of a widget that a page does not draw,
+so leaving the Train page used to reset every setting.  The session keeps one
+:class:`~csvm.runs.config.RunConfig` under ``run_config`` (a plain key, which survives page
+changes); widgets are seeded from it whenever their own state is missing, and every
+change of a widget writes it back.  The URL holds the same settings (only valid values:
+they come from a RunConfig), so a reload or a shared link restores them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import streamlit as st
+
+from csvm.model.regularisers import REGULARISERS
+from csvm.runs.config import (
+    MODEL_LABELS,
+    SPECS,
+    Problem,
+    RunConfig,
+    fit_to_datasets,
+    from_query,
+    parse,
+    to_query,
+)
+
+CONFIG_KEY = "run_config"
+PROBLEMS_KEY = "config_problems"
+#: Messages about the form itself (fewer than three classes ticked), read by the Train page.
+FORM_ERRORS_KEY = "form_errors"
+_TASKS = ("Two classes", "Several classes")
+_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&\"'=^%@;,?/])")
+_C_EXPONENTS = list(range(-20, 7))
+_FORMAT = {
+    "model": MODEL_LABELS.get,
+    "baselines": MODEL_LABELS.get,
+    "regulariser": lambda r: f"{r}: {REGULARISERS[r]}",
+    "multi_class": {"ovo": "one-vs-one", "ovr": "one-vs-rest"}.get,
+}
+
+
+def md_escape(text: Any) -> str:
+    """Text that Streamlit's markdown shows literally: every ASCII punctuation escaped.
+
+    CommonMark lets any ASCII punctuation be backslash-escaped, so no link, image, HTML
+    tag, emphasis, LaTeX (``$``) or Streamlit directive (``:red[…]``) survives.
+    """
+    escaped = _PUNCTUATION.sub(r"\\\1", str(text)).replace("\n", " ")
+    # GitHub-flavoured autolinks ("http://…", "www.…", e-mail addresses) survive escaping:
+    # a zero-width space after their marker keeps them plain text.
+    for marker in ("\\:\\/\\/", "www\\.", "\\@"):
+        escaped = escaped.replace(marker, marker[:2] + "\u200b" + marker[2:])
+    return escaped
+
+
+def current_config() -> RunConfig:
+    """This session's settings (restored from the URL on the first visit)."""
+    restore_from_url()
+    return st.session_state[CONFIG_KEY]
+
+
+def restore_from_url() -> None:
+    """On a session's first run: settings from the URL, with a message for each value that
+    could not be used as given."""
+    if CONFIG_KEY in st.session_state:
+        return
+    config, problems = from_query(st.query_params.to_dict())
+    st.session_state[CONFIG_KEY] = config
+    st.session_state[PROBLEMS_KEY] = problems
+
+
+def fit_to_machine(datasets: dict[str, dict]) -> RunConfig:
+    """The session's settings, with a dataset, classes and split that exist here."""
+    config, problems = fit_to_datasets(current_config(), datasets)
+    if problems:
+        st.session_state.setdefault(PROBLEMS_KEY, []).extend(problems)
+        set_config(config)
+    return config
+
+
+def show_problems() -> None:
+    """One warning per setting that was replaced, its values escaped."""
+    problems: list[Problem] = st.session_state.get(PROBLEMS_KEY, [])
+    for problem in problems:
+        st.warning(md_escape(problem.message), icon=":material/link_off:")
+
+
+def set_config(config: RunConfig) -> None:
+    """Make ``config`` the session's settings and show it in the widgets.
+
+    Call it from a callback (before the widgets are drawn) or before drawing them.
+    """
+    st.session_state[CONFIG_KEY] = config
+    for name in SPECS:
+        for key in (f"w_{name}", f"w_{name}__none"):
+            st.session_state.pop(key, None)
+    for key in ("w_classes__task", "w_classes__all"):
+        st.session_state.pop(key, None)
+
+
+def sync_url(extra: dict[str, str] | None = None) -> None:
+    """Write the settings (and e.g. the run id) into the URL, if they changed."""
+    query = to_query(current_config())
+    query.update(extra or {})
+    if query != st.query_params.to_dict():
+        st.query_params.from_dict(query)
+
+
+# -- one widget per field ------------------------------------------------------------------
+def key_of(name: str) -> str:
+    """The session-state key of a setting's widget."""
+    return f"w_{name}"
+
+
+def _seed(name: str, value: Any) -> None:
+    """Give a widget its value from the canonical settings when its state is missing."""
+    spec = SPECS[name]
+    if name == "protocol":
+        st.session_state.setdefault(key_of(name), value or spec.none_label)
+        return
+    if name == "classes":  # the class list itself is seeded where its options are known
+        st.session_state.setdefault("w_classes__task", _TASKS[value is not None])
+        st.session_state.setdefault("w_classes__all", value == "all")
+        return
+    if spec.none_label is not None and f"w_{name}__none" not in st.session_state:
+        st.session_state[f"w_{name}__none"] = value is None
+    if f"w_{name}" not in st.session_state:
+        if value is None:
+            value = {"C": 1.0, "n_train": 600, "protocol": "thesis"}.get(name)
+        if name == "C":
+            value = int(max(-20, min(6, round(math.log10(value)))))
+        if spec.kind == "set":
+            value = list(value)
+        st.session_state[f"w_{name}"] = value
+
+
+def _number(container, name: str, disabled: bool = False) -> None:
+    spec = SPECS[name]
+    if spec.kind == "int":
+        container.number_input(
+            spec.label,
+            min_value=int(spec.low),
+            max_value=int(spec.high),
+            step=1,
+            key=f"w_{name}",
+            help=spec.help,
+            disabled=disabled,
+        )
+        return
+    container.number_input(
+        spec.label,
+        min_value=float(spec.low),
+        max_value=float(spec.high),
+        step=0.01 if spec.high <= 1 else 0.1,
+        format="%g",
+        key=f"w_{name}",
+        help=spec.help,
+        disabled=disabled,
+    )
+
+
+def _widget(container, name: str, options: list | None = None) -> None:
+    """The widget of one setting, chosen from its spec."""
+    spec = SPECS[name]
+    key = f"w_{name}"
+    if name == "classes":
+        _classes_widget(container, options or [])
+        return
+    if name == "C":
+        container.checkbox("No limit on C (hard margin)", key="w_C__none", help=spec.help)
+        if not st.session_state["w_C__none"]:
+            container.select_slider(
+                "C", _C_EXPONENTS, key=key, format_func=lambda e: f"1e{e}", help=spec.help
+            )
+        return
+    if spec.none_label is not None and name == "n_train":
+        container.checkbox("Use all training images", key="w_n_train__none", help=spec.help)
+        _number(container, name, disabled=st.session_state["w_n_train__none"])
+        return
+    if spec.kind == "bool":
+        container.checkbox(spec.label, key=key, help=spec.help)
+    elif spec.kind == "set":
+        container.multiselect(
+            spec.label,
+            list(spec.choices),
+            key=key,
+            format_func=_FORMAT.get(name, str),
+            help=spec.help,
+        )
+    elif spec.kind == "str":
+        options = list(options if options is not None else spec.choices)
+        if st.session_state.get(key) not in options:
+            st.session_state[key] = options[0]
+        if len(options) <= 3 and name in ("model", "step", "kernel"):
+            container.radio(
+                spec.label,
+                options,
+                key=key,
+                horizontal=True,
+                format_func=_FORMAT.get(name, str),
+                help=spec.help,
+            )
+        else:
+            container.selectbox(
+                spec.label,
+                options,
+                key=key,
+                format_func=_FORMAT.get(name, str),
+                help=spec.help,
+            )
+    else:
+        _number(container, name)
+
+
+def _read(name: str, fallback: Any) -> Any:
+    """A widget's value in the RunConfig's terms (fallback: not drawn this run)."""
+    key = f"w_{name}"
+    if name == "protocol":
+        value = st.session_state.get(key, fallback)
+        return None if value in (None, SPECS[name].none_label) else value
+    if name == "classes":
+        return _read_classes(fallback)
+    if SPECS[name].none_label is not None and st.session_state.get(f"{key}__none"):
+        return None
+    if key not in st.session_state:
+        return fallback
+    value = st.session_state[key]
+    if name == "C":
+        return 10.0 ** int(value)
+    return value
+
+
+#: Settings drawn side by side (the first of each pair opens a row of two columns).
+_PAIRS = {
+    "class_a": "class_b",
+    "degree": "coef0",
+    "lam": "eta",
+    "lam_w": "lam_f",
+    "n_iter": "filter_size",
+    "n_filters": "seed",
+    "cnn_epochs": "cnn_hidden",
+}
+_GROUPS = (("data", "Data", True), ("model", "Model", True), ("baselines", "Baselines", False))
+
+
+def _options(name: str, datasets: dict[str, dict], config: RunConfig) -> list | None:
+    if name == "dataset":
+        return list(datasets)
+    if name in ("class_a", "class_b", "classes"):
+        dataset = st.session_state.get(key_of("dataset"), config.dataset)
+        return [str(c) for c in datasets[dataset]["classes"]]
+    if name == "protocol":
+        dataset = st.session_state.get(key_of("dataset"), config.dataset)
+        full = dataset in ("mnist", "fashion-mnist", "cifar10")
+        return [SPECS[name].none_label] + (["thesis"] if full else [])
+    return None
+
+
+def _visible(name: str, config: RunConfig) -> bool:
+    """Whether the chosen model and kernel use a setting (read live from the widgets)."""
+    spec = SPECS[name]
+    model = st.session_state.get(key_of("model"), config.model)
+    kernel = st.session_state.get(key_of("kernel"), config.kernel)
+    if model not in spec.models:
+        return False
+    several = st.session_state.get("w_classes__task", _TASKS[config.multiclass]) == _TASKS[1]
+    if name in ("class_a", "class_b") and several:
+        return False
+    if name == "multi_class" and not several:
+        return False
+    if name == "C_last_only" and st.session_state.get("w_C__none", config.C is None):
+        return False
+    return spec.kernels is None or kernel in spec.kernels
+
+
+def render_settings(datasets: dict[str, dict]) -> RunConfig:
+    """Every setting as a widget in the sidebar; returns (and stores) the RunConfig.
+
+    Parameters
+    ----------
+    datasets : dict
+        The datasets available here: name -> row of ``csvm.data.list_datasets``.
+    """
+    config = fit_to_machine(datasets)
+    st.session_state[FORM_ERRORS_KEY] = []
+    for name in SPECS:
+        _seed(name, getattr(config, name))
+    for group, title, expanded in _GROUPS:
+        with st.sidebar.expander(title, expanded=expanded):
+            names = [n for n, s in SPECS.items() if s.group == group and _visible(n, config)]
+            paired = set(_PAIRS.values())
+            for name in names:
+                if (
+                    name in paired
+                    and _PAIRS.get(_partner_of(name)) == name
+                    and (_partner_of(name) in names)
+                ):
+                    continue  # drawn beside its partner
+                partner = _PAIRS.get(name)
+                if partner in names:
+                    left, right = st.columns(2)
+                    _widget(left, name, _options(name, datasets, config))
+                    _widget(right, partner, _options(partner, datasets, config))
+                else:
+                    _widget(st, name, _options(name, datasets, config))
+    values = {name: _read(name, getattr(config, name)) for name in SPECS}
+    new, problems = parse(values, base=config, source="the form")
+    for problem in problems:  # widgets are bounded: this is a bug, but never a crash
+        st.sidebar.error(md_escape(problem.message))
+    if new != config:
+        st.session_state[CONFIG_KEY] = new
+        st.session_state.pop(PROBLEMS_KEY, None)  # the user has moved on from the link
+    return new
+
+
+#: Where the ticked classes wait while "All classes" hides their picker.
+_PICKED = "classes__picked"
+
+
+def _classes_widget(container, options: list[str]) -> None:
+    """Two classes or several: the task, then (several) all classes or a choice of 3-10."""
+    container.radio(
+        "Task",
+        _TASKS,
+        key="w_classes__task",
+        horizontal=True,
+        help="Two classes: one binary CSVM, as in the thesis's tables. Several classes: "
+        "one CSVM per pair of classes (or per class), combined by votes.",
+    )
+    if st.session_state["w_classes__task"] == _TASKS[0]:
+        return
+    # A widget that is not drawn loses its state, so the picks live on under _PICKED
+    # while "All" is ticked, and come back when it is unticked.
+    state = st.session_state.get("w_classes", st.session_state.get(_PICKED))
+    if state is None or any(c not in options for c in state):
+        # First drawn, or another dataset: the settings' classes, else the pair and one more.
+        current = st.session_state[CONFIG_KEY].classes
+        chosen = [c for c in (current or "").split(",") if c in options]
+        if len(chosen) < 3:
+            pair = [st.session_state.get(key_of(n)) for n in ("class_a", "class_b")]
+            chosen = [c for c in pair if c in options]
+            chosen += [c for c in options if c not in chosen][: 3 - len(chosen)]
+        state = chosen
+    st.session_state["w_classes"] = st.session_state[_PICKED] = list(state)
+    container.checkbox(f"All {len(options)} classes", key="w_classes__all")
+    if st.session_state["w_classes__all"]:
+        # Not a greyed-out picker showing the earlier choice: say what will be trained.
+        container.caption(f"Training on all {len(options)}: {', '.join(options)}.")
+        return
+    container.multiselect(
+        SPECS["classes"].label,
+        options,
+        key="w_classes",
+        max_selections=10,
+        help=SPECS["classes"].help,
+    )
+
+
+def _read_classes(fallback: str | None) -> str | None:
+    """The ``classes`` value of the form; fewer than three ticked is a form error (the
+    setting keeps its last valid value and Start waits)."""
+    if st.session_state.get("w_classes__task", _TASKS[fallback is not None]) == _TASKS[0]:
+        return None
+    if st.session_state.get("w_classes__all"):
+        return "all"
+    chosen = st.session_state.get("w_classes")
+    if chosen is None:
+        return fallback
+    if len(chosen) < 3:
+        st.session_state.setdefault(FORM_ERRORS_KEY, []).append(
+            f"Choose at least 3 classes for a multi-class run ({len(chosen)} chosen), or "
+            "switch the task to two classes."
+        )
+        return fallback
+    return ",".join(chosen)
+
+
+def _partner_of(name: str) -> str | None:
+    return next((a for a, b in _PAIRS.items() if b == name), None)

@@ -1,0 +1,231 @@
+"""The explorer through Streamlit's AppTest (no browser): start, playback, results, errors.
+
+``run_every`` never fires in AppTest, so a test loops ``at.run()``; each run of the page
+is one tick of the playback (``pace=live`` shows every recorded step at once).
+"""
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests._apptest import ROOT, open_app, query, titled, wait_for_results
+
+SMALL_RUN = {
+    "n_iter": "3",
+    "n_train": "200",
+    "cnn_epochs": "1",
+    "cnn_hidden": "16",
+    "pace": "live",
+}
+
+
+def _headline(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("### "))
+
+
+def test_train_page_opens_with_real_images_and_no_error():
+    at = open_app()
+    assert not at.exception
+    assert not at.error
+    assert at.title[0].value == "CSVM Explorer"
+    assert titled(at, "Example training images")
+
+
+def test_small_run_shows_every_model_with_intervals_and_significance():
+    at = open_app(SMALL_RUN)
+    at.button(key="start").click().run()
+    assert not at.exception
+    at = wait_for_results(at)
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
+    assert table["test accuracy"].notna().all()
+    assert table["95 % interval"].str.contains("–").all()
+    assert len(titled(at, "Objective")[0]["data"][0]["x"]) == 3  # one point per step
+    assert _headline(at).startswith("### K-CSVM: ") and "plain SVM" in _headline(at)
+    mcnemar = [
+        m.value for m in at.markdown if "significant" in m.value and not m.value.startswith("#")
+    ]
+    assert len(mcnemar) == 3, "a McNemar line per pair of models"
+    assert at.query_params["run"], "the run is in the URL so a reload reattaches"
+
+
+def test_paced_playback_shows_one_more_step_per_tick():
+    at = open_app(SMALL_RUN | {"pace": "1 s per step", "n_iter": "5", "baselines": "-"})
+    at.button(key="start").click().run()
+    counts = []
+    for _ in range(40):
+        at.run()
+        objective = titled(at, "Objective")
+        counts.append(len(objective[0]["data"][0]["x"]) if objective else 0)
+        if counts[-1] == 5:
+            break
+        time.sleep(0.3)
+    shown = sorted(set(counts) - {0})
+    assert shown == [1, 2, 3, 4, 5], counts  # never a jump: each tick adds one step
+
+
+def test_invalid_setting_shows_error_and_starts_nothing():
+    at = open_app({"dataset": "digits", "filter_size": "9"})
+    assert any("larger than the image" in e.value for e in at.error)
+    assert at.button(key="start").disabled
+    at.run()
+    assert "current_run" not in at.session_state
+
+
+def test_training_size_beyond_the_pair_is_refused():
+    at = open_app({"n_train": "5000"})
+    assert any("Only 700 training images" in e.value for e in at.error)
+    assert at.button(key="start").disabled
+
+
+def test_reload_reattaches_to_a_finished_run():
+    at = open_app(SMALL_RUN | {"baselines": "-"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    url = {k: query(at, k) for k in at.query_params}
+    again = wait_for_results(open_app(url))  # a new session with the same URL
+    assert list(again.dataframe[0].value["model"]) == ["K-CSVM"]
+
+
+def test_a_reload_keeps_the_browser_as_owner():
+    """Streamlit re-masks its XSRF cookie on every response: the owner must not change."""
+    try:  # Streamlit's own Starlette server writes the cookie ...
+        from streamlit.web.server.starlette.starlette_app_utils import (
+            generate_xsrf_token_string,
+        )
+    except ImportError:  # ... older Streamlit left it to Tornado, in the same format
+        import os
+
+        from tornado.util import _websocket_mask
+
+        def generate_xsrf_token_string(token, timestamp):
+            mask = os.urandom(4)
+            return f"2|{mask.hex()}|{_websocket_mask(mask, token).hex()}|{timestamp}"
+
+    from explorer.common import xsrf_token
+
+    token = bytes(range(16))
+    cookies = {generate_xsrf_token_string(token, 1_700_000_000) for _ in range(20)}
+    assert len(cookies) > 1, "the masks differ"
+    assert {xsrf_token(c) for c in cookies} == {token.hex()}
+    other = generate_xsrf_token_string(bytes(16), 1_700_000_000)
+    assert xsrf_token(other) != token.hex()
+    assert xsrf_token("not-a-v2-token") == "not-a-v2-token"
+
+
+def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
+    # The thesis's constant-step recipe (the default's relative steps never blow up).
+    thesis = {
+        "kernel": "poly",
+        "gamma": "1",
+        "regulariser": "dfo1",
+        "lam": "0.01",
+        "step": "constant",
+        "n_filters": "1",
+    }
+    at = open_app(thesis | {"eta": "1000", "n_iter": "10", "baselines": "-", "pace": "live"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    assert list(at.dataframe[0].value["status"]) == ["diverged"]
+    assert "diverged at step" in _headline(at) and "try η = 100" in _headline(at)
+    blowup = titled(at, "Blow-up")
+    assert blowup and blowup[0]["layout"]["yaxis"]["type"] == "log"
+    assert len(blowup[0]["data"][0]["y"]) >= 2
+    first_run = query(at, "run")
+    at.button(key="rerun_csvm").click().run()
+    assert not at.exception
+    assert query(at, "eta") == "100.0" and query(at, "run") != first_run
+
+
+def test_changing_a_setting_marks_the_results_stale():
+    at = open_app(SMALL_RUN | {"baselines": "-"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    assert not any("previous settings" in i.value for i in at.info)
+    at.number_input(key="w_n_iter").set_value(4).run()
+    assert any("previous settings" in i.value for i in at.info)
+
+
+def test_projector_mode_enlarges_the_figures():
+    normal = open_app()
+    big = open_app({"projector": "1"})
+    size = lambda at: titled(at, "Example")[0]["layout"]["font"]["size"]  # noqa: E731
+    assert size(big) > size(normal)
+
+
+@pytest.mark.parametrize("page", ["pages/about.py", "pages/compare.py"])
+def test_other_pages_render(page):
+    at = AppTest.from_file(str(ROOT / page), default_timeout=30).run()
+    assert not at.exception
+    assert at.title
+
+
+def test_about_page_says_what_the_learned_filter_buys():
+    at = AppTest.from_file(str(ROOT / "pages/about.py"), default_timeout=30).run()
+    headers = [h.value for h in at.header]
+    assert "What the learned filter buys, measured" in headers
+    assert "Why a CSVM can lose" in headers
+
+
+def test_settings_survive_a_visit_to_other_pages():
+    at = open_app({"n_iter": "7", "seed": "42"})
+    at.number_input(key="w_eta").set_value(0.05).run()
+    for page in ("pages/about.py", "pages/sweep.py", "pages/train.py"):
+        at.switch_page(page).run()
+        assert not at.exception
+    assert at.number_input(key="w_n_iter").value == 7
+    assert at.number_input(key="w_eta").value == 0.05
+    assert not at.button(key="start").disabled
+    assert query(at, "n_iter") == "7" and query(at, "eta") == "0.05"
+
+
+def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
+    import numpy as np
+
+    from csvm import figures
+
+    long = [{"model": "kcsvm", "iteration": i, "objective": 1 / (i + 1)} for i in range(5000)]
+    fig = figures.objective_figure(long)
+    assert len(fig.data[0].x) <= 1000 and fig.layout.uirevision
+    halves = [
+        {"model": "lcsvm", "iteration": i // 2, "step": s, "objective": o}
+        for i, (s, o) in enumerate([("svm", 3.0), ("filter", 2.0), ("svm", 2.5), ("filter", 1.0)])
+    ]
+    fig = figures.objective_figure(halves)
+    assert list(fig.data[0].text) == ["SVM step", "filter step"] * 2
+    assert list(fig.data[0].x) == [0, 0.5, 1, 1.5]
+    assert fig.data[1].name == "rise (flagged)" and list(fig.data[1].y) == [2.5]
+    f = np.random.default_rng(0).normal(size=(1, 5, 5))
+    heat = figures.filter_figure(f, np.zeros((1, 5, 5)))
+    assert heat.data[0].zmid == 0 and heat.data[0].zmin == -heat.data[0].zmax
+    assert heat.data[1].zmid == 0  # the change since the previous filter
+
+
+def test_compare_page_lists_the_sessions_runs():
+    at = open_app(SMALL_RUN | {"baselines": "svm"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["K-CSVM", "plain SVM"]
+    assert titled(at, "Objective per step")
+
+
+def test_figures_have_clean_ticks():
+    from csvm import figures
+
+    epochs = [
+        {"kind": "epoch", "epoch": i, "loss": 1 / (i + 1), "train_accuracy": 0.9} for i in range(3)
+    ]
+    loss = figures.loss_figure(epochs)
+    assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == 1
+    steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
+    overlay = figures.objectives_overlay([("a", steps)], "all runs")
+    assert overlay.layout.yaxis.type == "log"
+    assert list(overlay.layout.yaxis.tickvals) == [1e-3, 1e-2, 1e-1, 1.0]  # decades only
+    terms = figures.objective_figure(
+        [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
+    )
+    assert terms.layout.yaxis2.tickvals  # round values (more in tests/test_figures.py)

@@ -1,0 +1,55 @@
+"""Hostile and broken links: the Train page names each bad value, never crashes, and never
+renders markdown, links or images that came from the URL."""
+
+import re
+
+import pytest
+
+from csvm.runs.config import SPECS
+from tests._apptest import open_app
+
+EVIL = "http://evil.example/x.png"
+
+NUMERIC = [n for n, s in SPECS.items() if s.kind in ("int", "float")]
+TEXT = [n for n, s in SPECS.items() if s.kind == "str"]
+CORPUS = (
+    # the six links that used to crash the page
+    [("n_iter", "inf"), ("seed", "1e400"), ("C", "0"), ("C", "-1"), ("C", "inf"), ("C", "nan")]
+    # nan, inf and 1e400 for every numeric setting
+    + [(n, v) for n in NUMERIC for v in ("nan", "-inf", "1e400")]
+    # unknown names, 1 MB values, markdown and HTML in every text setting
+    + [("regulariser", "foo"), ("model", "svm"), ("kernel", "sigmoid"), ("baselines", "gpu")]
+    # Streamlit ignores a whole query string over 512 KB (the page sees no parameters at
+    # all), so 400 KB is the largest value that can reach the page.
+    + [(n, "x" * 400_000) for n in TEXT]
+    + [(n, f"[click](http://evil.example) ![img]({EVIL})") for n in TEXT]
+    + [(n, f"<img src='{EVIL}'><a href='http://evil.example'>a</a>") for n in TEXT]
+    + [(n, ":red[**boom**] $x^2$ :material/warning:") for n in TEXT]
+)
+assert len(CORPUS) >= 40
+
+
+def _bodies(at) -> list[str]:
+    out = []
+    for kind in ("markdown", "caption", "warning", "error", "info", "success", "title"):
+        out += [str(e.value) for e in at.get(kind)]
+    return out
+
+
+@pytest.mark.parametrize("name,raw", CORPUS, ids=[f"{n}={r[:12]}" for n, r in CORPUS])
+def test_hostile_link_is_named_escaped_and_harmless(name, raw):
+    at = open_app({name: raw})
+    assert not at.exception, at.exception
+    messages = [w.value for w in at.warning] + [e.value for e in at.error]
+    plain = [m.replace("\\", "") for m in messages]  # as the reader sees them
+    named = [m for m in plain if name in m or SPECS[name].label in m]
+    assert named, f"no message names {name}: {messages}"
+    for body in _bodies(at):
+        assert not re.search(r"(?<!\\)\]\(", body), body  # no live markdown link or image
+        assert not re.search(r"(?<!\\)<", body), body  # no live HTML tag
+        assert "://" not in body.replace("\\", ""), body  # no autolink either
+        assert len(body) < 5000
+    # the URL now holds only valid values
+    for key in at.query_params:
+        assert len(str(at.query_params[key])) <= 64, key
+    assert not at.button(key="start").disabled or name in ("class_a", "class_b")

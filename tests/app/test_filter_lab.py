@@ -1,0 +1,140 @@
+"""The Filter lab page through Streamlit's AppTest: starting points, re-solve, gradient step,
+landscape in the worker pool, a learned filter from a finished run."""
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from csvm.analysis.lab import solve_fixed_filter, starting_filters
+from csvm.data import load_pair
+from csvm.runs.config import RunConfig
+from tests._apptest import open_app
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = {"n_train": "200", "n_iter": "3", "baselines": "", "n_filters": "1"}
+
+
+def _lab(query=None) -> AppTest:
+    """The app opened on the Filter lab page, with the settings of ``query`` in the URL."""
+    at = open_app(query)
+    at.switch_page("pages/filter_lab.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _grid(at) -> np.ndarray:
+    """The values shown in the first filter's grid editor."""
+    return at.dataframe[0].value.to_numpy(dtype=float)
+
+
+def test_page_opens_solved_for_the_random_start():
+    at = _lab(SMALL)
+    assert at.title[0].value == "Filter lab"
+    assert not at.error
+    assert _metric(at, "Test accuracy").endswith("%")
+    f = at.session_state["lab_filters"]
+    assert f.shape == (1, 1, 5, 5)
+    np.testing.assert_array_equal(f[:, 0], starting_filters("random", 5, seed=0))
+    np.testing.assert_allclose(_grid(at), f[0, 0])
+    assert any("not convex in general" in m.value for m in at.markdown)
+
+
+def test_sobel_x_resolve_shows_its_accuracy_then_a_gradient_step_changes_the_grid():
+    at = _lab(SMALL)
+    at.button(key="lab_start_sobel_x").click().run()
+    sobel = starting_filters("sobel_x", 5)
+    np.testing.assert_array_equal(at.session_state["lab_filters"][:, 0], sobel)
+    np.testing.assert_allclose(_grid(at), sobel[0])
+    assert any("changed since the last solve" in w.value for w in at.warning)
+    at.button(key="lab_resolve").click().run()
+    assert not at.warning
+    d = load_pair("mnist-5k", "3", "5", n_train=200, random_state=0)
+    c = RunConfig()  # the lab solves with the session's settings: the defaults here
+    svm = {k: getattr(c, k) for k in ("kernel", "degree", "gamma", "coef0", "C", "regulariser")}
+    expected = solve_fixed_filter(
+        d.X_train, d.y_train, sobel, lam=c.lam, X_test=d.X_test, y_test=d.y_test, **svm
+    )
+    assert _metric(at, "Test accuracy") == f"{100 * expected.test_accuracy:.2f} %"
+    assert _metric(at, "Support vectors") == str(expected.n_support)
+    table = at.dataframe[1].value
+    assert list(table.index[:2]) == ["this filter", "plain SVM on raw pixels"]
+
+    before = at.session_state["lab_filters"].copy()
+    solved = at.session_state["lab_result"]
+    # The page solves with one BLAS thread: its gradient agrees with this process's to ~1e-7.
+    scale = np.abs(expected.gradient).max()  # entries near zero differ in absolute terms
+    np.testing.assert_allclose(solved.gradient, expected.gradient, rtol=1e-5, atol=1e-7 * scale)
+    eta = at.number_input(key="lab_eta").value
+    at.button(key="lab_step").click().run()
+    after = at.session_state["lab_filters"]
+    np.testing.assert_array_equal(after, before - eta * solved.gradient)
+    assert not np.allclose(after, before)
+    np.testing.assert_allclose(_grid(at), after[0, 0])  # the grid shows the stepped filter
+    assert not at.warning  # the step re-solves at the new filter
+
+
+@pytest.mark.slow
+def test_landscape_slice_runs_in_the_worker_pool():
+    at = _lab(SMALL)
+    at.button(key="lab_1d").click().run()
+    assert "landscape_1d" in at.session_state["lab_jobs"]
+    deadline = time.time() + 90
+    while "lab_landscape_1d" not in at.session_state and time.time() < deadline:
+        time.sleep(0.5)
+        at.run()
+    assert not at.exception and not at.error
+    res = at.session_state["lab_landscape_1d"]["result"]
+    assert len(res.ts) == 21
+    assert res.objectives[10] == pytest.approx(float(_metric(at, "T(f)")), rel=1e-4)
+    assert any("convex" in m.value for m in at.markdown if "Along this line" in m.value)
+
+
+@pytest.mark.slow
+def test_learned_filter_of_a_finished_run():
+    at = open_app(SMALL)
+    at.button(key="start").click().run()
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.dataframe and not any(at.dataframe[0].value["status"].isin(["running", "queued"])):
+            break
+        time.sleep(0.5)
+    at.switch_page("pages/filter_lab.py").run()
+    assert not at.exception
+    at.button(key="lab_use_run").click().run()
+    assert not at.error
+    assert at.session_state["lab_source"].startswith("learned (run ")
+    table = at.dataframe[1].value
+    assert any(name.startswith("learned filter (run ") for name in table.index)
+    np.testing.assert_allclose(_grid(at), at.session_state["lab_filters"][0, 0])
+
+
+@pytest.mark.slow
+def test_a_large_problem_is_solved_in_the_worker_pool():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in SMALL.items():
+        at.query_params[key] = value
+    at.session_state["lab_in_process_max"] = 0  # as if the training set were large
+    at.run()
+    at.switch_page("pages/filter_lab.py").run()
+    assert not at.exception
+    assert "lab_result" not in at.session_state  # nothing solved in the page
+    at.button(key="lab_start_laplacian").click().run()
+    at.button(key="lab_resolve").click().run()
+    assert "solve" in at.session_state["lab_jobs"]
+    deadline = time.time() + 90
+    while "lab_result" not in at.session_state and time.time() < deadline:
+        time.sleep(0.5)
+        at.run()
+    assert not at.exception and not at.error
+    result = at.session_state["lab_result"]
+    np.testing.assert_array_equal(result.filters[:, 0], starting_filters("laplacian", 5))
+    assert _metric(at, "Test accuracy") == f"{100 * result.test_accuracy:.2f} %"
+    assert not at.warning  # the result is for the filter on screen

@@ -1,0 +1,117 @@
+"""The command line: train prints every step, reproduce names missing data clearly."""
+
+from csvm.__main__ import main
+
+
+def test_train_prints_each_iteration_and_the_accuracy(capsys):
+    assert main(["train", "--n-iter", "2", "--n-train", "100", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("objective") == 2
+    assert "test accuracy" in out
+
+
+def test_train_runs_several_classes_and_names_each_sub_problem(capsys):
+    argv = ["train", "--classes", "0,1,2", "--multi-class", "ovr", "--n-train", "60"]
+    assert main([*argv, "--n-iter", "2"]) == 0
+    out = capsys.readouterr().out
+    # One-vs-rest on three classes: three sub-problems, two iterations each.
+    steps = [line for line in out.splitlines() if "objective" in line]
+    assert len(steps) == 6
+    assert {line.split("    ")[0] for line in steps} == {"rest vs 0", "rest vs 1", "rest vs 2"}
+    assert "test accuracy" in out and "(300 test images)" in out
+
+
+def test_train_refuses_bad_settings(capsys):
+    assert main(["train", "--dataset", "digits", "--filter-size", "9"]) == 1
+    assert "larger than the image" in capsys.readouterr().out
+
+
+def test_reproduce_without_files_says_how_to_get_them(tmp_path, capsys):
+    assert main(["reproduce", "table4.1", "--data-dir", str(tmp_path)]) == 1
+    assert "python -m csvm data fetch mnist" in capsys.readouterr().out
+
+
+def test_unknown_command_shows_usage(capsys):
+    assert main(["bake"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def _fake_mnist(folder, n_test: int = 60) -> None:
+    """MNIST-layout files small enough for a test: the thesis's pair split reads the 3s and
+    5s among images 0-9,999 (train) and 10,000-19,999 (validation), so only a few images
+    there carry labels 0..9 and the rest are 0s, which no table here trains on."""
+    import numpy as np
+    from tests._dataset_files import idx_bytes, write_idx
+
+    rng = np.random.default_rng(0)
+    labels = np.zeros(10_060, dtype=np.uint8)
+    labels[:100] = np.arange(100) % 10
+    labels[10_000:] = np.arange(60) % 10
+    write_idx(
+        folder,
+        gz=False,
+        **{
+            "train-images-idx3-ubyte": idx_bytes(rng.integers(0, 256, (10_060, 28, 28))),
+            "train-labels-idx1-ubyte": idx_bytes(labels),
+            "t10k-images-idx3-ubyte": idx_bytes(rng.integers(0, 256, (n_test, 28, 28))),
+            "t10k-labels-idx1-ubyte": idx_bytes(np.arange(n_test) % 10),
+        },
+    )
+
+
+def test_reproduce_table41_out_writes_what_the_page_reads(tmp_path, monkeypatch, capsys):
+    import copy
+
+    from csvm import cli
+    from csvm.analysis.reproduced import load_run
+
+    _fake_mnist(tmp_path / "mnist")
+    spec = copy.deepcopy(cli.THESIS)
+    spec["table4.1"]["csvm"]["n_iter"] = 2  # the plumbing, not the thesis's 25 iterations
+    monkeypatch.setattr(cli, "THESIS", spec)
+    out = tmp_path / "t41.json"
+    argv = ["reproduce", "table4.1", "--data-dir", str(tmp_path), "--seeds", "2"]
+    assert main([*argv, "--epochs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    run = load_run(out)
+    assert run["table"] == "table4.1"
+    assert run["command"].startswith("python -m csvm reproduce table4.1 --data-dir")
+    assert run["machine"]["cores"] >= 1 and run["versions"]["numpy"]
+    names = [m["name"] for m in run["models"]]
+    assert names[:3] == ["plain SVM", "small CNN", "K-CSVM"]
+    assert any("tuned on validation" in n for n in names)
+    kcsvm = run["models"][2]
+    assert kcsvm["n_seeds"] == 2 and len(kcsvm["accuracies"]) == 2
+    assert kcsvm["reference"] == {
+        "mean": 98.59,
+        "std": 0.02,
+        "text": "98.59 ± 0.02",
+        "source": "Sugg 2018, table 4.1",
+    }
+    assert kcsvm["config"]["n_iter"] == 2 and kcsvm["config"]["dataset"] == "mnist"
+    assert kcsvm["mean"] == sum(kcsvm["accuracies"]) / 2
+    # The printed table and the file agree.
+    for model in run["models"]:
+        assert f"| {model['name']} |" in printed
+        if model["n_seeds"] > 1:
+            a = [100 * v for v in model["accuracies"]]
+            mean = sum(a) / len(a)
+            assert f"{mean:.2f} ± " in printed
+    assert run["data"]["n_train"] == 20 and run["data"]["n_test"] == 12
+
+
+def test_reproduce_table31_out_writes_what_the_page_reads(tmp_path, capsys):
+    from tests._dataset_files import write_idx
+
+    from csvm.analysis.reproduced import load_run
+
+    write_idx(tmp_path / "mnist", gz=False)  # 30 training images, labels 0..9 in turn
+    out = tmp_path / "t31.json"
+    argv = ["reproduce", "table3.1", "--data-dir", str(tmp_path), "--seeds", "2"]
+    assert main([*argv, "--n-jobs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    run = load_run(out)
+    (model,) = run["models"]
+    assert model["n_seeds"] == 2 and model["reference"]["mean"] == 94.09
+    assert f"{100 * model['accuracies'][0]:.2f} %" in printed  # the seed-0 line
+    assert run["data"]["n_train"] == 30 and len(run["details"]["seed 0"]["pairs"]) == 45

@@ -1,0 +1,188 @@
+"""Clean ticks on every figure: round values (1-2-5), whole iterations and epochs, no
+minor-tick labels on log axes (issue 10)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from csvm import figures
+
+
+def _is_125(step: float) -> bool:
+    mantissa = step / 10.0 ** math.floor(math.log10(step) + 1e-9)
+    return any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (1, 2, 5))
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(finite, finite)
+def test_nice_ticks_cover_the_range_with_round_evenly_spaced_values(a, b):
+    values, text = figures.nice_ticks(a, b)
+    low, high = min(a, b), max(a, b)
+    assert 2 <= len(values) <= 12
+    steps = np.diff(values)
+    slack = 1e-6 * steps[0]  # float noise far below a pixel
+    assert values[0] <= low + slack and values[-1] >= high - slack
+    assert np.allclose(steps, steps[0], rtol=1e-6)
+    assert _is_125(steps[0])
+    # Each label reads back as its value, written with no more decimals than the step has.
+    need = max(0, -math.floor(math.log10(steps[0]) + 1e-9))
+    for v, t in zip(values, text, strict=True):
+        assert math.isclose(float(t.replace(",", "")), v, rel_tol=1e-9, abs_tol=steps[0] * 1e-6)
+        assert _decimals(t) == need
+
+
+def test_nice_ticks_never_label_an_odd_value_such_as_0_063():
+    values, text = figures.nice_ticks(0.0512, 0.0731)
+    assert text == ["0.05", "0.06", "0.07", "0.08"]
+    assert figures.nice_ticks(3.0, 3.0)[1] == ["2.6", "2.8", "3.0", "3.2", "3.4"]
+    assert figures.nice_ticks(0.0, float("nan")) == ([], [])
+    assert figures.nice_ticks(-0.3, 0.0)[1][-1] == "0.0"  # never "-0.0"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [
+        (0.003, 40.0, [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]),  # decades only
+        (180.0, 870.0, [100, 200, 500, 1000]),  # inside one decade: 1-2-5
+        (310.0, 480.0, [300, 350, 400, 450, 500]),  # 1-2-5 leave one inside: linear
+    ],
+)
+def test_log_ticks_label_decades_or_round_mantissas(low, high, expected):
+    ticks = figures.log_ticks(low, high)
+    inside = [t for t in ticks if low <= t <= high]
+    assert len(inside) >= 2
+    assert np.allclose(ticks, expected)
+    assert figures.log_ticks(0.0, 1.0) == []
+
+
+def _kcsvm_events(n: int) -> list[dict]:
+    # Filter norms and terms as a real run gives them: not round numbers.
+    return [
+        {
+            "kind": "iteration",
+            "model": "kcsvm",
+            "iteration": i,
+            "objective": 41.7 - 0.37 * i,
+            "sum_alpha": 52.13 - 0.41 * i,
+            "margin_term": 10.9 - 0.05 * i,
+            "regulariser": 0.0625 + 0.0011 * i,
+            "train_accuracy": 0.951 + 0.002 * i,
+            "filter_norm": 0.0625 + 0.0013 * i,
+        }
+        for i in range(n)
+    ]
+
+
+def _assert_round_axis(axis) -> None:
+    assert axis.tickvals and axis.ticktext
+    steps = np.diff(axis.tickvals)
+    assert np.allclose(steps, steps[0]) and _is_125(steps[0])
+    assert axis.range[0] <= axis.tickvals[0] and axis.range[1] >= axis.tickvals[-1]
+
+
+@pytest.mark.parametrize("n", [3, 15, 120])
+def test_train_figures_tick_whole_iterations_and_round_secondary_values(n):
+    events = _kcsvm_events(n)
+    objective = figures.objective_figure(events)
+    progress = figures.progress_figure(events)
+    for fig in (objective, progress):
+        assert fig.layout.xaxis.tickformat == "d"
+        assert fig.layout.xaxis.dtick >= 1 and float(fig.layout.xaxis.dtick).is_integer()
+        assert n / fig.layout.xaxis.dtick <= 10  # about ten labels at most
+        _assert_round_axis(fig.layout.yaxis2)
+    _assert_round_axis(objective.layout.yaxis)
+    # Every term and every norm lies within the secondary axes' ticks.
+    terms = [e[k] for e in events for k in ("sum_alpha", "margin_term", "regulariser")]
+    ticks = objective.layout.yaxis2.tickvals
+    assert ticks[0] <= min(terms) and ticks[-1] >= max(terms)
+    norms = [e["filter_norm"] for e in events]
+    ticks = progress.layout.yaxis2.tickvals
+    assert ticks[0] <= min(norms) and ticks[-1] >= max(norms)
+
+
+@pytest.mark.parametrize(("epochs", "dtick"), [(3, 1), (10, 1), (40, 5), (200, 20)])
+def test_cnn_epochs_are_whole_numbers(epochs, dtick):
+    events = [
+        {"kind": "epoch", "epoch": i, "loss": 1 / (i + 1), "train_accuracy": 0.9}
+        for i in range(epochs)
+    ]
+    loss = figures.loss_figure(events)
+    assert loss.layout.xaxis.tickformat == "d" and loss.layout.xaxis.dtick == dtick
+    assert loss.layout.yaxis2.dtick == 0.25  # accuracy: 0, 25, 50, 75, 100 %
+
+
+def test_log_axes_label_no_minor_ticks():
+    wide = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
+    narrow = [{"model": "kcsvm", "iteration": i, "objective": 870.0 - 60 * i} for i in range(12)]
+    # 870 down to 210: 1-2-5 give 500 only inside, so round linear values.
+    overlay = figures.objectives_overlay([("a", wide)], "all runs")
+    assert overlay.layout.yaxis.type == "log"
+    assert np.allclose(overlay.layout.yaxis.tickvals, [1e-3, 1e-2, 1e-1, 1.0])
+    overlay = figures.objectives_overlay([("a", narrow), ("b", wide[:1])], "all runs")
+    assert all(t in (1.0, 10.0, 100.0, 1000.0) for t in overlay.layout.yaxis.tickvals)
+    overlay = figures.objectives_overlay([("a", narrow)], "one run")
+    assert np.allclose(overlay.layout.yaxis.tickvals, [200, 400, 600, 800, 1000])
+    assert overlay.layout.xaxis.tickformat == "d"
+    steps = [{"iteration": i, "filter_norm": 3.0 * 10**i} for i in range(3)]
+    blow_up = figures.divergence_figure(steps, {"iteration": 2, "filter_norm_after": 3e7})
+    assert blow_up.layout.yaxis.type == "log"
+    assert np.allclose(blow_up.layout.yaxis.tickvals, [10.0**k for k in range(9)])
+
+
+def test_sweep_heatmap_labels_values_as_typed():
+    acc = np.array([[0.9, np.nan], [0.95, 0.97]])
+    fig = figures.sweep_heatmap("η", [0.01, 0.1], "C", [1000.0, 1e-5], acc)
+    assert list(fig.data[0].x) == ["0.01", "0.1"]
+    assert list(fig.data[0].y) == ["1000", "1e-05"]
+
+
+def test_colour_bars_of_small_values_use_powers_of_ten_not_si_prefixes():
+    f = np.random.default_rng(0).normal(size=(1, 5, 5))
+    fig = figures.filter_figure(f, f + 1e-4)
+    assert fig.data[1].colorbar.exponentformat == "power"  # "4×10⁻⁴", not "400μ"
+    assert figures.gradient_figure(1e-4 * f).data[0].colorbar.exponentformat == "power"
+
+
+def test_a_single_step_has_no_negative_iteration_and_a_gradient_is_labelled_as_one():
+    fig = figures.objective_figure(_kcsvm_events(1))
+    assert fig.layout.xaxis.rangemode == "nonnegative"
+    g = np.random.default_rng(1).normal(size=(1, 5, 5))
+    assert figures.filter_figure(g, value_label="dT/df").data[0].colorbar.title.text == "dT/df"
+    assert figures.filter_figure(g).data[0].colorbar.title.text == "weight"
+
+
+def test_filter_grid_click_markers_carry_each_sub_problem_index():
+    import numpy as np
+
+    from csvm import figures
+
+    filters = [np.ones((1, 5, 5)) * (k + 1) for k in range(4)]
+    fig = figures.filter_grid_figure(filters, list("abcd"), cols=3, clickable=True)
+    (marker,) = [t for t in fig.data if t.name == "focus"]
+    assert list(marker.customdata) == [0, 1, 2, 3]
+    # Each marker sits on its own cell of the tiled canvas.
+    z = np.asarray(fig.data[0].customdata, dtype=float)
+    for k in range(4):
+        assert z[int(marker.y[k]), int(marker.x[k])] == k + 1
+    assert not [t for t in figures.filter_grid_figure(filters, list("abcd")).data if t.name]
+
+
+def test_a_click_selection_names_the_sub_problem():
+    from explorer.train_multiclass import clicked_sub_problem
+
+    assert clicked_sub_problem({"selection": {"points": [{"customdata": 3}]}}) == 3
+    assert clicked_sub_problem({"selection": {"points": [{"customdata": [2]}]}}) == 2
+    assert clicked_sub_problem({"selection": {"points": [{"x": 1}]}}) is None
+    assert clicked_sub_problem({"selection": {"points": []}}) is None
+    assert clicked_sub_problem(None) is None

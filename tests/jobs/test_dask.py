@@ -1,0 +1,176 @@
+"""Sub-problems and sweep cells on a real Dask cluster give the local results."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from csvm import KernelCSVM
+from csvm.exceptions import CSVMError
+from csvm.parallel import SCHEDULER_ENV, backend, current_client, run_tasks, sweep_executor
+from csvm.runs.config import RunConfig
+from csvm.runs.sweeps import run_cell, run_sweep, sweep_configs
+from tests._synthetic import square_blobs
+from tests._synthetic import without_timings as _strip
+
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes with one thread each, on the loopback interface only."""
+    with distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as c:
+        yield c
+
+
+blobs = partial(square_blobs, n_per_class=15, classes=(0, 1, 2, 3), dtype=np.float32)
+
+
+def _make(**kw):
+    params = dict(image_shape=(10, 10), filter_shape=(3, 3), n_iter=4, random_state=3)
+    return KernelCSVM(**{**params, **kw})
+
+
+def test_ovo_filters_on_the_cluster_equal_the_local_ones(cluster):
+    X, y = blobs()
+    local = _make().fit(X, y)
+    events = []
+    with backend(cluster.scheduler_address) as client:
+        assert current_client() is client
+        with distributed.get_task_stream(client) as stream:
+            remote = _make().fit(X, y, callback=events.append)
+    assert current_client() is None
+    # The six pairs ran as six tasks on the two workers.
+    assert len(stream.data) == 6 and len({t["worker"] for t in stream.data}) >= 1
+    assert remote.filters_.shape == (6, 1, 3, 3)
+    np.testing.assert_array_equal(remote.filters_, local.filters_)
+    assert _strip(remote.history_) == _strip(local.history_)
+    np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+    # Callback events were replayed, each with its filters, one sub-problem at a time.
+    assert len(events) == len(local.history_) and all("filters" in e for e in events)
+    for k in range(6):
+        its = [e["iteration"] for e in events if e["classifier"] == k]
+        assert its == sorted(its) and len(its) == 4
+
+
+def test_virtual_support_vectors_on_the_cluster_equal_the_local_ones(cluster):
+    from csvm.model.virtual import SHIFTS_4, refit_virtual
+
+    X, y = blobs()
+    local = refit_virtual(_make(n_iter=2).fit(X, y), X, SHIFTS_4)
+    remote = _make(n_iter=2).fit(X, y)
+    with backend(cluster.scheduler_address):
+        refit_virtual(remote, X, SHIFTS_4)
+    for name in ("support_", "support_shift_", "dual_coef_"):
+        for a, b in zip(getattr(remote, name), getattr(local, name), strict=True):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(remote.decision_function(X), local.decision_function(X))
+
+
+def test_lcsvm_half_steps_on_the_cluster_equal_the_local_ones(cluster):
+    from csvm import LinearCSVM
+
+    X, y = blobs(classes=(0, 1, 2))
+    params = dict(image_shape=(10, 10), filter_shape=(3, 3), n_iter=2, random_state=1)
+    local = LinearCSVM(**params).fit(X, y)
+    with backend(cluster.scheduler_address):
+        remote = LinearCSVM(**params).fit(X, y)
+    np.testing.assert_array_equal(remote.filters_, local.filters_)
+    assert {e["kind"] for e in remote.history_} == {"half_step"}
+    assert _strip(remote.history_) == _strip(local.history_)
+
+
+def test_a_stop_on_the_cluster_cancels_the_rest(cluster):
+    X, y = blobs()
+    seen = []
+
+    def stop_at_once(event):
+        seen.append(event["classifier"])
+        return False
+
+    with backend(cluster.scheduler_address):
+        with pytest.raises(CSVMError, match="stopped by the callback"):
+            _make(n_iter=2).fit(X, y, callback=stop_at_once)
+    assert len(set(seen)) == 1  # only the first finished sub-problem was replayed
+
+
+def test_2x2_sweep_on_the_cluster_equals_the_local_sweep(cluster):
+    base = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
+    cells = sweep_configs(base, "lam", [0.01, 0.1], "eta", [0.05, 0.1])
+    local = run_sweep(cells, n_jobs=2)
+    with backend(cluster.scheduler_address):
+        remote = run_sweep(cells)
+    keep = ("val_accuracy", "train_accuracy", "objective", "diverged")
+    assert [{k: r[k] for k in keep} for r in remote] == [{k: r[k] for k in keep} for r in local]
+
+
+def test_sweep_executor_reads_the_environment(cluster, monkeypatch):
+    monkeypatch.delenv(SCHEDULER_ENV, raising=False)
+    assert sweep_executor() is None
+    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+    executor = sweep_executor()
+    assert executor is not None
+    config = {**RunConfig().to_dict(), "n_train": 60, "n_iter": 2}
+    try:
+        remote = executor.submit(run_cell, config).result(timeout=120)
+    finally:
+        executor.shutdown(cancel_futures=True)
+    assert remote["val_accuracy"] == run_cell(config)["val_accuracy"]
+
+
+def test_a_stop_does_not_wait_for_running_tasks(cluster):
+    import time
+
+    start = time.perf_counter()
+    with backend(cluster.scheduler_address) as client:
+        with distributed.get_task_stream(client) as stream:
+            run_tasks(time.sleep, [(0.0,)] + [(3.0,)] * 6, on_result=lambda i, r: False)
+            returned = time.perf_counter() - start
+            time.sleep(4.0)  # long enough for the two running sleeps to end
+    # Awaiting all six 3 s tasks on two workers would take 9 s; a stop returns at once,
+    # and of the cancelled tasks only those already running (two) ever execute.
+    assert returned < 6.0
+    assert len(stream.data) <= 3
+
+
+def test_an_unreachable_scheduler_says_what_to_do():
+    with pytest.raises(CSVMError, match="Cannot reach the Dask scheduler"):
+        with backend("tcp://127.0.0.1:9", timeout=1):
+            pass
+
+
+def test_the_sweep_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
+    """CSVM_DASK_SCHEDULER sends the Sweep page's cells to the cluster: the heatmap fills."""
+    import json
+    import time
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+    root = Path(__file__).resolve().parents[2]
+    at = AppTest.from_file(str(root / "pages" / "sweep.py"), default_timeout=60).run()
+    assert any("Dask cluster" in c.value for c in at.caption)
+    at.number_input(key="sw_n_train").set_value(60)
+    at.number_input(key="sw_n_iter").set_value(2)
+    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.button(key="sw_start").click().run()
+    assert "futures" in at.session_state["sweep"]
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.success:
+            break
+        time.sleep(0.5)
+    assert at.success and "Best" in at.success[0].value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["z"]

@@ -1,0 +1,96 @@
+"""Virtual support vectors: shifted images, and the second SVM solve of every sub-problem."""
+
+import copy
+from functools import partial
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from csvm import KernelCSVM, LinearCSVM
+from csvm.model.conv import correlate
+from csvm.model.kernels import kernel_matrix
+from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual, shift_images
+from tests._synthetic import square_blobs
+
+blobs = partial(square_blobs, n_per_class=20, dtype=np.float32, shuffle=True)
+
+
+def _kcsvm(**kw):
+    params = dict(
+        image_shape=(10, 10), filter_shape=(3, 3), kernel="rbf", gamma=0.1, n_iter=3,
+        random_state=0,
+    )  # fmt: skip
+    return KernelCSVM(**{**params, **kw})
+
+
+@pytest.mark.parametrize("dy, dx", [(1, 0), (-1, 0), (0, 1), (0, -1), (2, -1), (-3, 3), (12, 0)])
+def test_shift_images_moves_every_plane_and_fills_zeros_like_scipy(dy, dx):
+    X = np.random.default_rng(0).random((4, 2, 10, 10)).astype(np.float32)
+    expected = ndimage.shift(X, (0, 0, dy, dx), order=0, mode="constant", cval=0.0)
+    got = shift_images(X, dy, dx)
+    assert got.dtype == X.dtype and got.shape == X.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def _attribute_decision(clf, X_train, X, k):
+    """Classifier k's decision rebuilt from support_, support_shift_, dual_coef_ and
+    intercept_ alone: each support vector is its training row moved by its shift."""
+    f = clf.filters_[k][:, None].astype(np.float64)
+    rows, shifts = clf.support_[k], clf.support_shift_[k]
+    sv = np.stack(
+        [shift_images(X_train[r][None, None], dy, dx)[0] for r, (dy, dx) in zip(rows, shifts)]
+    )
+    Z = correlate(X[:, None].astype(np.float64), f).reshape(len(X), -1)
+    Z_sv = correlate(sv.astype(np.float64), f).reshape(len(sv), -1)
+    return kernel_matrix(Z, Z_sv, kernel="rbf", gamma=0.1) @ clf.dual_coef_[k] + clf.intercept_[k]
+
+
+@pytest.mark.parametrize("strategy", ["ovo", "ovr"])
+def test_refit_virtual_solves_each_sub_problem_on_its_support_vectors_and_their_shifts(strategy):
+    X, y = blobs(classes=(3, 5, 8))
+    clf = _kcsvm(multi_class=strategy, C=None).fit(X, y)  # hard margin
+    before, finished = copy.deepcopy(clf), []
+    assert refit_virtual(clf, X, SHIFTS_4, n_jobs=2, on_done=finished.append) is clf
+    assert sorted(finished) == [0, 1, 2]
+    assert [set(t) for t in clf.virtual_timings_] == [{"kernel", "svm"}] * 3
+    allowed = {(0, 0), *SHIFTS_4}
+    for k, (negative, positive) in enumerate(clf.pairs_):
+        rows, shifts, a = clf.support_[k], clf.support_shift_[k], clf.dual_coef_[k]
+        assert len(rows) == len(shifts) == len(a) == clf.n_support_[k]
+        # Only the first fit's support vectors, moved by the given shifts, can support.
+        assert set(rows) <= set(before.support_[k])
+        assert {tuple(s) for s in shifts} <= allowed
+        # The filter is kept; each support vector's sign is its source image's class.
+        np.testing.assert_array_equal(clf.filters_[k], before.filters_[k])
+        in_positive = y[rows] == positive if positive != "rest" else y[rows] != negative
+        np.testing.assert_array_equal(a > 0, in_positive)
+        # The attributes alone give the model's decision.
+        np.testing.assert_allclose(
+            _attribute_decision(clf, X, X, k), clf.estimators_[k].decision_function(X[:, None]),
+            atol=1e-6,
+        )  # fmt: skip
+        # Hard margin: every image of the virtual set is on its own side.
+        images = X[before.support_[k]][:, None]
+        labels = np.where(before.dual_coef_[k] > 0, 1, -1)
+        for dy, dx in [(0, 0), *SHIFTS_4]:
+            side = np.sign(clf.estimators_[k].decision_function(shift_images(images, dy, dx)))
+            np.testing.assert_array_equal(side, labels)
+    assert clf.predict(X).shape == y.shape
+
+
+def test_refit_virtual_keeps_the_flat_layout_of_two_classes():
+    X, y = blobs()
+    clf = refit_virtual(_kcsvm().fit(X, y), X, SHIFTS_8)
+    assert clf.support_.ndim == 1 and clf.support_shift_.shape == (len(clf.support_), 2)
+    assert clf.dual_coef_.shape == clf.support_.shape and np.ndim(clf.intercept_) == 0
+    assert clf.decision_function(X).shape == y.shape
+
+
+def test_refit_virtual_names_what_it_cannot_do():
+    X, y = blobs()
+    linear = LinearCSVM(image_shape=(10, 10), filter_shape=(3, 3), n_iter=1).fit(X, y)
+    with pytest.raises(TypeError, match="KernelCSVM"):
+        refit_virtual(linear, X)
+    with pytest.raises(ValueError, match=r"\(0, 0\)"):
+        refit_virtual(_kcsvm().fit(X, y), X, [(0, 0), (1, 0)])
