@@ -232,7 +232,7 @@ def run_pair(cache, path, dataset, pair, filters, data_dir, n_iter) -> None:
 
 def run_ablation_unit(cache, path, pair: str, data_dir: Path) -> None:
     """The chosen one-filter K-CSVM again (seed 0, deterministic), then csvm.analysis.ablation."""
-    from csvm.analysis.ablation import run_ablation
+    from csvm.runs.ablation import run_ablation
 
     unit = f"mnist {pair} ablation"
     if unit in cache or f"mnist {pair} k=1" not in cache:

@@ -20,10 +20,10 @@ result     :class:`ResultEvent`                        the app's run code, model
 paused     :class:`PausedEvent`                        the app's run code, waiting for the
                                                        owner's next command
 ablation   :class:`AblationEvent`                      the ablation job
-                                                       (:func:`csvm.analysis.ablation.run_ablation`),
+                                                       (:func:`csvm.runs.ablation.run_ablation`),
                                                        once per fixed filter set scored
 tuning     :class:`TuningEvent`                        the tuning job
-                                                       (:func:`csvm.analysis.tuning.run_tuned_model`),
+                                                       (:func:`csvm.runs.tuned.run_tuned_model`),
                                                        once per grid cell scored
 ========== =========================================== ==================================
 

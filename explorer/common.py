@@ -12,10 +12,10 @@ from typing import Any
 import streamlit as st
 
 from csvm import figures
-from csvm.analysis.tuning import run_tuned_model
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.targets import load_data, run_model
+from csvm.runs.tuned import run_tuned_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from csvm import figures
+from csvm.analysis.stability import stability_verdict, summarise_stability
 from csvm.cli import thesis_settings
 from csvm.jobs import QuotaExceeded
-from csvm.runs.sweeps import MAX_SEEDS, run_seed_job, stability_verdict, summarise_stability
+from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
 from explorer.common import FINAL_STATES, get_pool, heartbeat, owner
 from explorer.settings import current_config, md_escape

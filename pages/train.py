@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
-from csvm.analysis.ablation import run_ablation
+from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
 from csvm.runs.persistence import export_run

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 from csvm.analysis.stats import describe_difference, mcnemar_exact, wilson_interval
 
@@ -31,8 +32,9 @@ __all__ = [
     "delta_filters",
     "fixed_filter_predictions",
     "gaussian_filters",
+    "one_solve",
     "rescale_to_norm",
-    "run_ablation",
+    "score_filter_sets",
 ]
 
 #: What the ablation table means, for the page that shows it.
@@ -109,7 +111,7 @@ def fixed_filter_predictions(
     y_train: np.ndarray,
     filters: np.ndarray,
     X_eval: list[np.ndarray],
-    config: dict[str, Any],
+    estimator: Any,
 ) -> list[np.ndarray]:
     """Train the K-CSVM's kernel SVM on one fixed filter set; predict each of ``X_eval``.
 
@@ -122,37 +124,34 @@ def fixed_filter_predictions(
     y_train : array (n,) of ±1
     filters : array (k, C, p, q)
     X_eval : list of arrays (m, C, H, W)
-    config : dict or RunConfig
-        The run's settings: ``kernel``, ``degree``, ``gamma``, ``coef0`` and ``C`` (None:
-        hard margin) are the ones that matter.
+    estimator : KernelCSVM
+        The run's (unfitted) estimator: its ``kernel``, ``degree``, ``gamma``, ``coef0`` and
+        ``C`` (None: hard margin) are the ones that matter; it is cloned, never fitted.
 
     Returns
     -------
     list of int arrays of ±1, one per entry of ``X_eval``
     """
-    from csvm.runs.targets import as_config
-
-    # eta = 0 and one iteration: a single SVM solve on the given filters, which is the
-    # run's own last solve when they are its learned filters.
-    clf = (
-        as_config(config)
-        .replace(model="kcsvm", eta=0.0, step="constant", n_iter=1, momentum=0.0)
-        .build_estimator(X_train.shape[1:])
-    )
-    clf.set_params(init_filters=np.asarray(filters, dtype=np.float64), C_last_only=False)
+    clf = one_solve(estimator)
+    clf.set_params(init_filters=np.asarray(filters, dtype=np.float64))
     clf.fit(X_train, y_train)
     return [clf.predict(X) for X in X_eval]
 
 
-def _start_filters(config: dict[str, Any], data) -> np.ndarray:
-    """The run's random first filters, drawn by the estimator itself from the seed."""
-    from csvm.runs.targets import as_config
+def one_solve(estimator: Any) -> Any:
+    """A clone of a K-CSVM that makes one SVM solve on its first filters and stops.
 
-    clf = (
-        as_config(config)
-        .replace(model="kcsvm", eta=0.0, step="constant", n_iter=1, momentum=0.0)
-        .build_estimator(data.image_shape)
+    η = 0 and one iteration: on the learned filters this is the run's own last solve (at
+    the same C, on every iteration), so they reproduce the run's predictions.
+    """
+    return clone(estimator).set_params(
+        eta=0.0, step="constant", n_iter=1, momentum=0.0, C_last_only=False
     )
+
+
+def _start_filters(estimator: Any, data) -> np.ndarray:
+    """The run's random first filters, drawn by the estimator itself from its seed."""
+    clf = one_solve(estimator)
     # Two images suffice: the first filters depend on the seed and the shapes only.
     pick = np.concatenate(
         [np.flatnonzero(data.y_train < 0)[:1], np.flatnonzero(data.y_train > 0)[:1]]
@@ -161,7 +160,7 @@ def _start_filters(config: dict[str, Any], data) -> np.ndarray:
     return np.asarray(clf.estimators_[0].filters, dtype=np.float64)
 
 
-def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters):
+def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters, estimator):
     """The learned and start filters as (k, C, p, q) arrays, checked against the run."""
     channels = data.image_shape[0]
     learned = _as_filter_array(learned_filters, channels, "learned_filters")
@@ -172,7 +171,7 @@ def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters):
             f"{expected} (n_filters, channels, filter size, filter size)."
         )
     start = (
-        _start_filters(c, data)
+        _start_filters(estimator, data)
         if start_filters is None
         else _as_filter_array(start_filters, channels, "start_filters")
     )
@@ -210,11 +209,11 @@ def _variants(learned: np.ndarray, start: np.ndarray) -> list[tuple[str, str, np
     ]
 
 
-def _score_variant(name, label, filters, data, c, reference: dict | None) -> dict[str, Any]:
+def _score_variant(name, label, filters, data, estimator, reference: dict | None) -> dict:
     """One filter set's SVM scored on the test (and validation) images, with McNemar's
     test against the reference row (the learned filter)."""
     pred_test, pred_val = fixed_filter_predictions(
-        data.X_train, data.y_train, filters, [data.X_test, data.X_val], c
+        data.X_train, data.y_train, filters, [data.X_test, data.X_val], estimator
     )
     n_test = int(len(data.y_test))
     correct = int(np.sum(pred_test == data.y_test))
@@ -238,31 +237,31 @@ def _score_variant(name, label, filters, data, c, reference: dict | None) -> dic
     return row
 
 
-def run_ablation(
-    emit: Callable[[dict[str, Any]], Any],
+def score_filter_sets(
+    data: Any,
     config: dict[str, Any],
-    learned_filters: list,
-    start_filters: list | None = None,
-    data_dir: str | None = None,
+    estimator: Any,
+    learned_filters: Any,
+    start_filters: Any = None,
+    on_row: Callable[[dict[str, Any]], Any] | None = None,
 ) -> dict[str, Any]:
-    """Fixed-filter ablations of a finished K-CSVM run (a :class:`csvm.jobs.JobPool` target).
+    """Score the learned filters against fixed filters at the learned norm.
 
     Parameters
     ----------
-    emit : callable
-        Receives ``{"kind": "start", ...}`` once the data are loaded, then one
-        ``{"kind": "ablation", ...}`` event per filter set scored.
+    data : PairData
+        The run's split (``X_train``, ``y_train``, ``X_val``, ``y_val``, ``X_test``,
+        ``y_test``, ``image_shape``).
     config : dict
-        The run's configuration: ``dataset``, ``class_a``, ``class_b``, ``protocol``,
-        ``n_train``, ``seed``, ``kernel``, ``degree``, ``gamma``, ``coef0``, ``C``,
-        ``filter_size``, ``n_filters`` (others take :class:`csvm.runs.config.RunConfig`'s defaults).
+        The run's settings; ``n_filters`` and ``filter_size`` are checked against the filters.
+    estimator : KernelCSVM
+        The run's unfitted estimator (its kernel, C and seed are used; see :func:`one_solve`).
     learned_filters : array-like (n_filters, p, q) or (n_filters, C, p, q)
-        The run's final filters (``run_model``'s ``result["filters"]``).
+        The run's final filters.
     start_filters : array-like, optional
-        The run's first filters; None draws them again from ``config["seed"]``, as the
-        estimator does.
-    data_dir : str, optional
-        Where the dataset files are.
+        The run's first filters; None draws them again from the estimator's seed.
+    on_row : callable, optional
+        Called with each row (without its filters and predictions) once it is scored.
 
     Returns
     -------
@@ -273,42 +272,21 @@ def run_ablation(
         None for the learned row), ``verdict`` (a sentence) and ``filters``);
         ``learned_norm``, ``start_norm``, ``n_test``, ``seconds`` and ``explanation``.
     """
-    from csvm.runs.targets import as_config, load_data
-
-    c = as_config(config).to_dict()
-    if c.get("model", "kcsvm") != "kcsvm":
-        raise ValueError("The ablation retrains a K-CSVM's kernel SVM: run it after a K-CSVM.")
-    data = load_data(c, data_dir)
-    emit(
-        {
-            "kind": "start",
-            "model": "ablation",
-            "n_train": int(len(data.y_train)),
-        }
-    )
     start_time = time.perf_counter()
-    learned, start = _checked_filters(c, data, learned_filters, start_filters)
-    n_test = int(len(data.y_test))
+    learned, start = _checked_filters(config, data, learned_filters, start_filters, estimator)
     rows: list[dict[str, Any]] = []
     for name, label, filters in _variants(learned, start):
-        row = _score_variant(name, label, filters, data, c, rows[0] if rows else None)
+        row = _score_variant(name, label, filters, data, estimator, rows[0] if rows else None)
         rows.append(row)
-        emit(
-            {
-                "kind": "ablation",
-                "model": "ablation",
-                "step": name,
-                **{k: v for k, v in row.items() if k not in ("filters", "predictions")},
-            }
-        )
+        if on_row is not None:
+            on_row({k: v for k, v in row.items() if k not in ("filters", "predictions")})
     for row in rows:
         row.pop("predictions")
-    learned_norm, start_norm = float(np.linalg.norm(learned)), float(np.linalg.norm(start))
     return {
         "rows": rows,
-        "learned_norm": learned_norm,
-        "start_norm": start_norm,
-        "n_test": n_test,
+        "learned_norm": float(np.linalg.norm(learned)),
+        "start_norm": float(np.linalg.norm(start)),
+        "n_test": int(len(data.y_test)),
         "seconds": time.perf_counter() - start_time,
         "explanation": ABLATION_EXPLANATION,
     }

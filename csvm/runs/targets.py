@@ -19,9 +19,13 @@ from csvm.model.conv import correlate
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
 __all__ = [
+    "STEP_KINDS",
     "RunControl",
+    "as_config",
     "confused_pairs",
+    "fit_timed",
     "load_data",
+    "model_summary",
     "n_classes",
     "pinned_indices",
     "progress",
@@ -177,7 +181,7 @@ def _labels(data) -> tuple[int, ...]:
     return (-1, 1) if k == 2 and getattr(data, "classes", None) is not None else tuple(range(k))
 
 
-def _summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
+def model_summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
     pred_test = clf.predict(data.X_test)
     wrong = np.flatnonzero(pred_test != data.y_test)
     labels = _labels(data)
@@ -249,7 +253,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
 
     seconds, exc = fit_timed(clf, data, callback)
     diverged = None if exc is None else _divergence(exc)
-    result = _summary(c.model, clf, data, seconds)
+    result = model_summary(c.model, clf, data, seconds)
     a = np.asarray(clf.dual_coef_, dtype=float).ravel()
     order = np.argsort(-np.abs(a))[:24] if len(a) else np.zeros(0, dtype=int)
     result.update(
@@ -330,7 +334,7 @@ def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str
 
     seconds, exc = fit_timed(clf, data, callback)
     diverged = None if exc is None else _divergence(exc)
-    result = _summary(c.model, clf, data, seconds)
+    result = model_summary(c.model, clf, data, seconds)
     steps = np.bincount(
         [e["classifier"] for e in clf.history_ if e.get("kind") in STEP_KINDS],
         minlength=len(clf.pairs_),
@@ -360,7 +364,7 @@ def _train_svm(emit, c: RunConfig, data) -> dict[str, Any]:
     else:
         clf = make_plain_svm(kernel=c.kernel, degree=c.degree, gamma=c.gamma, coef0=c.coef0, C=c.C)
     clf.fit(data.X_train, data.y_train)
-    result = _summary("svm", clf, data, time.perf_counter() - start)
+    result = model_summary("svm", clf, data, time.perf_counter() - start)
     emit(
         {
             "kind": "result",
@@ -392,7 +396,7 @@ def _train_cnn(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
 
     seconds, exc = fit_timed(clf, data, callback)
     diverged = None if exc is None else _divergence(exc)
-    result = _summary("cnn", clf, data, seconds)
+    result = model_summary("cnn", clf, data, seconds)
     result.update(
         diverged=diverged,
         history=clf.history_,

@@ -6,12 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
-from tests._dataset_files import SHARED, needs_mnist
 from sklearn.svm import SVC
 
 from csvm.analysis.tuning import (
     SVM_BUDGET,
-    run_tuned_model,
     svm_grid,
     tune_cnn,
     tune_plain_svm,
@@ -19,8 +17,10 @@ from csvm.analysis.tuning import (
 from csvm.data import load_pair
 from csvm.exceptions import DivergenceError
 from csvm.model.baselines import SmallCNN
+from csvm.runs import tuned
 from csvm.runs.config import RunConfig
-from csvm.runs import targets as runs
+from csvm.runs.tuned import run_tuned_model
+from tests._dataset_files import SHARED, needs_mnist
 from tests._typed import assert_typed
 
 
@@ -219,7 +219,7 @@ def test_job_target_never_looks_at_the_test_split(model, monkeypatch):
 
     def run_with(test_images, test_labels):
         data = dataclasses.replace(real, X_test=test_images, y_test=test_labels)
-        monkeypatch.setattr(runs, "load_data", lambda c, d=None: data)
+        monkeypatch.setattr(tuned, "load_data", lambda c, d=None: data)
         events = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from tests._dataset_files import SHARED, needs_mnist
 from streamlit.testing.v1 import AppTest
 
 from csvm.analysis import reproduced
 from csvm.analysis.reproduced import RunFileError, load_run, model_entry, save_run
+from tests._dataset_files import SHARED, needs_mnist
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "reproduce.py")

@@ -96,7 +96,7 @@ def test_run_sweep_in_order_and_a_stop_leaves_the_rest_unrun():
 
 
 def test_align_signs_and_cosines():
-    from csvm.runs.sweeps import _abs_cosines, align_signs
+    from csvm.analysis.stability import _abs_cosines, align_signs
 
     rng = np.random.default_rng(0)
     f = rng.normal(size=(2, 1, 5, 5))  # two filters per run
@@ -155,7 +155,7 @@ def _summary(cos, start):
 
 
 def test_stability_verdict_says_whichever_way_the_numbers_come_out():
-    from csvm.runs.sweeps import stability_verdict
+    from csvm.analysis.stability import stability_verdict
 
     def verdict(a, b):
         return stability_verdict(_summary(*a), _summary(*b), "DFO2", "DFO1")
@@ -168,7 +168,8 @@ def test_stability_verdict_says_whichever_way_the_numbers_come_out():
 
 
 def test_summarise_stability_matches_stability():
-    from csvm.runs.sweeps import run_seed, summarise_stability
+    from csvm.analysis.stability import summarise_stability
+    from csvm.runs.sweeps import run_seed
 
     config = RunConfig(n_train=60, n_iter=2, n_filters=1, baselines=()).to_dict()
     whole = stability(config, seeds=[0, 1, 2], n_jobs=1)

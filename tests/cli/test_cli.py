@@ -41,6 +41,7 @@ def _fake_mnist(folder, n_test: int = 60) -> None:
     5s among images 0-9,999 (train) and 10,000-19,999 (validation), so only a few images
     there carry labels 0..9 and the rest are 0s, which no table here trains on."""
     import numpy as np
+
     from tests._dataset_files import idx_bytes, write_idx
 
     rng = np.random.default_rng(0)
@@ -101,9 +102,8 @@ def test_reproduce_table41_out_writes_what_the_page_reads(tmp_path, monkeypatch,
 
 
 def test_reproduce_table31_out_writes_what_the_page_reads(tmp_path, capsys):
-    from tests._dataset_files import write_idx
-
     from csvm.analysis.reproduced import load_run
+    from tests._dataset_files import write_idx
 
     write_idx(tmp_path / "mnist", gz=False)  # 30 training images, labels 0..9 in turn
     out = tmp_path / "t31.json"

@@ -11,18 +11,6 @@ from pathlib import Path
 import numpy as np
 import platformdirs
 import pytest
-from tests._dataset_files import (
-    ROOT,
-    SHARED,
-    cifar_batch,
-    idx_bytes,
-    idx_files,
-    isolate,
-    needs_cifar,
-    needs_mnist,
-    write_cifar,
-    write_idx,
-)
 
 from csvm import data as ds
 from csvm.__main__ import main as cli_main
@@ -37,6 +25,18 @@ from csvm.data import (
     offline,
 )
 from csvm.exceptions import DatasetError
+from tests._dataset_files import (
+    ROOT,
+    SHARED,
+    cifar_batch,
+    idx_bytes,
+    idx_files,
+    isolate,
+    needs_cifar,
+    needs_mnist,
+    write_cifar,
+    write_idx,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import requests
-from tests._dataset_files import SHARED, idx_files, isolate, needs_mnist, write_cifar
 
 from csvm.data import DATASETS, fetch, load_pair, main_data
 from csvm.data import downloads as dl
 from csvm.exceptions import DatasetError
+from tests._dataset_files import SHARED, idx_files, isolate, needs_mnist, write_cifar
 
 
 @pytest.fixture(autouse=True)

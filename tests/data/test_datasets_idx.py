@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests._dataset_files import idx_bytes, idx_header, isolate, write_cifar, write_idx
 
 from csvm.data import load_pair
 from csvm.data.idx import MAX_IDX_BYTES, read_idx
 from csvm.exceptions import DatasetError
+from tests._dataset_files import idx_bytes, idx_header, isolate, write_cifar, write_idx
 
 MiB = 1 << 20
 

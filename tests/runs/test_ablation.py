@@ -10,9 +10,9 @@ from csvm.analysis.ablation import (
     delta_filters,
     gaussian_filters,
     rescale_to_norm,
-    run_ablation,
 )
 from csvm.model.conv import correlate
+from csvm.runs.ablation import run_ablation
 from csvm.runs.config import RunConfig
 from csvm.runs.targets import load_data
 from tests._typed import assert_typed
