@@ -145,7 +145,7 @@ def _add_scaled(y: np.ndarray, a: float, x: np.ndarray) -> None:
         y += a * x
 
 
-class SmallCNN(ClassifierMixin, BaseEstimator):
+class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     """The thesis's comparison CNN, in numpy.
 
     Every parameter is keyword-only and checked by ``fit`` against
@@ -533,6 +533,12 @@ class SmallCNN(ClassifierMixin, BaseEstimator):
         return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
 
     def transform(self, X: Any) -> np.ndarray:
+        """The convolution layer's maps flattened to one row per image, ``(n, n_features)``
+        (the maps as images come from :meth:`feature_maps`)."""
+        maps = self.feature_maps(X)
+        return maps.reshape(len(maps), -1)
+
+    def feature_maps(self, X: Any) -> np.ndarray:
         """Feature maps after the convolution layer, (n, n_filters, H', W')."""
         check_is_fitted(self, "params_")
         X4 = self._images(X, reset=False)

@@ -17,7 +17,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -121,7 +121,7 @@ def _fit_task(
     return model, error, recorder.history, recorder.stopped, events
 
 
-class BaseCSVM(ClassifierMixin, BaseEstimator):
+class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
     """Common base of :class:`~csvm.KernelCSVM` and :class:`~csvm.LinearCSVM`.
 
     Subclasses define ``_parameter_constraints`` (from :data:`COMMON_CONSTRAINTS`),
@@ -330,7 +330,14 @@ class BaseCSVM(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(decision, axis=1)]
 
     def transform(self, X: Any) -> np.ndarray:
-        """Feature maps: (n, n_filters, H', W') for two classes, else
+        """The feature maps of X flattened to one row per image, ``(n, n_features)``: the
+        2-D table a :class:`~sklearn.pipeline.Pipeline` step passes on (the maps as images
+        come from :meth:`feature_maps`)."""
+        maps = self.feature_maps(X)
+        return maps.reshape(len(maps), -1)
+
+    def feature_maps(self, X: Any) -> np.ndarray:
+        """Feature maps as images: (n, n_filters, H', W') for two classes, else
         (n, n_classifiers, n_filters, H', W')."""
         check_is_fitted(self, "estimators_")
         X4 = self._images(X, reset=False)

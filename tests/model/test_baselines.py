@@ -91,7 +91,8 @@ def test_same_seed_same_weights_and_history():
     assert len(a.history_) == 3
     assert [e["epoch"] for e in a.history_] == [0, 1, 2]
     assert a.filters_.shape == (1, 1, 3, 3)
-    assert a.transform(X).shape == (30, 1, 5, 5)
+    assert a.feature_maps(X).shape == (30, 1, 5, 5)
+    assert a.transform(X).shape == (30, 25)
 
 
 def test_callback_false_stops_after_first_event():
@@ -219,7 +220,8 @@ def test_outputs_shapes_and_float32():
     proba = cnn.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
     np.testing.assert_array_equal(cnn.classes_[proba.argmax(1)], cnn.predict(X))
-    assert cnn.transform(X).shape == (21, 2, 5, 5) and cnn.transform(X).dtype == np.float32
+    assert cnn.feature_maps(X).shape == (21, 2, 5, 5) and cnn.transform(X).dtype == np.float32
+    assert cnn.transform(X).shape == (21, 50)
     assert cnn.filters_.shape == (1, 2, 3, 3)
     binary = SmallCNN(image_shape=(7, 7), filter_shape=(3, 3), hidden=4, epochs=1).fit(
         X, y % 2 == 0

@@ -99,7 +99,8 @@ def test_three_classes(strategy, n_clf):
     assert set(pred) == {3, 5, 8}
     assert clf.score(X, y) > 0.9
     assert clf.decision_function(X).shape == (60, 3)
-    assert clf.transform(X).shape == (60, n_clf, 1, 8, 8)
+    assert clf.feature_maps(X).shape == (60, n_clf, 1, 8, 8)
+    assert clf.transform(X).shape == (60, n_clf * 64)
 
 
 def test_several_filters_and_channels():
@@ -114,7 +115,8 @@ def test_several_filters_and_channels():
         random_state=0,
     ).fit(X3, y)
     assert clf.filters_.shape == (1, 2, 3, 3, 3)
-    assert clf.transform(X3).shape == (60, 2, 8, 8)
+    assert clf.feature_maps(X3).shape == (60, 2, 8, 8)
+    assert clf.transform(X3).shape == (60, 2 * 64)
     assert clf.score(X3, y) > 0.9
 
 

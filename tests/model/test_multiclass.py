@@ -136,7 +136,7 @@ def test_colour_images_and_one_vs_rest():
     np.testing.assert_allclose(
         batched_decisions(clf.estimators_, X3), _per_model(clf, X3), rtol=1e-4, atol=1e-6
     )
-    maps = clf.transform(X3)
+    maps = clf.feature_maps(X3)
     assert maps.shape == (60, 3, 1, 8, 8) and maps.dtype == np.float32
     for k, m in enumerate(clf.estimators_):
         np.testing.assert_allclose(maps[:, k], correlate(X3, m.filters), rtol=1e-5, atol=1e-5)

@@ -17,21 +17,10 @@ from csvm import ImageShapeWarning, KernelCSVM, LinearCSVM, SmallCNN
 
 pytestmark = pytest.mark.filterwarnings("ignore::csvm.ImageShapeWarning")
 
-_MAPS = (
-    "transform() returns feature maps of shape (n, n_filters, H', W'), images rather than "
-    "the 2-D table (and fit_transform) that transformer checks assume"
-)
-EXPECTED_FAILURES = {
-    "check_transformer_data_not_an_array": _MAPS,
-    "check_transformer_general": _MAPS,
-    "check_transformer_general(readonly_memmap=True)": _MAPS,
-    "check_transformer_preserve_dtypes": _MAPS,
-}
-
 ESTIMATORS = [KernelCSVM(), LinearCSVM(), SmallCNN()]
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILURES)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -44,3 +33,20 @@ def test_every_parameter_is_validated_with_sklearn_messages(estimator):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ImageShapeWarning)
         check_param_validation(type(estimator).__name__, estimator)
+
+
+def test_transform_feeds_a_pipeline():
+    """transform gives the 2-D table a Pipeline step passes on: the flattened feature maps."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 64)).astype(np.float32)
+    y = np.where(X[:, :32].sum(1) > X[:, 32:].sum(1), 1, -1)
+    csvm = KernelCSVM(image_shape=(8, 8), filter_shape=(3, 3), n_iter=2, random_state=0)
+    pipe = make_pipeline(csvm, LogisticRegression()).fit(X, y)
+    maps = pipe[0].feature_maps(X)
+    assert maps.shape == (40, 1, 6, 6)  # one filter by default, 8 - 3 + 1 = 6
+    np.testing.assert_array_equal(pipe[0].transform(X), maps.reshape(40, -1))
+    assert pipe.score(X, y) > 0.5
