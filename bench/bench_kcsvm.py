@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
     seeds = range(1 if args.quick else args.seeds)
-    from csvm.cli import THESIS
+    from csvm.cli.reproduce import THESIS
 
     # The thesis's constant step, whatever KernelCSVM's default.
     thesis = {"kind": "kcsvm", "step": "constant", **THESIS["table4.1"]["csvm"]}

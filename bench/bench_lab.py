@@ -43,7 +43,7 @@ from csvm.analysis.lab import (  # noqa: E402
     solve_fixed_filter,
     solve_raw_pixels,
 )
-from csvm.cli import THESIS  # noqa: E402
+from csvm.cli.reproduce import THESIS  # noqa: E402
 from csvm.data import load_pair  # noqa: E402
 
 CONFIG = THESIS["table4.1"]["csvm"]

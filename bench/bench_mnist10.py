@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.svm import SVC
 
     from csvm import KernelCSVM
-    from csvm.cli import THESIS
+    from csvm.cli.reproduce import THESIS
     from csvm.data import load_multiclass
     from csvm.model.multiclass import ovo_decision
 

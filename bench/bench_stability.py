@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-filters", action="store_true")
     args = parser.parse_args(argv)
 
-    from csvm.cli import thesis_settings
+    from csvm.cli.reproduce import thesis_settings
     from csvm.runs.config import RunConfig
     from csvm.runs.sweeps import stability
 

@@ -16,7 +16,7 @@ from csvm.model.baselines import SmallCNN
 from csvm.model.kernelised import KernelCSVM
 from csvm.model.linear import LinearCSVM
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "CSVMError",

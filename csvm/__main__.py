@@ -1,60 +1,8 @@
-"""Command line: ``python -m csvm <command> ...``.
-
-Each sub-command is a function ``handler(argv: list[str]) -> int`` registered in
-:data:`COMMANDS`; it parses its own arguments.  Handlers import their module lazily so
-that ``python -m csvm data list`` does not pay for the estimators.
-"""
-
-from __future__ import annotations
+"""``python -m csvm <command> ...``: the same as the ``csvm`` console script."""
 
 import sys
-from collections.abc import Callable
 
-
-def _data(argv: list[str]) -> int:
-    from csvm.data import main_data
-
-    return main_data(argv)
-
-
-def _train(argv: list[str]) -> int:
-    from csvm.cli import main_train
-
-    return main_train(argv)
-
-
-def _reproduce(argv: list[str]) -> int:
-    from csvm.cli import main_reproduce
-
-    return main_reproduce(argv)
-
-
-def _sweep(argv: list[str]) -> int:
-    from csvm.cli.sweep import main_sweep
-
-    return main_sweep(argv)
-
-
-COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "data": _data,
-    "train": _train,
-    "reproduce": _reproduce,
-    "sweep": _sweep,
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``argv[0]`` to its sub-command; return the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    usage = f"usage: python -m csvm {{{','.join(COMMANDS)}}} ... (add -h for help)"
-    if not argv or argv[0] in ("-h", "--help"):
-        print(usage, file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
-    if argv[0] not in COMMANDS:
-        print(f"{usage}\nerror: unknown command {argv[0]!r}", file=sys.stderr)
-        return 2
-    return COMMANDS[argv[0]](argv[1:])
-
+from csvm.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

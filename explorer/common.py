@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import uuid
 from pathlib import Path
@@ -14,6 +13,7 @@ import streamlit as st
 from csvm import figures
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs.config import RunConfig, parse
+from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data, run_model
 from csvm.runs.tuned import run_tuned_model
 
@@ -108,13 +108,13 @@ def available_datasets() -> dict[str, dict[str, Any]]:
 
 @st.cache_data
 def presets() -> list[dict[str, Any]]:
-    """The presets of ``assets/presets.json``, each with its parsed ``run_config``.
+    """The presets of ``csvm/runs/presets.json``, each with its parsed ``run_config``.
 
     A preset whose settings do not parse is a bug of the repository (a test checks them
     all); it is left out rather than shown broken.
     """
     out = []
-    for preset in json.loads((ASSETS / "presets.json").read_text()):
+    for preset in load_presets():
         config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
         if not problems:
             out.append({**preset, "run_config": config})

@@ -7,7 +7,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.analysis.stability import stability_verdict, summarise_stability
-from csvm.cli import thesis_settings
+from csvm.cli.reproduce import thesis_settings
 from csvm.jobs import QuotaExceeded
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app

@@ -1,6 +1,6 @@
 """Every preset's end state in a real browser, and the sidebar at narrow widths.
 
-Each preset of ``assets/presets.json`` is picked, started at the fastest pace ("live") and
+Each preset of ``csvm/runs/presets.json`` is picked, started at the fastest pace ("live") and
 waited for; its end state is saved at 1280×720 and 1920×1080 in ``test-artifacts/``
 (``preset-<name>-<size>.png``).  The headline must be on screen without scrolling at
 1280×720 and no exception box may show.  Presets whose data are not on this machine are
@@ -9,13 +9,13 @@ skipped (the thesis's need ``shared/data`` next to the repository).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 
 import pytest
 
+from csvm.runs.presets import load_presets
 from tests._browser import ARTIFACTS, CHROMIUM, ROOT
 
 pytestmark = [
@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 SHARED_DATA = ROOT.parent / "shared" / "data"
-PRESETS = json.loads((ROOT / "assets" / "presets.json").read_text())
+PRESETS = load_presets()
 #: The files a preset's "requires" names, as the app looks for them under the data dir.
 _NEEDS = {"mnist": "mnist/train-images-idx3-ubyte.gz", "cifar10": "cifar10"}
 #: The end state's headline: "…: 97.5 % test, 15 steps, …" or "… (best filter: 90.0 % test)".

@@ -63,8 +63,8 @@ def _fake_mnist(folder, n_test: int = 60) -> None:
 def test_reproduce_table41_out_writes_what_the_page_reads(tmp_path, monkeypatch, capsys):
     import copy
 
-    from csvm import cli
     from csvm.analysis.reproduced import load_run
+    from csvm.cli import reproduce as cli
 
     _fake_mnist(tmp_path / "mnist")
     spec = copy.deepcopy(cli.THESIS)

@@ -1,7 +1,6 @@
 """RunConfig: one table drives validation, the URL, estimators, the CLI and the snippet."""
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from csvm.runs.config import (
     python_snippet,
     to_query,
 )
+from csvm.runs.presets import load_presets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,12 +89,12 @@ def test_estimator_params_agree_with_the_config(config):
 
 def test_defaults_are_the_classroom_preset_and_write_no_query():
     assert to_query(RunConfig()) == {}
-    presets = json.loads((ROOT / "assets" / "presets.json").read_text())
+    presets = load_presets()
     assert presets[0]["name"].startswith("Classroom")
 
 
 def test_every_preset_validates():
-    for preset in json.loads((ROOT / "assets" / "presets.json").read_text()):
+    for preset in load_presets():
         config, problems = parse(preset["config"], source=preset["name"])
         assert problems == [], (preset["name"], problems)
         assert config.problems() == [], preset["name"]
