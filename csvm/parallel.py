@@ -36,6 +36,7 @@ from csvm.exceptions import CSVMError
 __all__ = [
     "SCHEDULER_ENV",
     "backend",
+    "check_scheduler",
     "current_client",
     "run_tasks",
     "sweep_executor",
@@ -58,12 +59,40 @@ def _connect(scheduler: str, timeout: float) -> Any:
             "Running on a Dask cluster needs dask.distributed: pip install 'dask[distributed]'."
         ) from exc
     try:
-        return Client(scheduler, timeout=timeout, set_as_default=False)
+        client = Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise CSVMError(
             f"Cannot reach the Dask scheduler at {scheduler!r} ({exc}). Start one with "
             "`dask scheduler` and workers with `dask worker ADDRESS`, or check the address."
         ) from None
+    try:
+        check_scheduler(client)
+    except CSVMError:
+        client.close()
+        raise
+    return client
+
+
+def check_scheduler(client: Any) -> None:
+    """Raise a clear :class:`CSVMError` unless the scheduler's Python can import csvm.
+
+    The scheduler unpickles every task graph it receives, and a csvm task's graph names
+    csvm functions: without the package there, each task fails with a bare
+    "deserialization" error long after the fit started.
+    """
+    # A lambda is pickled by value: the scheduler can run it without csvm.
+    probe = lambda: __import__("importlib.util").util.find_spec("csvm") is not None  # noqa: E731
+    try:
+        ok = client.run_on_scheduler(probe)
+    except Exception:  # noqa: BLE001 - a scheduler that forbids run_on_scheduler: try anyway
+        return
+    if not ok:
+        raise CSVMError(
+            f"The Dask scheduler at {client.scheduler.address!r} cannot import csvm. The "
+            "scheduler unpickles every task, so install the package where `dask scheduler` "
+            "runs (pip install csvm-explorer, or pip install . from the checkout), as on "
+            "every worker, then start it again."
+        )
 
 
 @contextlib.contextmanager
@@ -106,8 +135,29 @@ def backend(scheduler: Any = None, *, timeout: float = _CONNECT_TIMEOUT) -> Iter
 
 
 def current_client() -> Any:
-    """The Dask client of the innermost :func:`backend` block, or None (local threads)."""
-    return _client.get()
+    """The Dask client tasks go to, or None (local threads).
+
+    The innermost :func:`backend` block's client; else, inside scikit-learn's convention
+    ``with joblib.parallel_config(backend="dask"):``, the client of joblib's Dask backend
+    (the default ``distributed.Client``).
+    """
+    client = _client.get()
+    return client if client is not None else _joblib_dask_client()
+
+
+def _joblib_dask_client() -> Any:
+    """The client of joblib's active Dask backend, or None when another backend is active."""
+    try:
+        from joblib.parallel import get_active_backend
+
+        active, _ = get_active_backend()
+    except Exception:  # noqa: BLE001 - an older joblib without the function: no backend
+        return None
+    # joblib's own class (joblib._dask.DaskDistributedBackend), matched by name so that
+    # joblib's Dask module (which imports distributed) is never imported here.
+    if type(active).__name__ != "DaskDistributedBackend":
+        return None
+    return getattr(active, "client", None)
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from csvm import figures
+from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
 from csvm.parallel import sweep_executor
 from csvm.runs.config import SPECS
@@ -74,11 +75,30 @@ def executor_address() -> str:
     return os.environ.get("CSVM_DASK_SCHEDULER", "").strip()
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner="Connecting to the Dask cluster…")
+def _connected(address: str):
+    """The Dask cluster at ``address``, connected once per server (failures are not kept)."""
+    return sweep_executor(address)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _cluster_problem(address: str) -> str:
+    """Why the cluster at ``address`` cannot be used ("" when it can); a failure is kept a
+    minute, so the page does not wait for the connection timeout on every rerun."""
+    try:
+        _connected(address)
+    except CSVMError as exc:
+        return str(exc)
+    return ""
+
+
 def cluster(address: str):
-    """The Dask cluster at ``address`` (``CSVM_DASK_SCHEDULER``), or None for "": the
-    server's own pool."""
-    return sweep_executor(address) if address else None
+    """The Dask cluster named by ``CSVM_DASK_SCHEDULER`` and the reason it cannot be used:
+    ``(None, "")`` for the server's own pool, ``(None, reason)`` when it is unreachable."""
+    if not address:
+        return None, ""
+    problem = _cluster_problem(address)
+    return (None, problem) if problem else (_connected(address), "")
 
 
 @dataclass
@@ -116,7 +136,13 @@ try:
 except Exception as exc:  # noqa: BLE001 - every problem is shown, not raised
     error = str(exc)
 pool = get_pool()
-if not error and executor_address() == "":
+executor, cluster_problem = cluster(executor_address())
+if cluster_problem:
+    st.warning(
+        md_escape(cluster_problem) + " The sweep runs on this server's own workers instead.",
+        icon=":material/cloud_off:",
+    )
+if not error and executor is None:
     # A sweep runs one job per cell; the server caps a browser's queued + running jobs.
     busy = sum(
         1
@@ -132,7 +158,6 @@ if not error and executor_address() == "":
         )
 if error:
     st.error(md_escape(error))
-executor = cluster(executor_address())
 if executor is not None:
     st.caption("Cells run on the Dask cluster named by CSVM_DASK_SCHEDULER.")
 

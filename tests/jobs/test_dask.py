@@ -174,3 +174,91 @@ def test_the_sweep_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
     assert at.success and "Best" in at.success[0].value
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["data"][0]["z"]
+
+
+def test_joblibs_dask_backend_is_honoured(cluster):
+    """scikit-learn's convention, ``joblib.parallel_config(backend="dask")``, sends the
+    sub-problems to the cluster as csvm.parallel.backend does, with the same result."""
+    import joblib
+
+    X, y = blobs()
+    local = _make().fit(X, y)
+    with distributed.Client(cluster) as client:
+        with joblib.parallel_config(backend="dask"):
+            assert current_client() is client
+            with distributed.get_task_stream(client) as stream:
+                remote = _make().fit(X, y)
+    assert current_client() is None
+    assert len(stream.data) == 6  # the six one-vs-one pairs of four classes
+    np.testing.assert_array_equal(remote.filters_, local.filters_)
+
+
+def test_a_scheduler_without_csvm_is_named(tmp_path):
+    """A real ``dask scheduler`` whose Python cannot import csvm (started outside the
+    checkout, without PYTHONPATH): connecting says what to install, instead of every task
+    failing later with a deserialization error."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests._browser import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dashboard-address",
+            ":0",
+            "--no-dashboard",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        address = f"tcp://127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while not _listening(port):  # the scheduler is up once its port answers
+            assert time.time() < deadline and proc.poll() is None, "no scheduler started"
+            time.sleep(0.2)
+        with pytest.raises(CSVMError, match="cannot import csvm"):
+            with backend(address, timeout=10):
+                pass
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_sweep_page_names_an_unreachable_cluster_and_uses_its_own_pool(monkeypatch):
+    """CSVM_DASK_SCHEDULER pointing at nothing: the page says why and offers the local pool
+    (no "This app has encountered an error")."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests._browser import free_port
+
+    monkeypatch.setenv(SCHEDULER_ENV, f"tcp://127.0.0.1:{free_port()}")
+    monkeypatch.setattr("csvm.parallel._CONNECT_TIMEOUT", 1)
+    root = Path(__file__).resolve().parents[2]
+    at = AppTest.from_file(str(root / "pages" / "sweep.py"), default_timeout=60).run()
+    assert not at.exception
+    assert any("Cannot reach the Dask scheduler" in w.value for w in at.warning)
+    assert any("own workers" in w.value for w in at.warning)
+    assert not at.button(key="sw_start").disabled
