@@ -197,8 +197,30 @@ def _download(
             failures.append(f"{url}: {str(exc).rstrip('.')}")
     raise DatasetError(
         f"Could not download {filename}: " + "; ".join(failures) + ". Check the network "
-        f"and run the fetch again, or copy the file to {folder} by hand."
+        "and run the fetch again; offline, fetch from a local copy with --mirror DIR (a "
+        f"folder holding the files, md5s checked), or copy the file to {folder} by hand."
     )
+
+
+def mirror_url(mirror: str) -> str:
+    """A mirror as a base URL: a URL as given, a local folder as its ``file://`` URL.
+
+    Examples
+    --------
+    >>> mirror_url("https://example.org/mnist/")
+    'https://example.org/mnist/'
+    >>> mirror_url("/srv/datasets/mnist")  # doctest: +SKIP
+    'file:///srv/datasets/mnist/'
+    """
+    if "://" in mirror:
+        return mirror
+    folder = Path(mirror).expanduser()
+    if not folder.is_dir():
+        raise DatasetError(
+            f"--mirror {mirror}: no such folder. Give a folder that holds the dataset's "
+            "files, or a URL (https://, http:// or file://)."
+        )
+    return folder.resolve().as_uri() + "/"
 
 
 def _writable(folder: Path) -> None:
@@ -342,7 +364,7 @@ def fetch(
         _fetch_openml(name, root / name, out)
         clear_cache()
         return root / name
-    mirrors = tuple(MIRRORS[name] if mirrors is None else mirrors)
+    mirrors = tuple(MIRRORS[name] if mirrors is None else map(mirror_url, mirrors))
     if not mirrors:
         raise DatasetError("mirrors is empty: give at least one base URL, or None.")
     with _quiet_pooch():
@@ -397,9 +419,9 @@ def main_data(argv: list[str] | None = None) -> int:
         "--mirror",
         action="append",
         default=None,
-        metavar="URL",
-        help="base URL to fetch from instead of the usual mirrors (https://, http:// or "
-        "file://; repeat to try several in order)",
+        metavar="DIR|URL",
+        help="a folder holding the files, or a base URL (https://, http:// or file://), "
+        "to fetch from instead of the usual mirrors; repeat to try several in order",
     )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     if args.command == "list":

@@ -145,6 +145,34 @@ def test_cli_fetch_with_a_mirror(tmp_path, monkeypatch, capsys):
     assert f"mnist is in {tmp_path / 'd' / 'mnist'}" in capsys.readouterr().out
 
 
+def test_cli_fetch_from_a_folder_as_the_readme_writes_it(tmp_path, monkeypatch, capsys):
+    """``--mirror DIR``: a plain folder (not a URL) holding the files works."""
+    served = _serve(monkeypatch, tmp_path, "mnist", _mnist_gz())
+    folder = Path(served.removeprefix("file://"))
+    assert folder.is_dir()
+    status = main_data(
+        ["fetch", "mnist", "--data-dir", str(tmp_path / "d"), "--mirror", str(folder)]
+    )
+    assert status == 0, capsys.readouterr().err
+    assert f"mnist is in {tmp_path / 'd' / 'mnist'}" in capsys.readouterr().out
+
+
+def test_a_missing_mirror_folder_is_named(tmp_path, capsys):
+    missing = tmp_path / "no-such-folder"
+    status = main_data(
+        ["fetch", "mnist", "--data-dir", str(tmp_path / "d"), "--mirror", str(missing)]
+    )
+    assert status == 1
+    assert f"--mirror {missing}: no such folder" in capsys.readouterr().err
+
+
+def test_the_offline_message_names_mirror(tmp_path, monkeypatch):
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    dead = (tmp_path / "missing").as_uri() + "/"
+    with pytest.raises(DatasetError, match="--mirror DIR"):
+        fetch("mnist", tmp_path / "data", out=io.StringIO(), mirrors=[dead], retries=0)
+
+
 class _Flaky:
     """A pooch downloader that fails ``failures`` times, then serves ``data``."""
 
