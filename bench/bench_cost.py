@@ -2,7 +2,7 @@
 
 Run from the repository root (a few minutes; prefix ``nice -n 10`` on a shared box)::
 
-    python -m bench.bench_cost --out csvm/cost_model.json
+    python -m bench.bench_cost --out csvm/runs/cost_model.json
 
 Each run is :func:`csvm.runs.targets.run_model` in this process with one BLAS thread, as
 a worker runs it, timed in CPU seconds (``time.process_time``: what it takes on a core of
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-COMMAND = "python -m bench.bench_cost --out csvm/cost_model.json"
+COMMAND = "python -m bench.bench_cost --out csvm/runs/cost_model.json"
 
 # (N, n_filters, n_iter, filter_size) of the K-CSVM and L-CSVM runs on MNIST.
 CSVM_RUNS = [

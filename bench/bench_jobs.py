@@ -144,6 +144,32 @@ def run(n_jobs: int = 10, max_workers: int = 2, poll_every: float = 0.05) -> dic
     }
 
 
+def chatty(emit, n_events: int = 300) -> dict[str, Any]:
+    """Image-sized events at full speed: how long the worker's emit() calls take in all."""
+    t0 = time.perf_counter()
+    for i in range(n_events):
+        emit({"i": i, "image": np.full((28, 28), float(i))})
+    return {"emit_seconds": time.perf_counter() - t0}
+
+
+def emit_cost(n_events: int = 300) -> float:
+    """Seconds a worker spends in emit() for ``n_events`` image events (a thread in the
+    child writes the pipe, so emit() should not wait for the parent to read)."""
+    from csvm.jobs import JobPool, PoolSettings
+
+    pool = JobPool(settings=PoolSettings(max_workers=1), preload=())
+    try:
+        job = pool.submit(chatty, {"n_events": n_events})
+        while pool.poll(job).state not in ("done", "error", "stopped"):
+            time.sleep(0.05)
+        view = pool.poll(job)
+        if view.state != "done":
+            raise RuntimeError(f"the chatty job ended {view.state}: {view.error}")
+        return float(view.result["emit_seconds"])
+    finally:
+        pool.shutdown()
+
+
 def cold_start(max_workers: int = 2) -> float:
     """Seconds from creating a pool to a tiny job's result, nothing started yet (in a fresh
     process: the fork server too)."""
@@ -210,6 +236,7 @@ def report(r: dict[str, Any], cold: float) -> str:
         ("longest wait in the queue", f"{r['wait_max']:.1f} s"),
         ("total wall time, submit to last result", f"{r['wall']:.1f} s"),
         ("cold server: new pool (and fork server) to first tiny result", f"{cold:.1f} s"),
+        ("300 image events: seconds inside the worker's emit()", f"{r['emit_seconds']:.3f} s"),
         (
             "worker start to ready, fork server / spawn (median of 3)",
             f"{np.median(r['start_fork']) * 1e3:.0f} ms / {np.median(r['start_spawn']):.2f} s",
@@ -264,6 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     r = run(n_jobs=args.jobs, max_workers=args.workers)
     r["start_fork"] = worker_start("forkserver")
     r["start_spawn"] = worker_start("spawn")
+    r["emit_seconds"] = emit_cost()
     text = report(r, cold)
     print(text)
     if args.out:

@@ -22,7 +22,7 @@ where N is the training-set size, P the positions of a feature map ((H-p+1)(W-q+
 F the number of filters and s = C p q the weights of one filter.  The coefficients (CPU
 seconds of one core per operation, measured with one BLAS thread as a worker runs, so the
 box's load does not enter them) are fitted by non-negative least squares on relative
-error to runs of 200-2000 images and stored in ``csvm/cost_model.json``; re-measure on a
+error to runs of 200-2000 images and stored in ``csvm/runs/cost_model.json``; re-measure on a
 new server with ``python -m bench.bench_cost``.  The kernel type and the data do not enter the model
 (their effect on time is within its error); loading the images is not included.  "Armijo"
 is the measured ratio of an Armijo iteration's time to a constant-step one's.
@@ -155,7 +155,7 @@ def features(
 
 @lru_cache(maxsize=4)
 def load_model(path: str | None = None) -> dict[str, Any]:
-    """The measured coefficients (``csvm/cost_model.json`` unless ``path`` is given)."""
+    """The measured coefficients (``csvm/runs/cost_model.json`` unless ``path`` is given)."""
     where = Path(path) if path else MODEL_PATH
     try:
         model = json.loads(where.read_text())

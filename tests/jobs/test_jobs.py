@@ -54,10 +54,10 @@ def test_stop_during_a_long_svm_solve(pool):
     assert process.is_alive()
     t0 = time.perf_counter()
     pool.cancel(job, None)  # the server itself
-    while process.is_alive() and time.perf_counter() - t0 < 2.0:
+    # A generous guard, not a speed claim: bench/bench_stop.py measures the latency.
+    while process.is_alive() and time.perf_counter() - t0 < 30.0:
         time.sleep(0.02)
-    assert not process.is_alive(), "the worker must be gone within 2 s"
-    assert time.perf_counter() - t0 < 2.0
+    assert not process.is_alive(), "the worker must be terminated, not left to finish"
     assert process.pid not in [c.pid for c in mp.active_children()]
     view = pool.poll(job)
     assert view.state == "stopped"
@@ -196,8 +196,8 @@ def test_many_events_and_a_large_result_arrive_whole(pool):
     assert [e["i"] for e in view.events] == list(range(300))
     assert view.events[-1]["image"][0, 0] == 299.0
     assert view.result["big"].nbytes == 16 * 2**20 and view.result["big"].sum() == 2**21
-    # emit() does not wait for the parent to read (a thread in the child writes the pipe)
-    assert view.result["emit_seconds"] < 1.0
+    # (How long emit() takes, with a thread in the child writing the pipe, is a speed
+    # figure: bench/bench_jobs.py prints it.)
 
 
 def test_more_events_than_one_tick_reads_still_end_done():
@@ -629,13 +629,12 @@ def test_ended_workers_are_reaped_promptly():
         pool.shutdown()
 
 
-def test_stop_shows_within_a_second_on_a_loaded_pool():
+def test_stop_shows_at_once_on_a_loaded_pool():
     pool = JobPool(settings=PoolSettings(max_workers=4), preload=())
     try:
         # Load: a busy job, and a chatty one keeping the reader thread and the lock busy.
         busy = pool.submit(targets.spin, {"seconds": 60})
         chatty = pool.submit(targets.long_run, {"n_events": 20000})
-        latencies = []
         for _ in range(3):
             victim = pool.submit(targets.long_svm_solve, {})
             deadline = time.time() + 60
@@ -644,13 +643,11 @@ def test_stop_shows_within_a_second_on_a_loaded_pool():
             process = pool._jobs[victim].worker.process
             t0 = time.perf_counter()
             pool.cancel(victim, None)  # the server itself
-            state = pool.poll(victim).state
-            latencies.append(time.perf_counter() - t0)
-            assert state == "stopped"
-            while process.is_alive() and time.perf_counter() - t0 < 3.0:
+            # The very next poll says "stopped": cancel does not wait for the process.
+            assert pool.poll(victim).state == "stopped"
+            while process.is_alive() and time.perf_counter() - t0 < 30.0:
                 time.sleep(0.02)
             assert not process.is_alive(), "the process ends soon after, outside the lock"
-        assert max(latencies) < 1.0, latencies
         assert pool.poll(chatty).state in ("running", "done")
         pool.cancel(busy, None)  # the server itself
     finally:

@@ -1,7 +1,5 @@
 """The run-time estimate: grows as it should, and agrees with a run measured here."""
 
-import time
-
 import pytest
 
 from csvm.runs.cost import estimate_breakdown, estimate_seconds, format_duration, load_model
@@ -59,31 +57,5 @@ def test_durations_read_as_people_say_them():
     assert format_duration(2 * 3600 + 600) == "about 2 h 10 min"
 
 
-@pytest.mark.parametrize("job", ["csvm", "svm", "cnn"])
-def test_estimate_is_within_a_factor_of_3_of_a_measured_run(job):
-    """CPU seconds of the classroom run on the built-in MNIST digits, as a worker runs it."""
-    from threadpoolctl import threadpool_limits
-
-    from csvm.runs.config import RunConfig
-    from csvm.runs.targets import load_data, run_model
-
-    # The recipe the cost model was measured on (bench/bench_cost.py: the thesis's poly
-    # kernel, constant steps).  The RBF classroom default's plain SVM measured 0.09 s
-    # against an estimate of 0.03 s: outside the factor 3, though both "under a second".
-    thesis = {"kernel": "poly", "gamma": 1.0, "regulariser": "dfo1", "lam": 0.01, "n_filters": 1}
-    config = {**RunConfig().to_dict(), **thesis, "eta": 0.1, "step": "constant", "n_train": 700}
-    data = load_data(config)
-    started = []
-
-    def emit(event):
-        if event["kind"] == "start" and not started:
-            started.append(time.process_time())
-
-    with threadpool_limits(1):
-        run_model(lambda e: None, {**config, "n_train": 100, "n_iter": 1}, job)  # warm-up
-        result = run_model(emit, config, job)
-    measured = time.process_time() - started[0]
-    assert not result.get("diverged")
-    shape = tuple(data.image_shape)
-    estimate = estimate_breakdown(config, len(data.y_train), shape, len(data.y_test))[job]
-    assert measured / 3 < estimate < measured * 3, (estimate, measured)
+# How close an estimate comes to a measured run is a speed figure, not behaviour: it is
+# measured by bench/bench_cost.py (every run's measured and fitted seconds, printed).
