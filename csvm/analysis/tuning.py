@@ -239,6 +239,21 @@ def _refit_svm(params: dict[str, Any], Xt: np.ndarray, y_train: np.ndarray):
 
 
 # Over 80 lines only through its numpydoc docstring: the body is about 45 lines.
+def _svm_cells(Xt, grid, kernel, degree, gamma, coef0, budget) -> list[dict[str, Any]]:
+    """The cells to score: the given grid, else :func:`svm_grid`'s; within the budget."""
+    cells = (
+        list(grid)
+        if grid is not None
+        else svm_grid(Xt, kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, budget=budget)
+    )
+    if not cells or len(cells) > budget:
+        raise ValueError(
+            f"The grid has {len(cells)} cells for a budget of {budget} fits: give between 1 "
+            "and budget cells, or raise the budget."
+        )
+    return cells
+
+
 def tune_plain_svm(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -295,16 +310,7 @@ def tune_plain_svm(
     if gamma is None:
         # scikit-learn's "scale" for RBF; the polynomial's usual 1.
         gamma = 1.0 / (Xt.shape[1] * float(Xt.var()) or 1.0) if kernel == "rbf" else 1.0
-    cells = (
-        list(grid)
-        if grid is not None
-        else svm_grid(Xt, kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, budget=budget)
-    )
-    if not cells or len(cells) > budget:
-        raise ValueError(
-            f"The grid has {len(cells)} cells for a budget of {budget} fits: give between 1 "
-            "and budget cells, or raise the budget."
-        )
+    cells = _svm_cells(Xt, grid, kernel, degree, gamma, coef0, budget)
     fixed = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
     scored = _score_svm_grid(Xt, Xv, y_train, y_val, cells, fixed, callback)
     best = scored[int(np.argmax([c["val_accuracy"] for c in scored]))]
@@ -367,6 +373,19 @@ def _cnn_axes(lr, lr_values, epoch_values, budget, cnn_params) -> tuple[list, li
 
 
 # Over 80 lines only through its numpydoc docstring: the body is about 45 lines.
+def _best_cnn_cell(scored: list[dict[str, Any]], lr_values: list[float]) -> dict[str, Any]:
+    """The scored cell with the best validation accuracy (the earliest among ties)."""
+    candidates = [c for c in scored if c["val_accuracy"] is not None]
+    if not candidates:
+        raise DivergenceError(
+            f"Every learning rate tried ({', '.join(f'{v:g}' for v in lr_values)}) diverged "
+            "before its first scored epoch: try smaller learning rates.",
+            cause="non-finite",
+            suggested_eta=min(lr_values) / 10,
+        )
+    return candidates[int(np.argmax([c["val_accuracy"] for c in candidates]))]
+
+
 def tune_cnn(
     X_train: np.ndarray,
     y_train: np.ndarray,
@@ -429,15 +448,7 @@ def tune_cnn(
             scored.append(cell)
             if callback is not None:
                 callback(dict(cell))
-    candidates = [c for c in scored if c["val_accuracy"] is not None]
-    if not candidates:
-        raise DivergenceError(
-            f"Every learning rate tried ({', '.join(f'{v:g}' for v in lr_values)}) diverged "
-            "before its first scored epoch: try smaller learning rates.",
-            cause="non-finite",
-            suggested_eta=min(lr_values) / 10,
-        )
-    best = candidates[int(np.argmax([c["val_accuracy"] for c in candidates]))]
+    best = _best_cnn_cell(scored, lr_values)
     params = {"lr": best["lr"], "epochs": best["epochs"]}
     estimator = SmallCNN(**params, **cnn_params).fit(X_train, y_train)
     return TuningResult(
