@@ -1,9 +1,10 @@
 """CSVM: Convolutional Support Vector Machines (linear and kernelised), after Sugg (2018).
 
->>> from csvm import KernelCSVM, LinearCSVM, SmallCNN
+>>> from csvm import KernelCSVM, LinearCSVM, RunConfig, SmallCNN
 >>> clf = KernelCSVM(image_shape=(28, 28), filter_shape=(5, 5), n_iter=10)  # doctest: +SKIP
 """
 
+from csvm import _legacy
 from csvm.exceptions import (
     CSVMError,
     CSVMWarning,
@@ -15,8 +16,11 @@ from csvm.exceptions import (
 from csvm.model.baselines import SmallCNN
 from csvm.model.kernelised import KernelCSVM
 from csvm.model.linear import LinearCSVM
+from csvm.runs.config import RunConfig
 
 __version__ = "0.2.0"
+
+_legacy.install()  # the flat module names of 0.1 (csvm.config, ...) still import
 
 __all__ = [
     "CSVMError",
@@ -26,6 +30,7 @@ __all__ = [
     "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
+    "RunConfig",
     "SVMIterationWarning",
     "SmallCNN",
     "__version__",
