@@ -2,6 +2,15 @@
 
 from sklearn.exceptions import ConvergenceWarning
 
+__all__ = [
+    "CSVMError",
+    "CSVMWarning",
+    "DatasetError",
+    "DivergenceError",
+    "ImageShapeWarning",
+    "SVMIterationWarning",
+]
+
 
 class CSVMError(Exception):
     """Base class of every error the library raises on purpose."""

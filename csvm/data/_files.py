@@ -7,6 +7,11 @@ from pathlib import Path
 
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "file_key",
+    "os_error",
+]
+
 
 def file_key(path: Path) -> tuple[str, int, int]:
     """Resolved path, mtime and size: a cache key that notices a replaced file."""

@@ -17,6 +17,15 @@ from csvm.data._files import file_key, os_error
 from csvm.data.registry import CIFAR
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "cifar_batch",
+    "cifar_classes",
+    "cifar_float",
+    "clear_cache",
+    "read_batch",
+    "unpickle",
+]
+
 
 class _BatchUnpickler(pickle.Unpickler):
     """Admits only what CIFAR-10 batches hold: builtin containers and numpy arrays.

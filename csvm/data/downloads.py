@@ -40,6 +40,12 @@ from csvm.data.registry import (
 )
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "fetch",
+    "main_data",
+    "mirror_url",
+]
+
 # The pooch registry: file name -> "md5:<hash>".  These are the published md5s of the
 # canonical files (the same ones torchvision checks); MNIST's equal those of the
 # byte-exact copies described in the project's shared/data/README.md.

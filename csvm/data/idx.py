@@ -25,6 +25,13 @@ from csvm.data._files import file_key, os_error
 from csvm.data.registry import IDX_STEMS
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "clear_cache",
+    "idx_arrays",
+    "read_idx",
+    "write_idx",
+]
+
 # The largest payload accepted: MNIST's training images are 47,040,000 bytes, so 10^8
 # leaves room without letting a corrupt header ask for gigabytes.
 MAX_IDX_BYTES = 10**8

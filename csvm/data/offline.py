@@ -11,6 +11,13 @@ import numpy as np
 
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "digits",
+    "mnist_5k",
+    "offline_arrays",
+    "offline_split",
+]
+
 
 @functools.lru_cache(maxsize=1)
 def mnist_5k() -> tuple[np.ndarray, np.ndarray]:

@@ -23,6 +23,16 @@ from csvm.data.offline import offline_arrays, offline_split
 from csvm.data.registry import CIFAR_EXTRA, COLORS, PROTOCOLS, locate, spec
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "MulticlassData",
+    "PairData",
+    "clear_cache",
+    "load_classes",
+    "load_images",
+    "load_multiclass",
+    "load_pair",
+]
+
 
 @dataclass(frozen=True)
 class PairData:

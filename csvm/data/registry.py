@@ -15,6 +15,17 @@ import platformdirs
 
 from csvm.exceptions import DatasetError
 
+__all__ = [
+    "DatasetSpec",
+    "available",
+    "data_home",
+    "fetch_command",
+    "folders",
+    "list_datasets",
+    "locate",
+    "spec",
+]
+
 DEFAULT_DATASET = "mnist-5k"
 PROTOCOLS = (None, "thesis")
 COLORS = ("stacked", "rgb", "gray")

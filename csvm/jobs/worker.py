@@ -27,7 +27,14 @@ import threading
 import traceback
 from typing import Any
 
-__all__ = ["BLAS_ENV", "Emitter", "TimeLimitExceeded", "cpu_time", "worker_main"]
+__all__ = [
+    "BLAS_ENV",
+    "Emitter",
+    "TimeLimitExceeded",
+    "cpu_time",
+    "worker_main",
+    "time_limit_message",
+]
 
 BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # Seconds between the soft CPU limit (SIGXCPU, reported as an error) and the hard one

@@ -31,6 +31,7 @@ __all__ = [
     "stability",
     "sweep_configs",
     "sweep_rows",
+    "ignore_event",
 ]
 
 #: Most seeds a stability run takes (the issue's k <= 10).

@@ -32,6 +32,8 @@ __all__ = [
     "result_rows",
     "run_model",
     "sub_problem_progress",
+    "step_events",
+    "steps_total",
 ]
 
 _N_PINNED = 3  # pinned example images per class
