@@ -21,7 +21,9 @@ from csvm.data.images import UploadError
 
 __all__ = [
     "FILTER_NAMES",
+    "MAX_ABS_WEIGHT",
     "MAX_SIZE",
+    "MAX_WEIGHTS",
     "MIN_SIZE",
     "classic_filter",
     "load_filters",
@@ -39,6 +41,10 @@ FILTER_NAMES: dict[str, str] = {
     "random": "random: the start a KernelCSVM with this seed would use",
 }
 MIN_SIZE, MAX_SIZE = 3, 9
+#: Most weights an uploaded filter file may hold (64 filters of 3 x 31 x 31 is far less).
+MAX_WEIGHTS = 200_000
+#: Largest absolute weight accepted: a kernel on maps of weights near 1e308 overflows.
+MAX_ABS_WEIGHT = 1e6
 
 
 # -- classic filters ----------------------------------------------------------------------
@@ -160,7 +166,32 @@ def starting_filters(name: str, size: int, n_filters: int = 1, seed: int = 0) ->
 
 
 # -- filters from a file ------------------------------------------------------------------
+def _check_npy_header(data: bytes) -> None:
+    """Refuse a .npy whose header asks for more than the file holds, or for objects,
+    before NumPy allocates what the header declares (a 30-byte file can declare 8 TB)."""
+    buffer = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(buffer)
+        read = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, _, dtype = read(buffer)
+    except (ValueError, OSError, EOFError) as exc:
+        raise UploadError(f"The .npy file's header is damaged ({exc}).") from None
+    if dtype.hasobject:
+        return  # np.load refuses it below, with its own message
+    count = int(np.prod(shape, dtype=np.float64))
+    if count > MAX_WEIGHTS or count * dtype.itemsize > len(data):
+        raise UploadError(
+            f"The .npy file declares shape {tuple(shape)} ({count:,} values) but holds "
+            f"{len(data):,} bytes; filters have at most {MAX_WEIGHTS:,} weights."
+        )
+
+
 def _filters_from_npy(data: bytes) -> np.ndarray:
+    _check_npy_header(data)
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
     except ValueError as exc:
@@ -180,6 +211,10 @@ def _filters_from_json(data: bytes) -> Any:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UploadError(f"The JSON file is not valid JSON ({exc}).") from None
+    except RecursionError:
+        raise UploadError(
+            "The JSON file is nested too deeply: filters are lists of at most 4 levels."
+        ) from None
     if isinstance(doc, dict):
         for key in ("filters", "filter"):
             if key in doc:
@@ -205,7 +240,23 @@ def _filters_from_zip(data: bytes, max_bytes: int) -> Any:
                         f"{info.filename} in the zip would unpack to {info.file_size:,} bytes, "
                         f"more than {max_bytes:,}: upload the filters on their own."
                     )
-                content = zf.read(info)[: max_bytes + 1]
+                # Read at most max_bytes + 1 inflated bytes, whatever the header says:
+                # a member that declares 100 bytes can inflate to gigabytes.
+                try:
+                    with zf.open(info) as member:
+                        content = member.read(max_bytes + 1)
+                except zipfile.BadZipFile:
+                    # zipfile stops at the declared size and finds the CRC wrong.
+                    raise UploadError(
+                        f"{info.filename} in the zip does not match its header (it unpacks "
+                        "to more than it declares, or is damaged): upload the filters on "
+                        "their own."
+                    ) from None
+                if len(content) > max_bytes:
+                    raise UploadError(
+                        f"{info.filename} in the zip unpacks to more than {max_bytes:,} "
+                        "bytes (more than its header says): upload the filters on their own."
+                    )
                 if info.filename.endswith(".npy"):
                     return _filters_from_npy(content)
                 try:
@@ -279,4 +330,12 @@ def load_filters(data: bytes, *, max_bytes: int = 1_000_000) -> np.ndarray:
         )
     if not np.all(np.isfinite(f)):
         raise UploadError("The filters hold NaN or infinite weights.")
+    if f.size > MAX_WEIGHTS:
+        raise UploadError(f"The filters have {f.size:,} weights; at most {MAX_WEIGHTS:,}.")
+    largest = float(np.max(np.abs(f)))
+    if largest > MAX_ABS_WEIGHT:
+        raise UploadError(
+            f"The filters hold a weight of size {largest:.3g}; weights up to "
+            f"{MAX_ABS_WEIGHT:g} are accepted (larger ones overflow the kernel): rescale them."
+        )
     return f
