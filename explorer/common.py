@@ -16,6 +16,7 @@ from csvm.runs.config import RunConfig, parse
 from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data, run_model
 from csvm.runs.tuned import run_tuned_model
+from explorer.state import Playback, Run
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -141,7 +142,7 @@ def data_for(config: RunConfig):
     return cached_data(key)
 
 
-def runs() -> dict[str, dict[str, Any]]:
+def runs() -> dict[str, Run]:
     """This browser session's runs, newest last."""
     return st.session_state.setdefault("runs", {})
 
@@ -184,20 +185,9 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
             pool.cancel(job, me)
         st.error(str(exc), icon=":material/block:")
         return None
-    runs()[run_id] = {
-        "id": run_id,
-        "config": config,
-        "jobs": jobs,
-        "owner": me,
-        "created": time.time(),
-    }
+    runs()[run_id] = Run(id=run_id, config=config, jobs=jobs, owner=me, created=time.time())
     st.session_state["current_run"] = run_id
     return run_id
-
-
-def jobs_param(run: dict[str, Any]) -> str:
-    """A run's jobs as one URL value, ``"csvm:ID,svm:ID"``."""
-    return ",".join(f"{m}:{j}" for m, j in run["jobs"].items())
 
 
 def reattach(run_id: str, jobs: str, config: RunConfig) -> bool:
@@ -220,26 +210,26 @@ def reattach(run_id: str, jobs: str, config: RunConfig) -> bool:
     views = {m: pool.get(j) for m, j in pairs.items()}
     if not pairs or any(v is None for v in views.values()):
         return False
-    runs()[run_id] = {
-        "id": run_id,
-        "config": config,
-        "jobs": pairs,
-        "owner": views["csvm"].owner if "csvm" in views else None,
-        "created": time.time(),
-    }
+    runs()[run_id] = Run(
+        id=run_id,
+        config=config,
+        jobs=pairs,
+        owner=views["csvm"].owner if "csvm" in views else None,
+        created=time.time(),
+    )
     st.session_state["current_run"] = run_id
     return True
 
 
-def owns(run: dict[str, Any]) -> bool:
+def owns(run: Run) -> bool:
     """Whether this session started the run (only then can it stop or step it)."""
-    return run.get("owner") == owner()
+    return run.owned_by(owner())
 
 
-def poll_run(run: dict[str, Any]) -> dict[str, Any]:
+def poll_run(run: Run) -> dict[str, Any]:
     """Current views of a run's jobs (draining their new events; None: forgotten)."""
     pool = get_pool()
-    return {m: pool.poll(j) for m, j in run["jobs"].items()}
+    return {m: pool.poll(j) for m, j in run.jobs.items()}
 
 
 def outcomes(views: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
@@ -269,6 +259,16 @@ PACES = {"live": 0.0, "½ s per step": 0.5, "1 s per step": 1.0, "2 s per step":
 DEFAULT_PACE = "1 s per step"
 
 
+def pace_seconds() -> float:
+    """The chosen pace: seconds between shown steps (0: live)."""
+    return PACES[st.session_state.get("pace", DEFAULT_PACE)]
+
+
+def playback(run: Run) -> Playback:
+    """The replay state of a run in this session (kept as ``play_<run id>``)."""
+    return st.session_state.setdefault(f"play_{run.id}", Playback())
+
+
 def restore_view_from_url() -> None:
     """Pace and projector mode from the URL, on a session's first run (before the URL is
     rewritten)."""
@@ -284,7 +284,7 @@ def url_extra() -> dict[str, str]:
     extra = {}
     run = runs().get(st.session_state.get("current_run", ""))
     if run is not None:
-        extra.update(run=run["id"], jobs=jobs_param(run))
+        extra.update(run=run.id, jobs=run.jobs_param())
     else:
         for key in ("run", "jobs"):  # a link not yet reattached keeps its run
             if key in st.query_params:

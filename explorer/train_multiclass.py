@@ -2,7 +2,7 @@
 train, the sub-problem in focus, and afterwards the k×k confusion, per-class accuracy and
 the most confused pairs with their filters side by side.
 
-Drawn by ``pages/train.py`` when the run's ``classes`` is set; the two-class view is
+Drawn by :mod:`explorer.train_view` when the run's ``classes`` is set; the two-class view is
 untouched.  Everything shown is computed in :mod:`csvm.runs.targets`; this module only draws.
 """
 
@@ -20,6 +20,7 @@ from csvm import figures
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
 from explorer.common import chart
+from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
 
@@ -43,9 +44,9 @@ def pair_name(pair: Sequence[Any] | None, class_names: Sequence[str], k: int, ov
     return f"{names[1]} vs rest" if names[0] == "rest" else f"{names[0]} vs {names[1]}"
 
 
-def _focus(run: dict, rows: list[dict], labels: list[str]) -> int:
+def _focus(run: Run, rows: list[dict], labels: list[str]) -> int:
     """The sub-problem in focus: chosen in a selectbox, or the one training now."""
-    key = f"focus_{run['id']}"
+    key = f"focus_{run.id}"
     options = [_FOLLOW, *range(len(rows))]
     choice = st.selectbox(
         "Sub-problem in focus",
@@ -81,9 +82,9 @@ def _focus_clicked(grid_key: str, focus_key: str) -> None:
         st.session_state[focus_key] = index  # the focus menu follows the click
 
 
-def live_panel(run: dict, shown: list, class_names: Sequence[str]) -> None:
+def live_panel(run: Run, shown: list, class_names: Sequence[str]) -> None:
     """The grid of filters, per-sub-problem progress and the focused objective."""
-    config: RunConfig = run["config"]
+    config: RunConfig = run.config
     ovo = config.multi_class == "ovo"
     rows = sub_problem_progress(config, shown)
     labels = [pair_name(r["pair"], class_names, r["classifier"], ovo) for r in rows]
@@ -109,24 +110,24 @@ def live_panel(run: dict, shown: list, class_names: Sequence[str]) -> None:
         focus=focus,
         clickable=True,
     )
-    grid_key = f"grid_{run['id']}"
+    grid_key = f"grid_{run.id}"
     chart(
         fig,
         grid_key,
-        on_select=partial(_focus_clicked, grid_key, f"focus_{run['id']}"),
+        on_select=partial(_focus_clicked, grid_key, f"focus_{run.id}"),
         selection_mode="points",
     )
     mine = [e for e in step_events(shown, every_sub_problem=True) if e.get("classifier") == focus]
     if mine:
         chart(
             figures.objective_figure(mine, f"Objective of {labels[focus]}"),
-            f"objective_{run['id']}",
+            f"objective_{run.id}",
         )
 
 
-def results_panel(run: dict, finished: dict[str, dict], data) -> None:
+def results_panel(run: Run, finished: dict[str, dict], data) -> None:
     """k×k confusion per model, per-class accuracy, the most confused pairs' filters."""
-    config: RunConfig = run["config"]
+    config: RunConfig = run.config
     names = [str(c) for c in data.class_names]
     k = len(names)
     labels = {m: MODEL_LABELS[config.model if m == "csvm" else m] for m in finished}
@@ -139,7 +140,7 @@ def results_panel(run: dict, finished: dict[str, dict], data) -> None:
                     names,
                     f"{labels[model]}: test confusion ({k}×{k})",
                 ),
-                f"conf_{run['id']}_{model}",
+                f"conf_{run.id}_{model}",
             )
     chart(
         figures.per_class_accuracy_figure(
@@ -147,7 +148,7 @@ def results_panel(run: dict, finished: dict[str, dict], data) -> None:
             names,
             "Test accuracy per class",
         ),
-        f"perclass_{run['id']}",
+        f"perclass_{run.id}",
     )
     csvm_result = finished.get("csvm")
     if csvm_result is None:
@@ -164,11 +165,11 @@ def results_panel(run: dict, finished: dict[str, dict], data) -> None:
                 [f"{names[data.y_test[i]]} → {names[predicted[i]]}" for i in wrong],
                 "Misclassified by the CSVM (first 32): true → predicted",
             ),
-            f"wrong_{run['id']}",
+            f"wrong_{run.id}",
         )
 
 
-def _confused_view(run: dict, result: dict, names: list[str]) -> None:
+def _confused_view(run: Run, result: dict, names: list[str]) -> None:
     """The three most confused pairs, each with the filter(s) that separate them."""
     confused = result.get("confused") or []
     st.subheader("Most confused pairs")
@@ -194,7 +195,7 @@ def _confused_view(run: dict, result: dict, names: list[str]) -> None:
                 figures.filter_grid_figure(
                     [filters[c] for c in item["classifiers"]], captions, title
                 ),
-                f"confused_{run['id']}_{i}_{j}",
+                f"confused_{run.id}_{i}_{j}",
             )
 
 

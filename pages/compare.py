@@ -10,7 +10,9 @@ from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
 from csvm.runs.targets import result_rows, step_events
 from explorer.app import ensure_app
-from explorer.common import get_pool, heartbeat, is_running, outcomes, result_columns, runs
+from explorer.common import heartbeat, outcomes, result_columns, runs
+from explorer.live import get_views, live_jobs
+from explorer.state import Run
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -29,33 +31,54 @@ def page() -> None:
     if not session_runs:
         st.info("No runs yet in this browser session: start one on the Train page.")
         return
-    pool = get_pool()
-    active = any(is_running({m: pool.get(j) for m, j in r["jobs"].items()}) for r in session_runs)
+    jobs = {r.id: r.jobs for r in session_runs}
+    curves, filters = _curves(session_runs, get_views(jobs))
+    # The pin menu stays outside the live fragment (no widgets inside it): its choices
+    # are the runs with steps as the page is drawn; a run that ends reruns the page.
+    pinned = (
+        st.multiselect(
+            "Pin runs side by side",
+            list(curves),
+            default=list(curves)[-2:],
+            key="compare_pinned",
+            help="Their curves and filters, next to each other.",
+        )
+        if curves
+        else []
+    )
+    live_jobs(
+        jobs,
+        lambda views: _draw(session_runs, views, pinned),
+        views=get_views,
+        every=2.0,
+    )
 
-    @st.fragment(run_every=2.0 if active else None)
-    def body() -> None:
-        heartbeat()
-        _draw(session_runs)
 
-    body()
+def _varying(session_runs: list[Run]) -> list[str]:
+    configs = [r.config for r in session_runs]
+    return [n for n in SPECS if len({getattr(c, n) for c in configs}) > 1]
 
 
-def _draw(session_runs: list[dict]) -> None:
-    pool = get_pool()
-    configs = [r["config"] for r in session_runs]
-    varying = [n for n in SPECS if len({getattr(c, n) for c in configs}) > 1]
-    rows, curves, filters = [], {}, {}
+def _curves(session_runs: list[Run], views: dict) -> tuple[dict, dict]:
+    """Each run's CSVM steps (label, steps) and last filters, for the runs with steps."""
+    varying = _varying(session_runs)
+    curves, filters = {}, {}
     for run in session_runs:
-        views = {m: pool.get(j) for m, j in run["jobs"].items()}
-        for row in result_rows(run["config"], outcomes(views)):
-            rows.append(
-                {"run": run["id"], "settings": _settings_text(run["config"], varying), **row}
-            )
-        view = views.get("csvm")
+        view = views[run.id].get("csvm")
         steps = step_events(view.events) if view is not None else []
         if steps:
-            curves[run["id"]] = (f"{run['id']}: {_settings_text(run['config'], varying)}", steps)
-            filters[run["id"]] = steps[-1].get("filters")
+            curves[run.id] = (f"{run.id}: {_settings_text(run.config, varying)}", steps)
+            filters[run.id] = steps[-1].get("filters")
+    return curves, filters
+
+
+def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
+    varying = _varying(session_runs)
+    rows = []
+    for run in session_runs:
+        for row in result_rows(run.config, outcomes(views[run.id])):
+            rows.append({"run": run.id, "settings": _settings_text(run.config, varying), **row})
+    curves, filters = _curves(session_runs, views)
     if varying:
         st.caption(
             "Settings that differ between the runs: " + ", ".join(SPECS[n].label for n in varying)
@@ -68,13 +91,7 @@ def _draw(session_runs: list[dict]) -> None:
     )
     if not curves:
         return
-    pinned = st.multiselect(
-        "Pin runs side by side",
-        list(curves),
-        default=list(curves)[-2:],
-        key="compare_pinned",
-        help="Their curves and filters, next to each other.",
-    )
+    pinned = [r for r in pinned if r in curves]
     chosen = [curves[r] for r in pinned] or list(curves.values())
     fig = figures.objectives_overlay(chosen, "Objective per step")
     st.plotly_chart(fig, key="compare_objectives", width="stretch")

@@ -1,6 +1,7 @@
 """Filter lab: change the filter by hand and see, within a second, what the SVM makes of it.
 
-The page only reads widgets and draws: the maths is :mod:`csvm.analysis.lab` (the SVM at a fixed
+The page only reads widgets and draws (its state and actions are :mod:`explorer.lab`, its
+figures :mod:`explorer.lab_view`): the maths is :mod:`csvm.analysis.lab` (the SVM at a fixed
 filter, its gradient, landscape slices), :mod:`csvm.analysis.lab_filters` (starting points, filter
 files) and :mod:`csvm.data.images` (safe uploads, MNIST-style digits).  The settings (data,
 kernel, C, regulariser, filter size, η) are the session's RunConfig, set on the Train page.
@@ -8,271 +9,24 @@ kernel, C, regulariser, filter size, η) are the session's RunConfig, set on the
 
 from __future__ import annotations
 
-import html
-import time
-import uuid
-from typing import Any
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
-from threadpoolctl import threadpool_limits
 
 from csvm import figures
-from csvm.analysis.lab import (
-    FILTER_NAMES,
-    lab_job,
-    landscape_directions,
-    load_filters,
-    nonconvex_points,
-    solve_fixed_filter,
-    solve_raw_pixels,
-    starting_filters,
-)
+from csvm.analysis.lab import FILTER_NAMES, landscape_directions, load_filters
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
-from csvm.model.conv import correlate
 from csvm.runs.config import MODEL_LABELS, RunConfig
-from csvm.runs.targets import pinned_indices
+from explorer import lab, lab_view
 from explorer.app import ensure_app
-from explorer.common import (
-    FINAL_STATES,
-    data_for,
-    get_pool,
-    heartbeat,
-    owner,
-    poll_run,
-    runs,
-)
+from explorer.common import data_for, heartbeat
+from explorer.lab_settings import LabSettings
+from explorer.live import live_jobs
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
-
-#: Up to this many training images a re-solve runs in the page: measured about 0.06 s on
-#: the classroom split and 0.5 s on the thesis's 1,895 (bench/bench_lab.py, one BLAS
-#: thread); larger problems go to the worker pool.
-IN_PROCESS_MAX = 3000
-
-
-def _in_process(data) -> bool:
-    """Whether a re-solve runs in the page (``lab_in_process_max`` in the session state
-    overrides the limit: the tests use it to send the solve to the worker pool)."""
-    limit = st.session_state.get("lab_in_process_max", IN_PROCESS_MAX)
-    return len(data.y_train) <= limit
-
-
-GRID_1D = np.linspace(-2.0, 2.0, 21)
-GRID_2D = np.linspace(-2.0, 2.0, 15)
-LABELS = {
-    "identity": "Identity",
-    "box": "Box blur",
-    "gaussian": "Gaussian",
-    "sobel_x": "Sobel x",
-    "sobel_y": "Sobel y",
-    "laplacian": "Laplacian",
-    "random": "Random",
-}
-_NOT_CONVEX = (
-    "**T is not convex in the filter.** For a fixed filter, T is the optimum of the SVM's "
-    "dual, a convex problem in α, and the SVM above is solved exactly. But the kernel "
-    "depends on the filter through products of feature maps, so T as a function of the "
-    "filter f is **not convex in general**: a slice through f can bend downwards, and a "
-    "gradient step finds a nearby valley, not necessarily the best filter."
-)
-
-
-# -- settings and state --------------------------------------------------------------------
-def _settings(config: RunConfig) -> dict[str, Any]:
-    """The SVM settings the lab uses, from the session's RunConfig."""
-    return {
-        "kernel": config.kernel,
-        "degree": config.degree,
-        "gamma": config.gamma,
-        "coef0": config.coef0,
-        "C": config.C,
-        "regulariser": config.regulariser,
-        "lam": config.lam,
-    }
-
-
-def _data_spec(config: RunConfig) -> dict[str, Any]:
-    keys = ("dataset", "class_a", "class_b", "protocol", "n_train", "seed")
-    return {k: getattr(config, k) for k in keys}
-
-
-def _signature(config: RunConfig) -> str:
-    """What a result depends on besides the filter: a stale result shows as such."""
-    return repr(sorted({**_data_spec(config), **_settings(config)}.items()))
-
-
-def _set_filters(filters: np.ndarray, source: str) -> None:
-    """Replace the filters (a callback: runs before the widgets are drawn)."""
-    st.session_state["lab_filters"] = np.array(filters, dtype=np.float64)
-    st.session_state["lab_source"] = source
-    # New editor keys: a data editor keeps its own edits, so fresh values need a fresh one.
-    st.session_state["lab_version"] = st.session_state.get("lab_version", 0) + 1
-
-
-def _ensure_filters(config: RunConfig, channels: int) -> np.ndarray:
-    shape = (config.n_filters, channels, config.filter_size, config.filter_size)
-    f = st.session_state.get("lab_filters")
-    if f is None or f.shape != shape:
-        _start_from("random", config, channels)
-    return st.session_state["lab_filters"]
-
-
-def _start_from(name: str, config: RunConfig, channels: int) -> None:
-    k, size = config.n_filters, config.filter_size
-    seed = int(st.session_state.get("lab_seed", config.seed))
-    f = starting_filters(name, size, n_filters=k, seed=seed)[:, None]
-    f = np.repeat(f, channels, axis=1) / channels
-    label = f"{LABELS[name]} (seed {seed})" if name == "random" else LABELS[name]
-    _set_filters(f, label)
-
-
-def _fresh_result(config: RunConfig, filters: np.ndarray):
-    """The last solve if it was at these filters and settings, else None."""
-    result = st.session_state.get("lab_result")
-    if result is None or st.session_state.get("lab_result_sig") != _signature(config):
-        return None
-    return result if np.array_equal(result.filters, filters) else None
-
-
-# -- solving ---------------------------------------------------------------------------------
-def _solve_here(config: RunConfig, data, filters: np.ndarray) -> None:
-    # One BLAS thread, as the worker pool runs jobs: on shared cores two threads per
-    # process make the gradient's small products many times slower (bench/bench_lab.py).
-    with threadpool_limits(1):
-        result = solve_fixed_filter(
-            data.X_train,
-            data.y_train,
-            filters,
-            X_test=data.X_test,
-            y_test=data.y_test,
-            **_settings(config),
-        )
-    _store_result(result, _signature(config))
-
-
-def _store_result(result, signature: str) -> None:
-    """Keep a solve's result; if it is the learned filter's, keep its row for the table."""
-    st.session_state["lab_result"] = result
-    st.session_state["lab_result_sig"] = signature
-    learned = st.session_state.get("lab_learned")
-    if (
-        learned is not None
-        and "row" not in learned
-        and np.array_equal(learned["filters"], result.filters)
-    ):
-        learned["row"] = _row(result)
-
-
-def _submit(task: str, config: RunConfig, filters: np.ndarray, **extra: Any) -> None:
-    group = st.session_state.setdefault("session_group", uuid.uuid4().hex)
-    kwargs = {
-        "task": task,
-        "data": _data_spec(config),
-        "filters": filters,
-        "settings": _settings(config),
-        **extra,
-    }
-    try:
-        job = _submit_to_pool(kwargs, task, group)
-    except Exception as exc:  # noqa: BLE001 - e.g. the server's cap on a session's jobs
-        st.session_state["lab_error"] = f"The {task} job could not start: {exc}"
-        return
-    jobs = st.session_state.setdefault("lab_jobs", {})
-    jobs[task] = {
-        "id": job,
-        "sig": _signature(config),
-        "filters": filters,
-        "started": time.time(),
-        **extra,
-    }
-
-
-def _submit_to_pool(kwargs: dict[str, Any], task: str, group: str) -> str:
-    return get_pool().submit(lab_job, kwargs, name=f"lab:{task}", group=group, owner=owner())
-
-
-def _resolve(config: RunConfig, data, filters: np.ndarray) -> None:
-    if _in_process(data):
-        _solve_here(config, data, filters)
-    else:
-        _submit("solve", config, filters)
-
-
-def _take_step(config: RunConfig, data, eta: float) -> None:
-    """Button callback: one gradient step from the solved filter, then solve there."""
-    result = st.session_state.get("lab_result")
-    if result is None:
-        return
-    new = result.filters - eta * result.gradient
-    _set_filters(new, f"{st.session_state.get('lab_source', 'filter')} + gradient step η={eta:g}")
-    _resolve(config, data, new)
-
-
-@st.cache_data(max_entries=8, show_spinner="Solving the plain SVM on raw pixels…")
-def _raw_pixels(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    data = data_for(RunConfig(**spec))
-    kwargs = {k: v for k, v in settings.items() if k not in ("regulariser", "lam")}
-    with threadpool_limits(1):
-        r = solve_raw_pixels(
-            data.X_train, data.y_train, X_test=data.X_test, y_test=data.y_test, **kwargs
-        )
-    return _row(r)
-
-
-def _row(r) -> dict[str, Any]:
-    return {
-        "train accuracy": 100 * r.train_accuracy,
-        "test accuracy": None if r.test_accuracy is None else 100 * r.test_accuracy,
-        "support vectors": r.n_support,
-        "T(f)": r.objective,
-        "Σα": r.sum_alpha,
-        "½ aᵀKa": r.margin_term,
-        "r(f)": r.regulariser,
-        "seconds": r.seconds["total"],
-    }
-
-
-# -- the learned filter ------------------------------------------------------------------
-def _learned_runs() -> dict[str, tuple[str, np.ndarray]]:
-    """This session's finished runs that learned filters: id -> (label, filters)."""
-    found = {}
-    for run_id, run in runs().items():
-        view = poll_run(run).get("csvm")
-        if view is None or view.state != "done" or not view.result:
-            continue
-        if "filters" not in view.result:
-            continue
-        c = run["config"]
-        c = c.to_dict() if hasattr(c, "to_dict") else dict(c)
-        label = (
-            f"run {run_id}: {MODEL_LABELS.get(c.get('model'), 'CSVM')} "
-            f"{c.get('dataset')} {c.get('class_a')} vs {c.get('class_b')}, "
-            f"test {100 * view.result.get('test_accuracy', float('nan')):.2f} %"
-        )
-        found[run_id] = (label, np.asarray(view.result["filters"], dtype=np.float64))
-    return found
-
-
-def _use_learned(filters: np.ndarray, label: str, config: RunConfig, data) -> None:
-    """Load a learned filter (callback); keep its numbers for the comparison table."""
-    expected = (config.n_filters, data.image_shape[0], config.filter_size, config.filter_size)
-    f = np.asarray(filters, dtype=np.float64)
-    f = f[:, None] if f.ndim == 3 else (f[None, None] if f.ndim == 2 else f)
-    if f.shape != expected:
-        st.session_state["lab_error"] = (
-            f"The learned filters have shape {f.shape[:1] + f.shape[2:]} but the settings ask "
-            f"for {config.n_filters} filter(s) of {config.filter_size}×{config.filter_size}: "
-            "change the filter size or count on the Train page to match."
-        )
-        return
-    _set_filters(f, f"learned ({label})")
-    st.session_state["lab_learned"] = {"label": label, "filters": f}
-    _resolve(config, data, f)
 
 
 # -- page sections -------------------------------------------------------------------------
@@ -315,10 +69,10 @@ def _starting_points(config: RunConfig, data) -> None:
     cols = st.columns(4) + st.columns(4)  # two rows: the labels stay readable
     for col, name in zip(cols, FILTER_NAMES, strict=False):
         col.button(
-            LABELS[name],
+            lab.LABELS[name],
             key=f"lab_start_{name}",
             help=FILTER_NAMES[name],
-            on_click=_start_from,
+            on_click=lab.start_from,
             args=(name, config, channels),
             width="stretch",
         )
@@ -332,7 +86,7 @@ def _starting_points(config: RunConfig, data) -> None:
         label_visibility="collapsed",
     )
     with st.expander("Start from a learned filter"):
-        found = _learned_runs()
+        found = lab.learned_runs()
         if found:
             run_id = st.selectbox(
                 "A finished run of this session", list(found), format_func=lambda r: found[r][0]
@@ -340,7 +94,7 @@ def _starting_points(config: RunConfig, data) -> None:
             st.button(
                 "Use this run's filter",
                 key="lab_use_run",
-                on_click=_use_learned,
+                on_click=lab.use_learned,
                 args=(found[run_id][1], found[run_id][0], config, data),
             )
         else:
@@ -356,7 +110,7 @@ def _starting_points(config: RunConfig, data) -> None:
             except CSVMError as exc:
                 st.error(md_escape(exc))
             else:
-                _use_learned(f, "uploaded file", config, data)
+                lab.use_learned(f, "uploaded file", config, data)
                 st.rerun()
 
 
@@ -390,41 +144,22 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
     return new
 
 
-def _filter_views(data, filters: np.ndarray, container) -> None:
-    source = st.session_state.get("lab_source", "")
-    container.plotly_chart(
-        # Plotly renders some HTML in titles; the source may hold a run's or a file's name.
-        figures.filter_figure(filters, title=f"Filter: {html.escape(source)}"),
-        key="lab_heat",
-        width="stretch",
-    )
-    idx = pinned_indices(data.y_train)
-    maps = correlate(data.X_train[idx], filters.astype(np.float32))
-    names = [str(n) for n in data.class_names]
-    labels = [names[0 if data.y_train[i] < 0 else 1] for i in idx]
-    st.plotly_chart(
-        figures.feature_maps_figure(data.X_train[idx], maps, labels),
-        key="lab_maps",
-        width="stretch",
-    )
-
-
 def _solve_section(config: RunConfig, data, filters: np.ndarray):
     """Re-solve button, numbers, comparison table; returns the result if it is current."""
     st.subheader("2. Re-solve the SVM with this filter")
-    where = "here" if _in_process(data) else "in a worker process"
+    where = "here" if lab.in_process(data) else "in a worker process"
     if st.button(
         "Re-solve the SVM",
         type="primary",
         key="lab_resolve",
         help=f"Solves only the SVM, with the filter held fixed ({where}).",
     ):
-        _resolve(config, data, filters)
+        lab.resolve(config, data, filters)
     result = st.session_state.get("lab_result")
     if result is None:
         st.info("Press **Re-solve the SVM** to see what the SVM makes of this filter.")
         return None
-    fresh = _fresh_result(config, filters)
+    fresh = lab.fresh_result(config, filters)
     if fresh is None:
         st.warning(
             "The filter or the settings changed since the last solve: the numbers below "
@@ -440,8 +175,10 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
         f"Solved in {result.seconds['total']:.2f} s (kernel {result.seconds['kernel']:.2f} s, "
         f"SVM {result.seconds['svm']:.2f} s, gradient {result.seconds['gradient']:.2f} s)."
     )
-    rows = {"this filter": _row(result)}
-    rows["plain SVM on raw pixels"] = _raw_pixels(_data_spec(config), _settings(config))
+    rows = {"this filter": lab.row(result)}
+    rows["plain SVM on raw pixels"] = lab.raw_pixels(
+        lab.data_spec(config), LabSettings.from_config(config)
+    )
     learned = st.session_state.get("lab_learned")
     if learned is not None and "row" in learned:
         rows[f"learned filter ({learned['label']})"] = learned["row"]
@@ -486,7 +223,7 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     c2.button(
         f"Take one gradient step (η = {eta:g})",
         key="lab_step",
-        on_click=_take_step,
+        on_click=lab.take_step,
         args=(config, data, float(eta)),
         disabled=eta <= 0,
     )
@@ -497,54 +234,9 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     return float(eta)
 
 
-def _poll_jobs() -> bool:
-    """Collect finished lab jobs, show progress of running ones; True if any runs."""
-    jobs = st.session_state.setdefault("lab_jobs", {})
-    pool, running, changed = get_pool(), False, False
-    for task, job in list(jobs.items()):
-        view = pool.poll(job["id"])
-        if view is None or view.state in FINAL_STATES:
-            jobs.pop(task)
-            changed = True
-            if view is None or view.state == "stopped":
-                st.session_state["lab_error"] = f"The {task} job was stopped before it finished."
-            elif view.state == "error":
-                first = view.error.strip().split("\n")[0]
-                st.session_state["lab_error"] = f"The {task} job failed: {first}"
-            elif task == "solve":
-                _store_result(view.result, job["sig"])
-            else:
-                st.session_state[f"lab_{task}"] = {**job, "result": view.result}
-            continue
-        running = True
-        points = [e for e in view.events if e.get("kind") == "landscape"]
-        if task == "solve":
-            st.progress(0.0, text="Solving the SVM in a worker process…")
-            continue
-        total = points[-1]["total"] if points else (21 if task == "landscape_1d" else 225)
-        st.progress(len(points) / total, text=f"{task.replace('_', ' ')}: {len(points)}/{total}")
-        values = np.full(total, np.nan)
-        values[: len(points)] = [e["objective"] for e in points]
-        _draw_landscape(task, job, values, key=f"lab_live_{task}")
-    if changed:
-        st.rerun()
-    return running
-
-
-def _draw_landscape(task: str, job: dict[str, Any], values: np.ndarray, key: str) -> None:
-    if task == "landscape_1d":
-        done = ~np.isnan(values)
-        bends = nonconvex_points(job["grid"][done], values[done]) if done.all() else []
-        fig = figures.landscape_1d_figure(job["grid"], values, bends)
-    else:
-        n = len(job["grid"])
-        fig = figures.landscape_2d_figure(job["grid"], job["grid"], values.reshape(n, n))
-    st.plotly_chart(fig, key=key, width="stretch")
-
-
 def _landscape_section(config: RunConfig, fresh, eta: float) -> None:
     st.subheader("4. The landscape of T around the filter")
-    st.markdown(_NOT_CONVEX)
+    st.markdown(lab_view.NOT_CONVEX)
     if fresh is not None:
         try:
             d1, d2 = landscape_directions(fresh.gradient, step=eta, seed=0)
@@ -558,69 +250,23 @@ def _landscape_section(config: RunConfig, fresh, eta: float) -> None:
             )
             c1, c2 = st.columns(2)
             if c1.button("Slice along the gradient (21 solves)", key="lab_1d"):
-                _submit("landscape_1d", config, fresh.filters, d1=d1, grid=GRID_1D)
+                lab.submit("landscape_1d", config, fresh.filters, d1=d1, grid=lab.GRID_1D)
             if c2.button("Contour over two directions (15×15 solves)", key="lab_2d"):
-                _submit("landscape_2d", config, fresh.filters, d1=d1, d2=d2, grid=GRID_2D)
+                lab.submit("landscape_2d", config, fresh.filters, d1=d1, d2=d2, grid=lab.GRID_2D)
     else:
         st.caption("Re-solve the SVM to slice T through the current filter.")
-    jobs = st.session_state.get("lab_jobs", {})
-
-    @st.fragment(run_every=1.0 if jobs else None)
-    def live() -> None:
-        _poll_jobs()
-
-    live()
+    live_jobs(lab_view.lab_jobs, lab_view.collect_jobs)
     for task in ("landscape_1d", "landscape_2d"):
         done = st.session_state.get(f"lab_{task}")
         if done is None or task in st.session_state.get("lab_jobs", {}):
             continue
         res = done["result"]
         values = res.objectives.ravel()
-        _draw_landscape(task, done, values, key=f"lab_done_{task}")
+        lab_view.draw_landscape(task, done, values, key=f"lab_done_{task}")
         if fresh is None or not np.array_equal(done["filters"], fresh.filters):
             st.caption("Computed around an earlier filter: press the button again to update.")
         if task == "landscape_1d":
-            _say_convexity(res)
-
-
-def _say_convexity(res) -> None:
-    bends = nonconvex_points(res.ts, res.objectives)
-    if len(bends):
-        where = ", ".join(f"{t:g}" for t in res.ts[bends])
-        st.markdown(
-            f"Along this line T **bends downwards** near t = {where}: here T is not "
-            "convex in the filter."
-        )
-    else:
-        st.markdown(
-            "Along this line the samples look convex, but that does not make T convex in "
-            "the filter: other lines (try the contour) can bend the other way."
-        )
-
-
-def _canvas() -> bytes | None:
-    """The drawn digit as PNG bytes, or None while nothing is drawn."""
-    try:
-        from streamlit_drawable_canvas import st_canvas
-    except Exception:  # noqa: BLE001 - an absent or broken component must not break the page
-        st.info(
-            "Drawing needs streamlit-drawable-canvas (pip install "
-            "'streamlit-drawable-canvas>=0.9,<1'); uploading a picture works without it."
-        )
-        return None
-    result = st_canvas(
-        stroke_width=18,
-        stroke_color="#FFFFFF",
-        background_color="#000000",
-        height=224,
-        width=224,
-        drawing_mode="freedraw",
-        return_image_data=True,
-        key="lab_canvas",
-    )
-    if result is None or not (result.json_data or {}).get("objects"):
-        return None
-    return result.image_bytes
+            lab_view.say_convexity(res)
 
 
 def _digit_section(data) -> None:
@@ -638,7 +284,7 @@ def _digit_section(data) -> None:
     )
     draw, upload = st.tabs(["Draw", "Upload a PNG or JPEG"])
     with draw:
-        drawn = _canvas()
+        drawn = lab_view.canvas()
     with upload:
         file = st.file_uploader(
             "One digit, PNG or JPEG, at most 2 MB", type=["png", "jpg", "jpeg"], key="lab_digit"
@@ -688,13 +334,13 @@ def page() -> None:
     error = st.session_state.pop("lab_error", None)
     if error:
         st.error(md_escape(error))
-    filters = _ensure_filters(config, data.image_shape[0])
+    filters = lab.ensure_filters(config, data.image_shape[0])
     _starting_points(config, data)
     left, right = st.columns([3, 2])
     filters = _editor(st.session_state["lab_filters"], left)
-    _filter_views(data, filters, right)
-    if "lab_result" not in st.session_state and _in_process(data):
-        _solve_here(config, data, filters)  # the first visit answers at once
+    lab_view.filter_views(data, filters, right)
+    if "lab_result" not in st.session_state and lab.in_process(data):
+        lab.solve_here(config, data, filters)  # the first visit answers at once
     fresh = _solve_section(config, data, filters)
     eta = _gradient_section(config, data, fresh)
     _landscape_section(config, fresh, eta)

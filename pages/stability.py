@@ -11,7 +11,8 @@ from csvm.cli.reproduce import thesis_settings
 from csvm.jobs import QuotaExceeded
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
-from explorer.common import FINAL_STATES, get_pool, heartbeat, owner
+from explorer.common import get_pool, heartbeat, owner
+from explorer.live import live_jobs
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -143,35 +144,27 @@ def _show(name: str, summary: dict) -> None:
         st.caption(f"Seeds {diverged} diverged; their best filter is shown.")
 
 
+def _results(study: dict, fresh: dict) -> None:
+    """Progress, problems, the verdict on the claim and each configuration's spread."""
+    flat = [v for vs in fresh.values() for v in vs]
+    done = sum(v is not None and v.state == "done" for v in flat)
+    st.progress(done / len(flat), text=f"{done} of {len(flat)} runs done")
+    summaries = {}
+    for name, vs in fresh.items():
+        if all(v is not None and v.state == "done" for v in vs):
+            summaries[name] = summarise_stability(study["seeds"], [v.result for v in vs])
+        for v in vs:
+            if v is None:
+                st.warning("A run is no longer on the server.")
+            elif v.state in ("error", "stopped"):
+                st.warning(f"{md_escape(v.name)}: {v.state}")
+    if study["mode"] == "claim" and len(summaries) == len(CLAIM):
+        (stable, s), (unstable, u) = summaries.items()
+        st.info(stability_verdict(s, u, stable, unstable), icon=":material/balance:")
+    for name, summary in summaries.items():
+        _show(name, summary)
+
+
 study = st.session_state.get("stability")
 if study is not None:
-    views = {n: [pool.poll(j) for j in js] for n, js in study["jobs"].items()}
-    running = any(
-        v is not None and v.state not in FINAL_STATES for vs in views.values() for v in vs
-    )
-
-    @st.fragment(run_every=1.0 if running else None)
-    def results() -> None:
-        heartbeat()
-        fresh = {n: [pool.poll(j) for j in js] for n, js in study["jobs"].items()}
-        flat = [v for vs in fresh.values() for v in vs]
-        done = sum(v is not None and v.state == "done" for v in flat)
-        st.progress(done / len(flat), text=f"{done} of {len(flat)} runs done")
-        summaries = {}
-        for name, vs in fresh.items():
-            if all(v is not None and v.state == "done" for v in vs):
-                summaries[name] = summarise_stability(study["seeds"], [v.result for v in vs])
-            for v in vs:
-                if v is None:
-                    st.warning("A run is no longer on the server.")
-                elif v.state in ("error", "stopped"):
-                    st.warning(f"{md_escape(v.name)}: {v.state}")
-        if study["mode"] == "claim" and len(summaries) == len(CLAIM):
-            (stable, s), (unstable, u) = summaries.items()
-            st.info(stability_verdict(s, u, stable, unstable), icon=":material/balance:")
-        for name, summary in summaries.items():
-            _show(name, summary)
-        if running and not any(v is not None and v.state not in FINAL_STATES for v in flat):
-            st.rerun()
-
-    results()
+    live_jobs(study["jobs"], lambda fresh: _results(study, fresh))

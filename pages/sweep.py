@@ -15,7 +15,8 @@ from csvm.parallel import sweep_executor
 from csvm.runs.config import SPECS
 from csvm.runs.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
 from explorer.app import ensure_app
-from explorer.common import FINAL_STATES, data_for, get_pool, heartbeat, owner
+from explorer.common import data_for, get_pool, heartbeat, owner
+from explorer.live import live_jobs, poll_views
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -124,7 +125,7 @@ def _view(name: str, future) -> FutureView:
 def _views(sweep: dict) -> list:
     if "futures" in sweep:
         return [_view(f"sweep {i}", f) for i, f in enumerate(sweep["futures"])]
-    return [pool.poll(j) for j in sweep["jobs"]]
+    return poll_views(sweep["jobs"])
 
 
 cells, error = [], None
@@ -201,42 +202,37 @@ if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_st
             pool.cancel_owner(owner(), group="sweep")
             st.error(str(exc))
 
+
+def _grid(sweep: dict, fresh: list) -> None:
+    """The heatmap of the cells scored so far, "Best" once all are, and any problems."""
+    (xn, xv), (yn, yv) = sweep["x"], sweep["y"]
+    acc = np.full((len(yv), len(xv)), np.nan)
+    for k, v in enumerate(fresh):
+        if v is not None and v.result is not None:
+            acc[k // len(xv), k % len(xv)] = v.result["val_accuracy"]
+    done = int(np.sum(~np.isnan(acc)))
+    st.progress(done / acc.size, text=f"{done} of {acc.size} cells done")
+    st.plotly_chart(
+        figures.sweep_heatmap(SWEEP_PARAMS[xn][0], xv, SWEEP_PARAMS[yn][0], yv, acc),
+        key="sweep_heatmap",
+        width="stretch",
+    )
+    if done == acc.size:  # "Best" only once every cell has its score
+        i, j = np.unravel_index(np.nanargmax(acc), acc.shape)
+        st.success(
+            f"Best: {SPECS[xn].label} = {xv[j]}, {SPECS[yn].label} = {yv[i]}: "
+            f"{100 * acc[i, j]:.2f} % validation accuracy."
+        )
+    diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]
+    if diverged:
+        st.caption(f"{len(diverged)} cell(s) diverged; they are scored with their best filter.")
+    for v in fresh:
+        if v is None:
+            st.warning("A cell is no longer on the server.")
+        elif v.state == "error":
+            st.warning(f"{md_escape(v.name)}: {md_escape(v.error.strip().splitlines()[0])}")
+
+
 sweep = st.session_state.get("sweep")
 if sweep is not None:
-    views = _views(sweep)
-    running = any(v is not None and v.state not in FINAL_STATES for v in views)
-
-    @st.fragment(run_every=1.0 if running else None)
-    def grid() -> None:
-        heartbeat()
-        fresh = _views(sweep)
-        (xn, xv), (yn, yv) = sweep["x"], sweep["y"]
-        acc = np.full((len(yv), len(xv)), np.nan)
-        for k, v in enumerate(fresh):
-            if v is not None and v.result is not None:
-                acc[k // len(xv), k % len(xv)] = v.result["val_accuracy"]
-        done = int(np.sum(~np.isnan(acc)))
-        st.progress(done / acc.size, text=f"{done} of {acc.size} cells done")
-        st.plotly_chart(
-            figures.sweep_heatmap(SWEEP_PARAMS[xn][0], xv, SWEEP_PARAMS[yn][0], yv, acc),
-            key="sweep_heatmap",
-            width="stretch",
-        )
-        if done == acc.size:  # "Best" only once every cell has its score
-            i, j = np.unravel_index(np.nanargmax(acc), acc.shape)
-            st.success(
-                f"Best: {SPECS[xn].label} = {xv[j]}, {SPECS[yn].label} = {yv[i]}: "
-                f"{100 * acc[i, j]:.2f} % validation accuracy."
-            )
-        diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]
-        if diverged:
-            st.caption(f"{len(diverged)} cell(s) diverged; they are scored with their best filter.")
-        for v in fresh:
-            if v is None:
-                st.warning("A cell is no longer on the server.")
-            elif v.state == "error":
-                st.warning(f"{md_escape(v.name)}: {md_escape(v.error.strip().splitlines()[0])}")
-        if running and not any(v is not None and v.state not in FINAL_STATES for v in fresh):
-            st.rerun()
-
-    grid()
+    live_jobs(sweep, lambda fresh: _grid(sweep, fresh), views=_views)

@@ -1,0 +1,227 @@
+"""The Filter lab's state and actions, apart from its widgets: the filters being edited,
+the SVM solved at them (here or in the worker pool), the lab's jobs and a learned filter.
+
+Everything lives in ``st.session_state`` under ``lab_*`` keys (the tests read
+``lab_filters``, ``lab_result``, ``lab_jobs``, ``lab_landscape_1d``); the maths is
+:mod:`csvm.analysis.lab`.  The SVM keywords travel as one :class:`LabSettings`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import streamlit as st
+from threadpoolctl import threadpool_limits
+
+from csvm.analysis.lab import lab_job, solve_fixed_filter, solve_raw_pixels, starting_filters
+from csvm.runs.config import MODEL_LABELS, RunConfig
+from explorer.common import data_for, get_pool, owner, poll_run, runs
+from explorer.lab_settings import LabSettings
+
+#: Up to this many training images a re-solve runs in the page: measured about 0.06 s on
+#: the classroom split and 0.5 s on the thesis's 1,895 (bench/bench_lab.py, one BLAS
+#: thread); larger problems go to the worker pool.
+IN_PROCESS_MAX = 3000
+
+
+def in_process(data) -> bool:
+    """Whether a re-solve runs in the page (``lab_in_process_max`` in the session state
+    overrides the limit: the tests use it to send the solve to the worker pool)."""
+    limit = st.session_state.get("lab_in_process_max", IN_PROCESS_MAX)
+    return len(data.y_train) <= limit
+
+
+GRID_1D = np.linspace(-2.0, 2.0, 21)
+GRID_2D = np.linspace(-2.0, 2.0, 15)
+LABELS = {
+    "identity": "Identity",
+    "box": "Box blur",
+    "gaussian": "Gaussian",
+    "sobel_x": "Sobel x",
+    "sobel_y": "Sobel y",
+    "laplacian": "Laplacian",
+    "random": "Random",
+}
+
+
+# -- settings and state --------------------------------------------------------------------
+def data_spec(config: RunConfig) -> dict[str, Any]:
+    keys = ("dataset", "class_a", "class_b", "protocol", "n_train", "seed")
+    return {k: getattr(config, k) for k in keys}
+
+
+def signature(config: RunConfig) -> str:
+    """What a result depends on besides the filter: a stale result shows as such."""
+    settings = LabSettings.from_config(config).as_kwargs()
+    return repr(sorted({**data_spec(config), **settings}.items()))
+
+
+def set_filters(filters: np.ndarray, source: str) -> None:
+    """Replace the filters (a callback: runs before the widgets are drawn)."""
+    st.session_state["lab_filters"] = np.array(filters, dtype=np.float64)
+    st.session_state["lab_source"] = source
+    # New editor keys: a data editor keeps its own edits, so fresh values need a fresh one.
+    st.session_state["lab_version"] = st.session_state.get("lab_version", 0) + 1
+
+
+def ensure_filters(config: RunConfig, channels: int) -> np.ndarray:
+    shape = (config.n_filters, channels, config.filter_size, config.filter_size)
+    f = st.session_state.get("lab_filters")
+    if f is None or f.shape != shape:
+        start_from("random", config, channels)
+    return st.session_state["lab_filters"]
+
+
+def start_from(name: str, config: RunConfig, channels: int) -> None:
+    k, size = config.n_filters, config.filter_size
+    seed = int(st.session_state.get("lab_seed", config.seed))
+    f = starting_filters(name, size, n_filters=k, seed=seed)[:, None]
+    f = np.repeat(f, channels, axis=1) / channels
+    label = f"{LABELS[name]} (seed {seed})" if name == "random" else LABELS[name]
+    set_filters(f, label)
+
+
+def fresh_result(config: RunConfig, filters: np.ndarray):
+    """The last solve if it was at these filters and settings, else None."""
+    result = st.session_state.get("lab_result")
+    if result is None or st.session_state.get("lab_result_sig") != signature(config):
+        return None
+    return result if np.array_equal(result.filters, filters) else None
+
+
+# -- solving ---------------------------------------------------------------------------------
+def solve_here(config: RunConfig, data, filters: np.ndarray) -> None:
+    # One BLAS thread, as the worker pool runs jobs: on shared cores two threads per
+    # process make the gradient's small products many times slower (bench/bench_lab.py).
+    with threadpool_limits(1):
+        result = solve_fixed_filter(
+            data.X_train,
+            data.y_train,
+            filters,
+            X_test=data.X_test,
+            y_test=data.y_test,
+            **LabSettings.from_config(config).as_kwargs(),
+        )
+    store_result(result, signature(config))
+
+
+def store_result(result, signature: str) -> None:
+    """Keep a solve's result; if it is the learned filter's, keep its row for the table."""
+    st.session_state["lab_result"] = result
+    st.session_state["lab_result_sig"] = signature
+    learned = st.session_state.get("lab_learned")
+    if (
+        learned is not None
+        and "row" not in learned
+        and np.array_equal(learned["filters"], result.filters)
+    ):
+        learned["row"] = row(result)
+
+
+def submit(task: str, config: RunConfig, filters: np.ndarray, **extra: Any) -> None:
+    group = st.session_state.setdefault("session_group", uuid.uuid4().hex)
+    kwargs = {
+        "task": task,
+        "data": data_spec(config),
+        "filters": filters,
+        "settings": LabSettings.from_config(config).as_kwargs(),
+        **extra,
+    }
+    try:
+        job = submit_to_pool(kwargs, task, group)
+    except Exception as exc:  # noqa: BLE001 - e.g. the server's cap on a session's jobs
+        st.session_state["lab_error"] = f"The {task} job could not start: {exc}"
+        return
+    jobs = st.session_state.setdefault("lab_jobs", {})
+    jobs[task] = {
+        "id": job,
+        "sig": signature(config),
+        "filters": filters,
+        "started": time.time(),
+        **extra,
+    }
+
+
+def submit_to_pool(kwargs: dict[str, Any], task: str, group: str) -> str:
+    return get_pool().submit(lab_job, kwargs, name=f"lab:{task}", group=group, owner=owner())
+
+
+def resolve(config: RunConfig, data, filters: np.ndarray) -> None:
+    if in_process(data):
+        solve_here(config, data, filters)
+    else:
+        submit("solve", config, filters)
+
+
+def take_step(config: RunConfig, data, eta: float) -> None:
+    """Button callback: one gradient step from the solved filter, then solve there."""
+    result = st.session_state.get("lab_result")
+    if result is None:
+        return
+    new = result.filters - eta * result.gradient
+    set_filters(new, f"{st.session_state.get('lab_source', 'filter')} + gradient step η={eta:g}")
+    resolve(config, data, new)
+
+
+@st.cache_data(max_entries=8, show_spinner="Solving the plain SVM on raw pixels…")
+def raw_pixels(spec: dict[str, Any], settings: LabSettings) -> dict[str, Any]:
+    data = data_for(RunConfig(**spec))
+    kwargs = settings.raw_pixel_kwargs()
+    with threadpool_limits(1):
+        r = solve_raw_pixels(
+            data.X_train, data.y_train, X_test=data.X_test, y_test=data.y_test, **kwargs
+        )
+    return row(r)
+
+
+def row(r) -> dict[str, Any]:
+    return {
+        "train accuracy": 100 * r.train_accuracy,
+        "test accuracy": None if r.test_accuracy is None else 100 * r.test_accuracy,
+        "support vectors": r.n_support,
+        "T(f)": r.objective,
+        "Σα": r.sum_alpha,
+        "½ aᵀKa": r.margin_term,
+        "r(f)": r.regulariser,
+        "seconds": r.seconds["total"],
+    }
+
+
+# -- the learned filter ------------------------------------------------------------------
+def learned_runs() -> dict[str, tuple[str, np.ndarray]]:
+    """This session's finished runs that learned filters: id -> (label, filters)."""
+    found = {}
+    for run_id, run in runs().items():
+        view = poll_run(run).get("csvm")
+        if view is None or view.state != "done" or not view.result:
+            continue
+        if "filters" not in view.result:
+            continue
+        c = run.config.to_dict()
+        label = (
+            f"run {run_id}: {MODEL_LABELS.get(c.get('model'), 'CSVM')} "
+            f"{c.get('dataset')} {c.get('class_a')} vs {c.get('class_b')}, "
+            f"test {100 * view.result.get('test_accuracy', float('nan')):.2f} %"
+        )
+        found[run_id] = (label, np.asarray(view.result["filters"], dtype=np.float64))
+    return found
+
+
+def use_learned(filters: np.ndarray, label: str, config: RunConfig, data) -> None:
+    """Load a learned filter (callback); keep its numbers for the comparison table."""
+    expected = (config.n_filters, data.image_shape[0], config.filter_size, config.filter_size)
+    f = np.asarray(filters, dtype=np.float64)
+    f = f[:, None] if f.ndim == 3 else (f[None, None] if f.ndim == 2 else f)
+    if f.shape != expected:
+        st.session_state["lab_error"] = (
+            f"The learned filters have shape {f.shape[:1] + f.shape[2:]} but the settings ask "
+            f"for {config.n_filters} filter(s) of {config.filter_size}×{config.filter_size}: "
+            "change the filter size or count on the Train page to match."
+        )
+        return
+    set_filters(f, f"learned ({label})")
+    st.session_state["lab_learned"] = {"label": label, "filters": f}
+    resolve(config, data, f)

@@ -1,0 +1,104 @@
+"""The one live-jobs fragment: every page that watches jobs of the pool draws through it.
+
+DESIGN.md ("Background work"): poll with one top-level ``@st.fragment(run_every=...)``,
+about a second while anything is active and ``None`` when idle, ``st.rerun()`` when the
+work ends; no nested ``run_every`` fragments and no widgets inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import streamlit as st
+
+from explorer.common import FINAL_STATES, get_pool, heartbeat
+
+#: Seconds between two polls while a job is active.
+EVERY = 1.0
+
+
+def _walk(jobs: Any, fetch: Callable[[str], Any]) -> Any:
+    if jobs is None:
+        return None
+    if isinstance(jobs, str):
+        return fetch(jobs)
+    if isinstance(jobs, Mapping):
+        return {k: _walk(v, fetch) for k, v in jobs.items()}
+    return [_walk(v, fetch) for v in jobs]
+
+
+def poll_views(jobs: Any) -> Any:
+    """The pool's views of ``jobs`` (draining their new events), in the same shape: a job
+    id gives its view (None: forgotten), a list or a dict of ids a list or a dict of
+    views, nested as deep as needed."""
+    return _walk(jobs, get_pool().poll)
+
+
+def get_views(jobs: Any) -> Any:
+    """As :func:`poll_views`, with the pool's snapshots that renew no lease (``get``)."""
+    return _walk(jobs, get_pool().get)
+
+
+def flatten(views: Any) -> Iterator[Any]:
+    """Every view of a (nested) list or dict of views."""
+    if isinstance(views, Mapping):
+        for v in views.values():
+            yield from flatten(v)
+    elif isinstance(views, (list, tuple)):
+        for v in views:
+            yield from flatten(v)
+    else:
+        yield views
+
+
+def is_busy(views: Any) -> bool:
+    """Whether any of the views (nested as in :func:`poll_views`) is queued or running."""
+    return any(v is not None and v.state not in FINAL_STATES for v in flatten(views))
+
+
+def live_jobs(
+    jobs: Any,
+    render: Callable[[Any], bool | None],
+    *,
+    views: Callable[[Any], Any] = poll_views,
+    busy: Callable[[Any], bool] = is_busy,
+    every: float = EVERY,
+) -> bool:
+    """Draw ``render(views of jobs)`` in a fragment that refreshes while work is active.
+
+    Parameters
+    ----------
+    jobs
+        The job ids to watch (an id, a list or a dict of them, nested), or a function
+        returning them (read on every tick: for a page whose jobs come and go).
+    render
+        Draws the current views; no widgets.  It may return True to ask for a full rerun
+        of the page (e.g. it collected a finished job's result that the page draws
+        elsewhere).
+    views
+        Turns ``jobs`` into views: the pool's :func:`poll_views` by default;
+        :func:`get_views`, or a page's own function (a sweep's Dask futures).
+    busy
+        Whether there is still something to show, called on the views before the first
+        draw and after each (the Train page: a job running, or steps still to play).
+    every
+        Seconds between ticks while busy (``None`` once idle).
+
+    Each tick renews the session's heartbeat.  When the work that was busy as the page
+    was drawn is over, the whole page reruns (so it can draw the results).  Returns
+    whether the fragment is ticking.
+    """
+    ids: Callable[[], Any] = jobs if callable(jobs) else lambda: jobs
+    live = busy(views(ids()))
+
+    @st.fragment(run_every=every if live else None)
+    def _live() -> None:
+        heartbeat()
+        now = views(ids())
+        asked = render(now)
+        if asked or (live and not busy(now)):
+            st.rerun()
+
+    _live()
+    return live

@@ -1,0 +1,338 @@
+"""The Train page's drawing of a run: the live panel (headline, progress, the figures of
+the steps shown so far), the results (comparison, confusion, mistakes, export, ablation)
+and the welcome before any run.  Reads no settings widgets; :mod:`pages.train` calls it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from csvm import figures
+from csvm.runs.ablation import run_ablation
+from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.persistence import export_run
+from csvm.runs.summary import comparisons, headline
+from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
+from explorer import train_multiclass
+from explorer.common import (
+    chart,
+    data_for,
+    get_pool,
+    is_running,
+    outcomes,
+    owner,
+    owns,
+    playback,
+    result_columns,
+)
+from explorer.live import live_jobs
+from explorer.settings import md_escape
+from explorer.state import Run
+
+
+def steps_of(views: dict, run: Run) -> list:
+    """The CSVM's recorded steps: a multi-class run's of every sub-problem, in order."""
+    view = views.get("csvm")
+    if view is None:
+        return []
+    return step_events(view.events, every_sub_problem=run.config.multiclass)
+
+
+def _status_line(model: str, view) -> str:
+    label = "CSVM" if model == "csvm" else MODEL_LABELS[model]
+    if view is None:
+        return f"**{label}**: no longer on the server"
+    phase = getattr(view, "phase", None) or view.state
+    if view.state == "done" and view.result is not None:
+        phase = view.result.get("status", "done")
+    return f"**{label}**: {md_escape(phase)}"
+
+
+def class_labels(data) -> list[str]:
+    if len(data.class_names) > 2 or getattr(data, "classes", None) is None:
+        return [str(c) for c in data.class_names]  # several classes: labels 0..k-1
+    return [f"{data.class_names[0]} (−1)", f"{data.class_names[1]} (+1)"]
+
+
+def live_panel(run: Run, views: dict, shown: list) -> None:
+    """The headline, progress and the live figures of the steps shown so far."""
+    config: RunConfig = run.config
+    finished = not is_running(views) and len(shown) >= len(steps_of(views, run))
+    data = data_for(config)
+    paused = playback(run).paused
+    st.markdown(
+        headline(
+            config,
+            outcomes(views),
+            shown,
+            finished,
+            data.y_test,
+            paused=paused,
+            total=steps_total(config),
+        )
+    )
+    if config.multiclass:
+        st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
+    st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
+    csvm_view = views.get("csvm")
+    fraction, text = progress(config, shown, running=is_running(views))
+    if not is_running(views) and not finished:
+        text += f" · training done, playing back at {st.session_state.get('pace')}"
+    st.progress(fraction, text=("Paused · " if paused else "") + text)
+    if not shown:
+        return
+    if config.multiclass:
+        train_multiclass.live_panel(run, shown, class_labels(data))
+        _baselines_view(run, views)
+        return
+    last = shown[-1]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("objective", f"{last['objective']:.4g}")
+    c2.metric("train accuracy", f"{100 * last.get('train_accuracy', 0):.1f} %")
+    c3.metric("support vectors", last.get("n_support", "–"))
+    c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}")
+    left, right = st.columns([3, 2])
+    with left:
+        chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run.id}")
+        divergence = _divergence_event(csvm_view)
+        if divergence is not None and finished:
+            chart(figures.divergence_figure(shown, divergence), f"blowup_{run.id}")
+        else:
+            chart(
+                figures.progress_figure(shown, "Train accuracy and filter norm"),
+                f"progress_{run.id}",
+            )
+    with right:
+        _filters_view(run, shown)
+    _examples_view(run, shown)
+    _baselines_view(run, views)
+
+
+def _divergence_event(view):
+    if view is None:
+        return None
+    return next((e for e in reversed(view.events) if e.get("kind") == "divergence"), None)
+
+
+def _filters_view(run: Run, shown: list) -> None:
+    # Long runs keep arrays on a thinned subset of steps (the pool's compaction): show
+    # the latest step that has them, and the change since the one before.
+    with_filters = [e for e in shown if e.get("filters") is not None]
+    if not with_filters:
+        return
+    last = with_filters[-1]
+    previous = next(
+        (
+            e["filters"]
+            for e in reversed(with_filters[:-1])
+            if not np.array_equal(e["filters"], last["filters"])
+        ),
+        None,
+    )
+    chart(
+        figures.filter_figure(last["filters"], previous, "Filter (top) and last change"),
+        f"filter_{run.id}",
+    )
+    if last.get("gradient") is not None:
+        chart(
+            figures.filter_figure(
+                last["gradient"],
+                None,
+                "Gradient dT/df (the filter moves against it)",
+                value_label="dT/df",
+            ),
+            f"gradient_{run.id}",
+        )
+
+
+def _examples_view(run: Run, shown: list) -> None:
+    last = next((e for e in reversed(shown) if e.get("pinned_maps") is not None), {})
+    data = data_for(run.config)
+    names = class_labels(data)
+    if last.get("pinned_maps") is not None:
+        pinned = pinned_indices(data.y_train)
+        labels = [names[0 if data.y_train[i] < 0 else 1] for i in pinned]
+        chart(
+            figures.feature_maps_figure(data.X_train[pinned], last["pinned_maps"], labels),
+            f"maps_{run.id}",
+        )
+    support = last.get("support")
+    if support is not None and len(support):
+        alpha = np.asarray(last.get("alpha", np.ones(len(support))))
+        order = np.argsort(-alpha)[:16]
+        idx = np.asarray(support)[order]
+        chart(
+            figures.image_grid(
+                data.X_train[idx],
+                [f"α={a:.3g}" for a in alpha[order]],
+                f"Support vectors of this SVM solve ({len(support)}; largest α first)",
+                cols=16,
+            ),
+            f"svs_{run.id}",
+        )
+
+
+def _baselines_view(run: Run, views: dict) -> None:
+    cnn = views.get("cnn")
+    if cnn is not None and any(e.get("kind") == "epoch" for e in cnn.events):
+        chart(
+            figures.loss_figure(
+                [e for e in cnn.events if e.get("kind") == "epoch"], "Small CNN: loss per epoch"
+            ),
+            f"cnn_{run.id}",
+        )
+
+
+# -- results --------------------------------------------------------------------------------
+def results_panel(run: Run, views: dict) -> None:
+    """Comparison with intervals and significance, confusion, mistakes, export."""
+    config: RunConfig = run.config
+    data = data_for(config)
+    outs = outcomes(views)
+    st.subheader("Comparison on the same split")
+    st.dataframe(
+        pd.DataFrame(result_rows(config, outs)),
+        hide_index=True,
+        width="stretch",
+        column_config=result_columns(),
+    )
+    lines = comparisons(config, outs, data.y_test)
+    for line in lines:
+        st.markdown(md_escape(line))
+    if lines:  # only where there is a comparison to read
+        st.caption(
+            "Why a CSVM can lose: with few training images and a hard margin the SVM "
+            "separates the training set whatever the filter, so the filter has little to "
+            f"learn from, and on {len(data.y_test)} test images a few images either way is "
+            "noise (see About)."
+        )
+    finished = {m: o["result"] for m, o in outs.items() if o and o.get("result")}
+    if not finished:
+        return
+    if config.multiclass:
+        train_multiclass.results_panel(run, finished, data)
+        _export_button(run, config, finished, outs, data)
+        return
+    names = class_labels(data)
+    cols = st.columns(len(finished))
+    for col, (model, result) in zip(cols, finished.items(), strict=True):
+        label = MODEL_LABELS[config.model if model == "csvm" else model]
+        fig = figures.confusion_figure(
+            np.array(result["confusion"]), names, f"{label}: test confusion"
+        )
+        with col:
+            chart(fig, f"conf_{run.id}_{model}")
+    csvm_result = finished.get("csvm")
+    if csvm_result is None:
+        return
+    if config.model == "kcsvm":
+        ablation_panel(run, csvm_result)
+    wrong = csvm_result["misclassified"]
+    with st.expander(
+        f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})"
+    ):
+        true = [names[0 if data.y_test[i] < 0 else 1] for i in wrong]
+        chart(
+            figures.image_grid(
+                data.X_test[wrong],
+                [f"true {t}" for t in true],
+                "Misclassified by the CSVM (first 32)",
+            ),
+            f"wrong_{run.id}",
+        )
+    _export_button(run, config, finished, outs, data)
+
+
+def _export_button(run: Run, config: RunConfig, finished: dict, outs: dict, data) -> None:
+    st.download_button(
+        "Download run (config, results, history CSV, filters .npy, Python snippet)",
+        export_run(config, finished, {"comparisons": comparisons(config, outs, data.y_test)}),
+        file_name=f"csvm-run-{run.id}.zip",
+        mime="application/zip",
+        key=f"export_{run.id}",
+    )
+
+
+def ablation_panel(run: Run, result: dict) -> None:
+    """Fixed filters against the learned one: one click, trained in the worker pool."""
+    st.subheader("What did learning the filter buy?")
+    st.caption(
+        "The same kernel and SVM on fixed filters — the random start, a delta and a Gaussian, "
+        "each rescaled to the learned filter's norm — and the learned filter shrunk to the "
+        "start's norm. If a fixed filter at the same norm does as well, the gain came from "
+        "the filter's scale (a change of kernel bandwidth), not from its shape."
+    )
+    job = run.ablation
+    if job is None:
+        if owns(run) and st.button("Run the ablation", key=f"ablate_{run.id}"):
+            run.ablation = get_pool().submit(
+                run_ablation,
+                {
+                    "config": run.config.to_dict(),
+                    "learned_filters": np.asarray(result["filters"]).tolist(),
+                    "start_filters": None
+                    if result.get("start_filters") is None
+                    else np.asarray(result["start_filters"]).tolist(),
+                },
+                name=f"{run.id}:ablation",
+                group="ablation",
+                owner=owner(),
+            )
+            st.rerun()
+        return
+    live_jobs(job, _ablation_view)
+
+
+def _ablation_view(view) -> None:
+    if view is None:
+        st.warning("The ablation is no longer on the server: run it again.")
+    elif view.state in ("queued", "running"):
+        st.progress(0.0, text="Training the SVMs on fixed filters…")
+    elif view.state == "error":
+        st.error(md_escape(view.error.strip().split("\n\n")[0]))
+    else:
+        _ablation_table(view.result)
+
+
+def _ablation_table(result: dict) -> None:
+    rows = [
+        {
+            "filter": r["label"],
+            "norm": round(r["norm"], 3),
+            "test accuracy": round(100 * r["test_accuracy"], 2),
+            "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f} %",
+            "against the learned filter": r.get("verdict") or "–",
+        }
+        for r in result["rows"]
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(md_escape(result["explanation"]))
+
+
+def welcome(data) -> None:
+    if data is not None:
+        names = class_labels(data)
+        if len(names) > 2 or getattr(data, "classes", None) is None:
+            # Several classes (labels 0..k-1): the first two images of each.
+            idx = np.concatenate([np.flatnonzero(data.y_train == k)[:2] for k in range(len(names))])
+        else:
+            idx = pinned_indices(data.y_train)
+        chart(
+            figures.image_grid(
+                data.X_train[idx],
+                [names[max(int(data.y_train[i]), 0)] for i in idx],
+                "Example training images",
+                cols=6 if len(idx) <= 6 else 10,
+            ),
+            "examples",
+        )
+        st.caption(
+            f"{md_escape(data.source)} · train {len(data.y_train)} · test {len(data.y_test)}"
+        )
+    st.info(
+        "Press **Start** to train. The page plays the steps at the pace set in the "
+        "sidebar, so the class can watch the filter learn."
+    )
+    get_pool()  # after drawing: the spare workers warm up while the user reads
