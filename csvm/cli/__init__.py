@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from csvm.exceptions import CSVMError
-from csvm.runs.config import RunConfig, add_cli_arguments, from_cli
+from csvm.runs.config import RunConfig
+from csvm.runs.flags import add_cli_arguments, from_cli
 
 __all__ = ["THESIS", "main_reproduce", "main_train", "thesis_settings"]
 
