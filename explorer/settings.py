@@ -23,10 +23,9 @@ from csvm.runs.config import (
     Problem,
     RunConfig,
     fit_to_datasets,
-    from_query,
     parse,
-    to_query,
 )
+from csvm.runs.query import from_query, to_query
 
 CONFIG_KEY = "run_config"
 PROBLEMS_KEY = "config_problems"

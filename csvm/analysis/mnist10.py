@@ -145,6 +145,119 @@ def run_report(
     return lines, record
 
 
+def _load(
+    data_dir: str | None, n_train: int | None, seed: int, deskewed: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The training and test images and labels (deskewed if asked), and the seconds that
+    deskewing the training images took (they count in the fit)."""
+    X, y, X_test, y_test = load_mnist10(data_dir, n_train, seed)
+    prep = 0.0
+    if deskewed:
+        t0 = time.perf_counter()
+        X = deskew(X)
+        prep = time.perf_counter() - t0
+        X_test = deskew(X_test)
+    return X, y, X_test, y_test, prep
+
+
+def _fit_first(
+    X: np.ndarray, y: np.ndarray, config: dict[str, Any], n_jobs: int, seed: int
+) -> tuple[Any, float]:
+    """The one-vs-one K-CSVM fitted with a progress bar, and the seconds the fit took."""
+    from csvm.model.kernelised import KernelCSVM
+
+    clf = KernelCSVM(
+        image_shape=X.shape[1:],
+        filter_shape=(5, 5),
+        multi_class="ovo",
+        n_jobs=n_jobs,
+        random_state=seed,
+        **config,
+    )
+    bar = ProgressBar(total=45 * int(config["n_iter"]), unit="pair iterations")
+    t0 = time.perf_counter()
+    try:
+        clf.fit(X, y, callback=bar.callback)
+    finally:
+        bar.close()
+    return clf, time.perf_counter() - t0
+
+
+def _add_virtual(
+    clf: Any,
+    X: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    shifts: tuple[tuple[int, int], ...],
+    n_jobs: int,
+    first: dict[str, Any],
+    lines: list[str],
+    record: dict[str, Any],
+) -> dict[str, float]:
+    """Solve the pairs again with virtual support vectors; update ``lines`` and ``record``
+    (in place) with the new figures, and return the new score."""
+    first_fit = first["fit_seconds"]
+    print(
+        f"first fit: test accuracy {100 * first['accuracy']:.2f} %; solving the 45 SVMs "
+        f"again on {first['n_support']:,} support vectors and {len(shifts)} shifts of each",
+        flush=True,
+    )
+    bar = ProgressBar(total=len(clf.estimators_), unit="pairs solved again")
+    t0 = time.perf_counter()
+    try:
+        refit_virtual(
+            clf,
+            X,
+            shifts,
+            n_jobs=n_jobs,
+            on_done=lambda k: bar.update(note=f"last: pair {_pair_text(clf.pairs_[k])}"),
+        )
+    finally:
+        bar.close()
+    refit = time.perf_counter() - t0
+    fit_seconds = first_fit + refit
+    final = _score(clf, X_test, y_test)
+    record.update(
+        test_accuracy=final["accuracy"],
+        fit_seconds=fit_seconds,
+        predict_seconds=final["predict_seconds"],
+        peak_memory_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
+    record["virtual"] = {
+        "shifts": [list(s) for s in shifts],
+        "refit_seconds": refit,
+        "n_support": int(clf.n_support_.sum()),
+        "pairs": [
+            {"pair": [str(v) for v in pair], "n_support": int(n), **timings}
+            for pair, n, timings in zip(
+                clf.pairs_, clf.n_support_, clf.virtual_timings_, strict=True
+            )
+        ],
+    }
+    lines[0] = (
+        f"test accuracy {100 * final['accuracy']:.2f} %; fit {format_seconds(fit_seconds)} "
+        f"({fit_seconds:.0f} s: first fit {first_fit:.0f} s, virtual support vectors "
+        f"{refit:.0f} s), predict {final['predict_seconds']:.1f} s, peak memory "
+        f"{record['peak_memory_mib'] / 1024:.2f} GiB"
+    )
+    lines.insert(
+        1,
+        f"first fit alone: {100 * first['accuracy']:.2f} % ({first['n_support']:,} "
+        f"support vectors); with the virtual ones: {record['virtual']['n_support']:,}",
+    )
+    return final
+
+
+def _baseline_line(base: dict[str, Any], shifts: tuple[tuple[int, int], ...]) -> str:
+    """The report's line on the plain SVM baseline (:func:`_baseline`'s figures)."""
+    return (
+        "\nplain RBF SVM per pair on the same images"
+        + (" with the same virtual support vectors" if shifts else "")
+        + f": {100 * base['test_accuracy']:.2f} % (first fit "
+        f"{100 * base['first_fit']['test_accuracy']:.2f} %), fit {base['fit_seconds']:.0f} s"
+    )
+
+
 def run_mnist10(
     data_dir: str | None = None,
     n_train: int | None = None,
@@ -183,20 +296,12 @@ def run_mnist10(
         Also train :func:`plain_svm` on the same images, with the same virtual support
         vectors: what the learned filters add.
     """
-    from csvm.model.kernelised import KernelCSVM
-
     if virtual not in VIRTUAL_SHIFTS:
         raise ValueError(
             f"virtual={virtual!r} is not a set of shifts: use one of {sorted(VIRTUAL_SHIFTS)}."
         )
     shifts = VIRTUAL_SHIFTS[virtual]
-    X, y, X_test, y_test = load_mnist10(data_dir, n_train, seed)
-    prep = 0.0
-    if deskewed:
-        t0 = time.perf_counter()
-        X = deskew(X)
-        prep = time.perf_counter() - t0
-        X_test = deskew(X_test)
+    X, y, X_test, y_test, prep = _load(data_dir, n_train, seed, deskewed)
     config = {**MNIST10_CONFIG, **(overrides or {})}
     settings = ", ".join(f"{k} {v}" for k, v in config.items())
     print(
@@ -205,74 +310,14 @@ def run_mnist10(
         f"{len(shifts)} one-pixel shifts; deskewed images: {'yes' if deskewed else 'no'}",
         flush=True,
     )
-    clf = KernelCSVM(
-        image_shape=X.shape[1:],
-        filter_shape=(5, 5),
-        multi_class="ovo",
-        n_jobs=n_jobs,
-        random_state=seed,
-        **config,
-    )
-    bar = ProgressBar(total=45 * int(config["n_iter"]), unit="pair iterations")
-    t0 = time.perf_counter()
-    try:
-        clf.fit(X, y, callback=bar.callback)
-    finally:
-        bar.close()
-    first_fit = prep + time.perf_counter() - t0
+    clf, fit_only = _fit_first(X, y, config, n_jobs, seed)
+    first_fit = prep + fit_only
     first = _score(clf, X_test, y_test)
     first.update(fit_seconds=first_fit, n_support=int(clf.n_support_.sum()))
     lines, record = run_report(clf, first_fit, first["predict_seconds"], first["accuracy"])
-    fit_seconds, final = first_fit, first
+    final = first
     if shifts:
-        print(
-            f"first fit: test accuracy {100 * first['accuracy']:.2f} %; solving the 45 SVMs "
-            f"again on {first['n_support']:,} support vectors and {len(shifts)} shifts of each",
-            flush=True,
-        )
-        bar = ProgressBar(total=len(clf.estimators_), unit="pairs solved again")
-        t0 = time.perf_counter()
-        try:
-            refit_virtual(
-                clf,
-                X,
-                shifts,
-                n_jobs=n_jobs,
-                on_done=lambda k: bar.update(note=f"last: pair {_pair_text(clf.pairs_[k])}"),
-            )
-        finally:
-            bar.close()
-        refit = time.perf_counter() - t0
-        fit_seconds = first_fit + refit
-        final = _score(clf, X_test, y_test)
-        record.update(
-            test_accuracy=final["accuracy"],
-            fit_seconds=fit_seconds,
-            predict_seconds=final["predict_seconds"],
-            peak_memory_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        )
-        record["virtual"] = {
-            "shifts": [list(s) for s in shifts],
-            "refit_seconds": refit,
-            "n_support": int(clf.n_support_.sum()),
-            "pairs": [
-                {"pair": [str(v) for v in pair], "n_support": int(n), **timings}
-                for pair, n, timings in zip(
-                    clf.pairs_, clf.n_support_, clf.virtual_timings_, strict=True
-                )
-            ],
-        }
-        lines[0] = (
-            f"test accuracy {100 * final['accuracy']:.2f} %; fit {format_seconds(fit_seconds)} "
-            f"({fit_seconds:.0f} s: first fit {first_fit:.0f} s, virtual support vectors "
-            f"{refit:.0f} s), predict {final['predict_seconds']:.1f} s, peak memory "
-            f"{record['peak_memory_mib'] / 1024:.2f} GiB"
-        )
-        lines.insert(
-            1,
-            f"first fit alone: {100 * first['accuracy']:.2f} % ({first['n_support']:,} "
-            f"support vectors); with the virtual ones: {record['virtual']['n_support']:,}",
-        )
+        final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record)
     record["deskew_seconds"] = prep if deskewed else None
     record["first_fit"] = {
         "test_accuracy": first["accuracy"],
@@ -282,13 +327,7 @@ def run_mnist10(
     }
     if baseline:
         record["baseline"] = _baseline(X, y, X_test, y_test, config, shifts, n_jobs)
-        base = record["baseline"]
-        lines.append(
-            "\nplain RBF SVM per pair on the same images"
-            + (" with the same virtual support vectors" if shifts else "")
-            + f": {100 * base['test_accuracy']:.2f} % (first fit "
-            f"{100 * base['first_fit']['test_accuracy']:.2f} %), fit {base['fit_seconds']:.0f} s"
-        )
+        lines.append(_baseline_line(record["baseline"], shifts))
     lines.append(
         f"\nfield anchor: convolutional kernel networks (Mairal et al. 2014, several layers) "
         f"{CKN_ACCURACY} %; one learned 5x5 layer here: {100 * final['accuracy']:.2f} % "
@@ -358,6 +397,49 @@ def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"accuracy": accuracy, "predict_seconds": time.perf_counter() - t0}
 
 
+def _baseline_entries(
+    base: dict[str, Any],
+    config: dict[str, Any],
+    shifts: tuple[tuple[int, int], ...],
+    deskewed: bool,
+) -> list[dict[str, Any]]:
+    """:func:`save_mnist10`'s fits of the plain SVM baseline: with the virtual support
+    vectors and its first fit alone when there are shifts, else its one fit."""
+    from csvm.analysis.reproduced import model_entry
+
+    models: list[dict[str, Any]] = []
+    plain = {k: config[k] for k in ("kernel", "gamma", "C")}
+    plain_settings = ", ".join(f"{k} {v}" for k, v in plain.items())
+    plain_name = "plain RBF SVM per pair, γ " + format(config["gamma"], "g")
+    if deskewed:
+        plain_name += ", deskewed images"
+    fits = [(base, plain_name, shifts)]
+    if shifts:
+        fits = [
+            (base, f"{plain_name} + the same virtual SVs", shifts),
+            (base["first_fit"], f"{plain_name} (first fit, no virtual SVs)", ()),
+        ]
+    for figures, label, moved in fits:
+        models.append(
+            model_entry(
+                label,
+                [figures["test_accuracy"]],
+                figures["fit_seconds"],
+                settings=f"{plain_settings}, deskew {deskewed}"
+                + (f", virtual shifts {[list(s) for s in moved]}" if moved else ""),
+                config={
+                    "estimator": "KernelCSVM with a fixed 1x1 filter of weight 1, one solve",
+                    **plain,
+                    "multi_class": "ovo",
+                    "deskew": deskewed,
+                    **({"virtual_shifts": [list(s) for s in moved]} if moved else {}),
+                },
+                seconds_each=[figures["fit_seconds"]],
+            )
+        )
+    return models
+
+
 def save_mnist10(
     out: str,
     record: dict[str, Any],
@@ -418,34 +500,6 @@ def save_mnist10(
     )
     base = record.get("baseline")
     if base is not None:
-        plain = {k: config[k] for k in ("kernel", "gamma", "C")}
-        plain_settings = ", ".join(f"{k} {v}" for k, v in plain.items())
-        plain_name = "plain RBF SVM per pair, γ " + format(config["gamma"], "g")
-        if deskewed:
-            plain_name += ", deskewed images"
-        entries = [(base, plain_name, shifts)]
-        if shifts:
-            entries = [
-                (base, f"{plain_name} + the same virtual SVs", shifts),
-                (base["first_fit"], f"{plain_name} (first fit, no virtual SVs)", ()),
-            ]
-        for figures, label, moved in entries:
-            models.append(
-                model_entry(
-                    label,
-                    [figures["test_accuracy"]],
-                    figures["fit_seconds"],
-                    settings=f"{plain_settings}, deskew {deskewed}"
-                    + (f", virtual shifts {[list(s) for s in moved]}" if moved else ""),
-                    config={
-                        "estimator": "KernelCSVM with a fixed 1x1 filter of weight 1, one solve",
-                        **plain,
-                        "multi_class": "ovo",
-                        "deskew": deskewed,
-                        **({"virtual_shifts": [list(s) for s in moved]} if moved else {}),
-                    },
-                    seconds_each=[figures["fit_seconds"]],
-                )
-            )
+        models += _baseline_entries(base, config, shifts, deskewed)
     data = {"n_train": int(n_train), "n_test": int(n_test)}
     return save_run(out, "mnist10", models, env, data=data, details={"seed 0": record})

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from csvm.exceptions import CSVMError
-from csvm.runs.config import add_cli_arguments, from_cli
+from csvm.runs.flags import add_cli_arguments, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
 
 __all__ = ["main_sweep", "parse_axis", "sweep_table"]

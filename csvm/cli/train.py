@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from csvm.exceptions import CSVMError
-from csvm.runs.config import add_cli_arguments, from_cli
+from csvm.runs.flags import add_cli_arguments, from_cli
 
 __all__ = ["main_train"]
 

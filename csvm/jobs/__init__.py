@@ -4,14 +4,17 @@
 >>> pool = JobPool(settings=PoolSettings.from_env())  # doctest: +SKIP
 >>> job = pool.submit(target, {"n": 5}, owner=session_id)  # doctest: +SKIP
 
-Modules: :mod:`~csvm.jobs.pool` (the pool and its views), :mod:`~csvm.jobs.settings` (every
-limit, from ``CSVM_*`` environment variables), :mod:`~csvm.jobs.compaction` (bounded event
-storage), :mod:`~csvm.jobs.process` (the parent's handle on a worker process) and
-:mod:`~csvm.jobs.worker` (the child's side).
+Modules: :mod:`~csvm.jobs.pool` (the pool's public API), :mod:`~csvm.jobs.scheduler` (its
+queue, workers and threads), :mod:`~csvm.jobs.records` (a job's record, its snapshot
+:class:`JobView` and the pool's errors), :mod:`~csvm.jobs.messages` (the worker's messages
+read into a record), :mod:`~csvm.jobs.settings` (every limit, from ``CSVM_*`` environment
+variables), :mod:`~csvm.jobs.compaction` (bounded event storage), :mod:`~csvm.jobs.process`
+(the parent's handle on a worker process) and :mod:`~csvm.jobs.worker` (the child's side).
 """
 
 from csvm.jobs.compaction import EventStore
-from csvm.jobs.pool import JobPool, JobView, NotOwner, QuotaExceeded
+from csvm.jobs.pool import JobPool
+from csvm.jobs.records import JobView, NotOwner, QuotaExceeded
 from csvm.jobs.settings import ENV_VARS, PoolSettings
 from csvm.jobs.worker import Emitter
 

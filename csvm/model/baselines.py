@@ -374,9 +374,9 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         ):
             return self._fit(X, y, callback)
 
-    def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
-        # Over 80 lines on purpose: one SGD loop whose in-place updates share a dozen
-        # buffers (weights, spare weights, velocities); split up, they would be passed around.
+    def _fit_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The checked images (n, C, H, W) and each label's class index; sets
+        ``filter_shape_`` and ``classes_``."""
         if y is None:
             raise ValueError("SmallCNN requires y to be passed, but the target y is None.")
         X4 = self._images(X, reset=True)
@@ -392,6 +392,40 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"y holds one class only ({self.classes_[0]!r}): training needs "
                 "examples of at least two classes."
             )
+        return X4, y_index
+
+    def _step(
+        self,
+        params: dict[str, np.ndarray],
+        velocity: dict[str, np.ndarray],
+        spare: dict[str, np.ndarray],
+        grads: dict[str, np.ndarray],
+        lr: float,
+        mu: float,
+    ) -> None:
+        """One momentum step: the new weights go into ``spare``; ``params`` is left intact.
+
+        ``velocity`` is updated and ``grads`` overwritten, in place.
+        """
+        for key, g in grads.items():
+            p, v, new = params[key], velocity[key], spare[key]
+            # v <- mu v - lr g, then new p = p + mu v - lr g (Nesterov, in the form
+            # that needs only this gradient) or p + v, in place: fresh temporaries
+            # the size of the hidden layer cost as much as the arithmetic.
+            g *= lr
+            v *= mu
+            v -= g
+            if self.nesterov:
+                np.subtract(p, g, out=new)
+                np.multiply(v, mu, out=g)
+                new += g
+            else:
+                np.add(p, v, out=new)
+
+    def _fit(self, X: Any, y: Any, callback) -> SmallCNN:
+        # One SGD loop whose in-place updates share a dozen buffers (weights, spare
+        # weights, velocities); the input checks and the update step are helpers.
+        X4, y_index = self._fit_data(X, y)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rng = np.random.default_rng(seed)
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
@@ -420,20 +454,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                     # The weights of the previous step still gave a finite loss.
                     self.params_ = spare
                     raise self._diverged(callback, epoch, lr, spare["conv_W"])
-                for key, g in grads.items():
-                    p, v, new = params[key], velocity[key], spare[key]
-                    # v <- mu v - lr g, then new p = p + mu v - lr g (Nesterov, in the form
-                    # that needs only this gradient) or p + v, in place: fresh temporaries
-                    # the size of the hidden layer cost as much as the arithmetic.
-                    g *= lr
-                    v *= mu
-                    v -= g
-                    if self.nesterov:
-                        np.subtract(p, g, out=new)
-                        np.multiply(v, mu, out=g)
-                        new += g
-                    else:
-                        np.add(p, v, out=new)
+                self._step(params, velocity, spare, grads, lr, mu)
                 params, spare = spare, params
                 self.params_ = params
                 losses.append(loss)

@@ -102,6 +102,37 @@ def _report_to(on_done: Callable[[int], Any]) -> Callable[[int, Any], None]:
     return report
 
 
+def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The shifts as int pairs, once the estimator is known to be a fitted KernelCSVM."""
+    from csvm.model.kernelised import KernelCSVM
+
+    if not isinstance(estimator, KernelCSVM):
+        raise TypeError(
+            f"refit_virtual needs a fitted KernelCSVM, got {type(estimator).__name__}: an "
+            "L-CSVM's weights live on its feature maps, not on support vectors."
+        )
+    check_is_fitted(estimator, "estimators_")
+    shifts = [(int(dy), int(dx)) for dy, dx in shifts]
+    if any((dy, dx) == (0, 0) for dy, dx in shifts):
+        raise ValueError("shifts must not contain (0, 0): the originals are always kept.")
+    return shifts
+
+
+def _sources(
+    supports: Sequence[Any], states: Sequence[Any], shifts: Sequence[tuple[int, int]]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """For each sub-problem, the training row and the shift of every new support vector."""
+    offsets = np.array([(0, 0)] + list(shifts), dtype=np.intp)
+    new_support, new_shift = [], []
+    for rows, state in zip(supports, states, strict=True):
+        rows = np.asarray(rows, dtype=np.intp)
+        # The virtual set is [originals, shift 1, shift 2, ...], each len(rows) long.
+        copy, source = np.divmod(np.asarray(state.support, dtype=np.intp), len(rows))
+        new_support.append(rows[source])
+        new_shift.append(offsets[copy])
+    return new_support, new_shift
+
+
 def refit_virtual(
     estimator: Any,
     X: Any,
@@ -139,18 +170,10 @@ def refit_virtual(
         kernel and SVM seconds.  The sub-problems keep no support-vector kernel, so the
         refitted estimator predicts but takes no further filter step.
     """
-    from csvm.model.kernelised import HARD_MARGIN_C, KernelCSVM
+    from csvm.model.kernelised import HARD_MARGIN_C
     from csvm.model.regularisers import check_regulariser
 
-    if not isinstance(estimator, KernelCSVM):
-        raise TypeError(
-            f"refit_virtual needs a fitted KernelCSVM, got {type(estimator).__name__}: an "
-            "L-CSVM's weights live on its feature maps, not on support vectors."
-        )
-    check_is_fitted(estimator, "estimators_")
-    shifts = [(int(dy), int(dx)) for dy, dx in shifts]
-    if any((dy, dx) == (0, 0) for dy, dx in shifts):
-        raise ValueError("shifts must not contain (0, 0): the originals are always kept.")
+    shifts = _checked_shifts(estimator, shifts)
     X4 = estimator._images(X, reset=False)
     single = len(estimator.estimators_) == 1
     supports = [estimator.support_] if single else list(estimator.support_)
@@ -169,14 +192,7 @@ def refit_virtual(
         _refit_one, args, n_jobs, on_result=None if on_done is None else _report_to(on_done)
     )
     states = [state for state, _ in results]
-    offsets = np.array([(0, 0)] + shifts, dtype=np.intp)
-    new_support, new_shift = [], []
-    for rows, state in zip(supports, states, strict=True):
-        rows = np.asarray(rows, dtype=np.intp)
-        # The virtual set is [originals, shift 1, shift 2, ...], each len(rows) long.
-        copy, source = np.divmod(np.asarray(state.support, dtype=np.intp), len(rows))
-        new_support.append(rows[source])
-        new_shift.append(offsets[copy])
+    new_support, new_shift = _sources(supports, states, shifts)
     estimator.estimators_ = states
     estimator.virtual_timings_ = [timings for _, timings in results]
     dual = [np.asarray(s.dual_coef, dtype=np.float64) for s in states]

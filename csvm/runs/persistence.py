@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from csvm.exceptions import CSVMError
-from csvm.runs.config import RunConfig, parse, python_snippet
+from csvm.runs.config import RunConfig, parse
+from csvm.runs.snippet import python_snippet
 
 __all__ = ["BundleError", "export_run", "history_csv", "load_config"]
 

@@ -9,18 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from csvm import KernelCSVM, LinearCSVM
-from csvm.runs.config import (
-    SPECS,
-    RunConfig,
-    add_cli_arguments,
-    fit_to_datasets,
-    from_cli,
-    from_query,
-    parse,
-    python_snippet,
-    to_query,
-)
+from csvm.runs.config import SPECS, RunConfig, fit_to_datasets, parse
+from csvm.runs.flags import add_cli_arguments, from_cli
 from csvm.runs.presets import load_presets
+from csvm.runs.query import from_query, to_query
+from csvm.runs.snippet import python_snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,152 @@
+"""What the pool knows of a job: its record, the snapshot pages read, the pool's errors.
+
+A :class:`JobRecord` is mutable and only touched under the pool's lock; a
+:class:`JobView` is a frozen copy made under that lock, safe to read from any thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from csvm.jobs.compaction import EventStore
+from csvm.jobs.process import Worker
+from csvm.jobs.settings import ENV_VARS
+
+__all__ = ["ACTIVE", "FINAL", "JobRecord", "JobView", "NotOwner", "QuotaExceeded", "snapshot"]
+
+#: States of a job that has ended, and of one that still holds a place or a worker.
+FINAL = ("done", "error", "stopped")
+ACTIVE = ("queued", "running")
+# What a running job's phase is called while its worker has not started the target.
+_PHASES = {None: "waiting for a worker", "importing": "importing", "ready": "importing"}
+
+
+class QuotaExceeded(RuntimeError):
+    """An owner already has as many queued and running jobs as the server allows.
+
+    Attributes
+    ----------
+    owner : str
+    active : int
+        Its queued plus running jobs.
+    limit : int
+        The cap (``CSVM_MAX_ACTIVE_PER_SESSION``).
+    """
+
+    def __init__(self, owner: str, active: int, limit: int):
+        super().__init__(
+            f"this session already has {active} runs queued or running, the most the server "
+            f"allows per session ({limit}, set by {ENV_VARS['max_active_per_owner']}); wait "
+            f"for your runs to finish or stop one"
+        )
+        self.owner, self.active, self.limit = owner, active, limit
+
+
+class NotOwner(PermissionError):
+    """Only the session that submitted a job may stop it or send it commands."""
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A snapshot of one job, safe to read from any thread.
+
+    ``state`` is "queued", "running", "done", "error" or "stopped"; ``phase`` says more
+    while it is not final: "queued (place N)", "waiting for a worker" (its process is
+    starting), "importing" (the process imports its libraries or the job's module) or
+    "running" (the target has started); for a final job it equals ``state``.  ``place``
+    is the 1-based place in the queue while queued.
+
+    ``events`` are the events kept so far, compacted (see :mod:`csvm.jobs.compaction`:
+    long series are thinned and array payloads kept on few events, so read them with
+    ``event.get``); ``n_events`` counts every event received.  For a failed job ``error``
+    holds the message (with the traceback for exceptions), ``error_type`` the exception's
+    class name ("TimeLimit" when the job used up its CPU time, with ``limit_hit`` True;
+    "WorkerCrashed" when its process died) and ``error_info`` its ``cause`` and
+    ``suggested_eta`` attributes when it had them.  ``cpu_seconds`` is the CPU time the
+    job has used (its process's import not included); ``nbytes`` the pickled size of the
+    events and result kept for a finished job.
+    """
+
+    id: str
+    name: str
+    group: str | None
+    owner: str | None
+    state: str
+    phase: str
+    place: int | None
+    events: list[dict[str, Any]]
+    n_events: int
+    result: Any
+    error: str
+    error_type: str
+    error_info: dict[str, Any]
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    cpu_seconds: float
+    limit_hit: bool
+    nbytes: int
+
+
+@dataclass
+class JobRecord:
+    """The pool's own, mutable record of one job; read and written under its lock only."""
+
+    id: str
+    name: str
+    group: str | None
+    owner: str | None
+    payload: bytes  # pickled (target, kwargs), checked at submit
+    store: EventStore
+    state: str = "queued"
+    result: Any = None
+    result_bytes: int = 0
+    error: str = ""
+    error_type: str = ""
+    error_info: dict[str, Any] = field(default_factory=dict)
+    submitted_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_seen: float = field(default_factory=time.monotonic)
+    worker: Worker | None = None
+    commands: list[dict[str, Any]] = field(default_factory=list)  # sent while queued
+    cpu_seconds: float = 0.0
+    limit_hit: bool = False
+    nbytes: int = 0
+
+
+def snapshot(job: JobRecord, queue: deque[str]) -> JobView:
+    """A frozen copy of ``job``; ``queue`` (job ids, oldest first) gives a queued job's place."""
+    place = None
+    phase = job.state
+    cpu = job.cpu_seconds
+    if job.state == "queued":
+        place = queue.index(job.id) + 1
+        phase = f"queued (place {place})"
+    elif job.state == "running":
+        phase = _PHASES.get(job.worker.phase, job.worker.phase)
+        cpu = job.worker.cpu_seconds
+    return JobView(
+        id=job.id,
+        name=job.name,
+        group=job.group,
+        owner=job.owner,
+        state=job.state,
+        phase=phase,
+        place=place,
+        events=job.store.events(),
+        n_events=job.store.n_received,
+        result=job.result,
+        error=job.error,
+        error_type=job.error_type,
+        error_info=dict(job.error_info),
+        submitted_at=job.submitted_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        cpu_seconds=cpu,
+        limit_hit=job.limit_hit,
+        nbytes=job.nbytes,
+    )

@@ -1,0 +1,54 @@
+"""Command-line flags for every setting of a run, checked by the table of settings."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from csvm.runs.config import DEFAULTS, SPECS, RunConfig
+from csvm.runs.values import parse_value, show
+
+__all__ = ["add_cli_arguments", "from_cli"]
+
+
+def _cli_type(name: str):
+    def convert(text: str) -> Any:
+        try:
+            return parse_value(name, text)
+        except ValueError as reason:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} {reason}; allowed is {SPECS[name].describe_range()}"
+            ) from None
+
+    convert.__name__ = SPECS[name].kind
+    return convert
+
+
+def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ()) -> None:
+    """A ``--flag`` for every setting (``--n-iter``, ``--C``, …), checked by the table.
+
+    Defaults are left unset (None), so :func:`from_cli` can tell a given flag from an
+    omitted one.
+    """
+    group = parser.add_argument_group("run settings (see csvm.runs.config.RunConfig)")
+    for name, spec in SPECS.items():
+        if not spec.cli or name in skip:
+            continue
+        default = show(name, getattr(DEFAULTS, name))
+        group.add_argument(
+            f"--{name.replace('_', '-')}" if name != "C" else "--C",
+            dest=f"cfg_{name}",
+            type=_cli_type(name),
+            default=argparse.SUPPRESS,
+            metavar=spec.kind.upper(),
+            help=f"{spec.help} Default {default}.",
+        )
+
+
+def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
+    """The RunConfig given on the command line (flags from :func:`add_cli_arguments`)."""
+    base = base or DEFAULTS
+    given = {k[4:]: v for k, v in vars(args).items() if k.startswith("cfg_")}
+    return dataclasses.replace(base, **given)

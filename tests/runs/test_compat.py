@@ -1,0 +1,98 @@
+"""Links and bundles made by version 0.1 (the flat layout) still read the same.
+
+The fixtures were written by the previous layout (commit 70d3230): a shared URL's query
+(``url_v0.1.json``, with the view keys ``pace`` and ``projector`` beside the settings)
+and an exported run (``export_v0.1.zip``).  Splitting :mod:`csvm.runs.config` must keep
+both formats, and the reproduce script's text apart from its import lines.
+"""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+from csvm.runs.config import SPECS, RunConfig
+from csvm.runs.persistence import export_run, load_config
+from csvm.runs.query import from_query, to_query
+from csvm.runs.snippet import python_snippet
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+VIEW_KEYS = ("pace", "projector")
+
+
+def _url_query() -> dict[str, str]:
+    return json.loads((FIXTURES / "url_v0.1.json").read_text())
+
+
+def _bundle() -> bytes:
+    return (FIXTURES / "export_v0.1.zip").read_bytes()
+
+
+def _bundle_file(name: str) -> str:
+    with zipfile.ZipFile(FIXTURES / "export_v0.1.zip") as zf:
+        return zf.read(name).decode("utf-8")
+
+
+def test_fixture_url_parses_to_its_values():
+    query = _url_query()
+    config, problems = from_query(query)
+    assert problems == []
+    settings = {k: v for k, v in query.items() if k not in VIEW_KEYS}
+    assert set(settings) <= set(SPECS)
+    expected = {
+        "C": 1.0,
+        "class_a": "4",
+        "class_b": "9",
+        "degree": 3,
+        "gamma": 0.5,
+        "kernel": "poly",
+        "lam": 0.05,
+        "n_iter": 3,
+        "n_train": 60,
+        "regulariser": "l2sq",
+        "seed": 7,
+    }
+    assert set(expected) == set(settings)  # the test names every setting of the link
+    for name, value in expected.items():
+        got = getattr(config, name)
+        assert got == value and type(got) is type(value), name
+    # Every setting the link leaves out keeps its default.
+    defaults = RunConfig()
+    for name in set(SPECS) - set(settings):
+        assert getattr(config, name) == getattr(defaults, name), name
+
+
+def test_fixture_url_round_trips():
+    query = _url_query()
+    config, _ = from_query(query)
+    assert to_query(config) == {k: v for k, v in query.items() if k not in VIEW_KEYS}
+
+
+def test_fixture_bundle_loads_without_problems():
+    config, problems = load_config(_bundle())
+    assert problems == []
+    stored = json.loads(_bundle_file("config.json"))
+    assert config.to_dict() == stored
+    # The bundle and the link describe the same run.
+    assert config == from_query(_url_query())[0]
+
+
+def test_export_writes_the_same_config_json():
+    config, _ = load_config(_bundle())
+    blob = export_run(config, {"csvm": None})
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        written = json.loads(zf.read("config.json"))
+    stored = json.loads(_bundle_file("config.json"))
+    assert list(written) == list(stored)  # same keys, in the same order
+    assert written == stored
+    for key, value in stored.items():
+        assert type(written[key]) is type(value), key
+
+
+def test_reproduce_script_unchanged_but_for_imports():
+    config, _ = load_config(_bundle())
+
+    def body(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith(("from ", "import "))]
+
+    assert body(python_snippet(config)) == body(_bundle_file("reproduce.py"))
