@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,11 +38,16 @@ def test_version_agrees():
 def test_pip_install_gives_a_working_command(tmp_path):
     """A clean venv that sees the already-installed dependencies (no network needed), the
     project installed from a copy of the checkout, then used from another folder."""
+    # A copy of what a clone holds (no build/ or egg-info left in the checkout).
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "csvm", source / "csvm", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "requirements.txt"):
+        shutil.copy(ROOT / name, source / name)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(ROOT)],
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(source)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from csvm.cli.args import output_file, positive_int
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig
 
@@ -460,8 +461,8 @@ def main_reproduce(argv: list[str]) -> int:
     )
     parser.add_argument("table", choices=["table4.1", "table4.4", "table3.1", "mnist10"])
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=10, help="CNN epochs")
+    parser.add_argument("--seeds", type=positive_int, default=3)
+    parser.add_argument("--epochs", type=positive_int, default=10, help="CNN epochs")
     parser.add_argument(
         "--n-train",
         type=int,
@@ -470,6 +471,7 @@ def main_reproduce(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--out",
+        type=output_file,
         default=None,
         metavar="FILE.json",
         help="write the figures, command, date, machine and versions as JSON "
@@ -477,6 +479,11 @@ def main_reproduce(argv: list[str]) -> int:
     )
     _add_scale_arguments(parser)
     args = parser.parse_args(argv)
+    if args.scheduler and args.table not in ("table3.1", "mnist10"):
+        parser.error(
+            f"--scheduler trains the pairs of table3.1 and mnist10 on a cluster; {args.table} "
+            "is one pair, trained here: leave --scheduler out"
+        )
     # Taken before the run: the date it started and the code it ran (not later edits).
     env = None
     if args.out:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from csvm.cli.args import output_file
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
@@ -101,7 +102,9 @@ def main_sweep(argv: list[str]) -> int:
     parser.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="run on a Dask cluster"
     )
-    parser.add_argument("--out", default=None, metavar="FILE.csv", help="one row per cell")
+    parser.add_argument(
+        "--out", type=output_file, default=None, metavar="FILE.csv", help="one row per cell"
+    )
     add_cli_arguments(parser, skip=("baselines", "classes", "multi_class"))
     args = parser.parse_args(argv)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from csvm.exceptions import CSVMError
@@ -15,6 +16,16 @@ def _pair_label(event: dict[str, Any]) -> str:
     """``3 vs 5`` (or ``3 vs rest``) of a multi-class step event."""
     negative, positive = event.get("pair", ("?", "?"))
     return f"{negative} vs {positive}"
+
+
+def _say_if_fewer(asked: int | None, got: int, dataset: str) -> None:
+    """Name the change when the dataset has fewer training images than asked for."""
+    if asked and got < asked:
+        print(
+            f"note: --n-train {asked} asked for more training images than {dataset} has for "
+            f"these classes; training on all {got} of them.",
+            file=sys.stderr,
+        )
 
 
 def main_train(argv: list[str]) -> int:
@@ -40,6 +51,7 @@ def main_train(argv: list[str]) -> int:
         if errors:
             raise ValueError(" ".join(errors))
         data = load_data(config, args.data_dir)
+        _say_if_fewer(config.n_train, len(data.y_train), config.dataset)
         clf = config.build_estimator(data.image_shape)
         clf.fit(
             data.X_train,

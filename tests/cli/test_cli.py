@@ -1,5 +1,7 @@
 """The command line: train prints every step, reproduce names missing data clearly."""
 
+import pytest
+
 from csvm.__main__ import main
 
 
@@ -115,3 +117,28 @@ def test_reproduce_table31_out_writes_what_the_page_reads(tmp_path, capsys):
     assert model["n_seeds"] == 2 and model["reference"]["mean"] == 94.09
     assert f"{100 * model['accuracies'][0]:.2f} %" in printed  # the seed-0 line
     assert run["data"]["n_train"] == 30 and len(run["details"]["seed 0"]["pairs"]) == 45
+
+
+# -- bad arguments are named, never a traceback or a silent change (issue 22) ------------------
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["reproduce", "table4.1", "--seeds", "-1"], "--seeds: -1 is below 1"),
+        (["reproduce", "table4.4", "--epochs", "0"], "--epochs: 0 is below 1"),
+        (["sweep", "--out", "/tmp", "--x", "lam=0.1", "--y", "eta=0.1"], "/tmp is a folder"),
+        (["reproduce", "table4.1", "--scheduler", "tcp://127.0.0.1:1"], "leave --scheduler out"),
+        (["reproduce", "table4.1", "--out", "/no/such/folder/x.json"], "does not exist"),
+    ],
+)
+def test_bad_arguments_are_named(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_more_training_images_than_the_dataset_has_is_said(capsys):
+    assert main(["train", "--n-train", "60000", "--n-iter", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "--n-train 60000" in err and "training on all" in err
