@@ -32,7 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED, mnist_pair  # noqa: E402
-from csvm.model.baselines import SmallCNN, make_plain_svm  # noqa: E402
+from csvm.model.baselines import SmallCNN
+from csvm.model.plain_svm import make_plain_svm  # noqa: E402
 
 BATCH = 32  # the thesis does not state one; 32 is the usual default and fits 2 cores
 EPOCHS = 20

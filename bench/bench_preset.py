@@ -181,7 +181,7 @@ def check(pair: str = "4-9", n: int = 100, seed: int = 0) -> None:
 
 def plain_unit(kernel: dict[str, Any], data) -> dict[str, Any]:
     """The plain SVM with the K-CSVM's kernel and C, on raw pixels."""
-    from csvm.model.baselines import make_plain_svm
+    from csvm.model.plain_svm import make_plain_svm
 
     Xtr, ytr, _, _, Xte, yte = data
     start = time.perf_counter()

@@ -224,7 +224,7 @@ def _refit_svm(params: dict[str, Any], Xt: np.ndarray, y_train: np.ndarray):
     """The chosen cell refitted on raw pixels: ``FlattenImages`` + ``SVC``."""
     from sklearn.pipeline import Pipeline
 
-    from csvm.model.baselines import FlattenImages
+    from csvm.model.plain_svm import FlattenImages
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # already reported in the grid

@@ -159,7 +159,8 @@ def _score(row: dict[str, Any], clf, data, seconds: float) -> None:
 
 
 def _thesis_models(spec: dict[str, Any], data, seeds: int, epochs: int) -> dict[str, dict]:
-    from csvm.model.baselines import SmallCNN, make_plain_svm
+    from csvm.model.baselines import SmallCNN
+    from csvm.model.plain_svm import make_plain_svm
 
     csvm_config = _config(
         {

@@ -10,103 +10,25 @@ trained by mini-batch SGD with momentum.  It shares the convolution of :mod:`csv
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
-from sklearn.pipeline import Pipeline
-from sklearn.svm import SVC
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import threadpool_limits
 
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import CSVMWarning, DivergenceError
 from csvm.model.conv import correlate, correlate_transpose, map_shape
-from csvm.model.validation import Shape, check_images, resolve_filter_shape
+from csvm.model.validation import Shape, Whole, check_images, resolve_filter_shape
 
-__all__ = ["FlattenImages", "SmallCNN", "make_plain_svm"]
-
-
-class FlattenImages(TransformerMixin, BaseEstimator):
-    """Reshape images ``(n, ...)`` to rows ``(n, prod(...))`` so an SVC can read them."""
-
-    def fit(self, X: Any, y: Any = None) -> FlattenImages:
-        """Nothing to learn."""
-        return self
-
-    def transform(self, X: Any) -> np.ndarray:
-        """Flattened images."""
-        X = np.asarray(X)
-        return X.reshape(len(X), -1)
-
-
-def make_plain_svm(
-    *,
-    kernel: str = "poly",
-    degree: int = 2,
-    gamma: float = 1.0,
-    coef0: float = 1.0,
-    C: float | None = None,
-    linear: bool = False,
-    lam_w: float | None = None,
-    n_samples: int | None = None,
-    max_iter: int = 10**6,
-) -> Pipeline:
-    """The plain SVM on raw pixels that matches a CSVM: same kernel, degree, gamma, coef0, C.
-
-    Parameters
-    ----------
-    kernel, degree, gamma, coef0 : as in :class:`~csvm.KernelCSVM`
-    C : float or None
-        None (no bound) becomes ``C = 1e10`` (``csvm.model.kernelised.HARD_MARGIN_C``), the same
-        large C the K-CSVM hands to LIBSVM, which no alpha reaches in practice.
-    linear : bool
-        Match an L-CSVM instead: a linear SVM with ``C = 1 / (lam_w * n_samples)``, the
-        solver form of the L-CSVM's weight step (the kernel arguments are then unused).
-    lam_w : float, optional
-        The L-CSVM's weight regularisation; needed when ``linear``.
-    n_samples : int, optional
-        Training-set size; needed when ``linear``.
-    max_iter : int
-        Bound on LIBSVM's iterations, as the CSVMs' ``svm_max_iter``: a hard-margin solve
-        on data that are not separable in the kernel then ends (with scikit-learn's
-        ConvergenceWarning) instead of running on.
-
-    Returns
-    -------
-    Pipeline
-        ``FlattenImages`` followed by ``SVC``; accepts images of any shape.
-
-    Raises
-    ------
-    ValueError
-        For ``linear=True`` without ``lam_w`` or ``n_samples``.
-    """
-    from csvm.model.kernelised import HARD_MARGIN_C
-    from csvm.model.linear import lambda_to_C
-
-    if linear:
-        if lam_w is None or n_samples is None:
-            raise ValueError(
-                "make_plain_svm(linear=True) needs lam_w and n_samples: "
-                "C = 1 / (lam_w * n_samples)."
-            )
-        svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)), max_iter=max_iter)
-    else:
-        svc = SVC(
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
-            C=HARD_MARGIN_C if C is None else float(C),
-            max_iter=max_iter,
-        )
-    return Pipeline([("flatten", FlattenImages()), ("svc", svc)])
+__all__ = ["SmallCNN"]
 
 
 _ACTIVATIONS = ("sigmoid", "relu", "tanh")
@@ -186,16 +108,16 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
         "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
-        "n_filters": [Interval(Integral, 1, 256, closed="both")],
-        "hidden": [None, Interval(Integral, 0, 100_000, closed="both")],
+        "n_filters": [Whole(1, 256, closed="both")],
+        "hidden": [None, Whole(0, 100_000, closed="both")],
         "activation": [StrOptions(set(_ACTIVATIONS))],
         "lr": [Interval(Real, 0, 10, closed="right")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "nesterov": ["boolean"],
         "weight_decay": [Interval(Real, 0, 1e6, closed="both")],
-        "epochs": [Interval(Integral, 1, 100_000, closed="both")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "events_every": [Interval(Integral, 0, None, closed="left")],
+        "epochs": [Whole(1, 100_000, closed="both")],
+        "batch_size": [Whole(1, None, closed="left")],
+        "events_every": [Whole(0, None, closed="left")],
         "dtype": [StrOptions({"float32", "float64"})],
         "random_state": ["random_state"],
     }
@@ -494,7 +416,27 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                 params,
             ):
                 return self
+        self._warn_if_nothing_learned(y_index)
         return self
+
+    def _warn_if_nothing_learned(self, y_index: np.ndarray) -> None:
+        """Say so when training ended no better than guessing: a learning rate far too
+        large (lr=5) leaves the loss where it started and the accuracy at chance, silently."""
+        epochs = [h for h in self.history_ if h.get("kind") == "epoch"]
+        if len(epochs) < 2:
+            return
+        majority = float(np.bincount(y_index).max() / len(y_index))
+        first, last = epochs[0], epochs[-1]
+        if last["train_accuracy"] <= majority + 0.02:
+            warnings.warn(
+                f"SmallCNN learned nothing: after {len(epochs)} epochs its training accuracy "
+                f"{100 * last['train_accuracy']:.1f} % is no better than always answering the "
+                f"commonest class ({100 * majority:.1f} %; loss {first['loss']:.3g} -> "
+                f"{last['loss']:.3g}). The learning rate lr={self.lr:g} is likely far from a "
+                "working one: try 0.1 (the default) or tune it.",
+                CSVMWarning,
+                stacklevel=3,
+            )
 
     def _diverged(self, callback, epoch: int, lr: float, filters: np.ndarray) -> DivergenceError:
         """The DivergenceError to raise; its DivergenceEvent goes to history_ and callback."""

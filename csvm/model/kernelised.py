@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
 from csvm.model.conv import correlate
-from csvm.model.kernels import KERNELS, kernel_gradient, kernel_matrix
+from csvm.model.kernels import KERNELS, KernelOverflowError, kernel_gradient, kernel_matrix
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.model.regularisers import (
     REGULARISERS,
@@ -35,6 +35,7 @@ from csvm.model.regularisers import (
     regulariser_gradient,
     regulariser_value,
 )
+from csvm.model.validation import Whole
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
@@ -262,7 +263,7 @@ class KernelCSVM(BaseCSVM):
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
         "kernel": [StrOptions(set(KERNELS))],
-        "degree": [Interval(Integral, 1, 20, closed="both")],
+        "degree": [Whole(1, 20, closed="both")],
         "gamma": [Interval(Real, 0, 1e6, closed="right")],
         "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
         "C": [None, Interval(Real, 0, 1e30, closed="right")],
@@ -275,7 +276,7 @@ class KernelCSVM(BaseCSVM):
         "nesterov": ["boolean"],
         "tol": [Interval(Real, 0, 1e6, closed="both")],
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
-        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "svm_max_iter": [Whole(1, None, closed="left")],
     }
 
     def __init__(
@@ -401,12 +402,17 @@ class KernelCSVM(BaseCSVM):
             timings["seconds"] = time.perf_counter() - start
             if not self._record(recorder, state, grad, it, eta, timings) or last:
                 break
-            if self.step == "armijo":
-                new, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
-            else:
-                new, timings, eta = self._fixed_step(
-                    state, grad, eta, track, it, solve, best, recorder
-                )
+            try:
+                if self.step == "armijo":
+                    new, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
+                else:
+                    new, timings, eta = self._fixed_step(
+                        state, grad, eta, track, it, solve, best, recorder
+                    )
+            except KernelOverflowError:  # the first solve worked: the filter grew too far
+                raise self._diverged(
+                    best, "non-finite", "the kernel overflowed as the filter grew", recorder, it
+                ) from None
             if new is None:  # no decrease found, or a zero gradient: a stationary point
                 break
             # Converged: record the new state on the next pass, then stop.

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from csvm.exceptions import CSVMError
 from csvm.model.conv import correlate_transpose
 
-__all__ = ["KERNELS", "check_kernel", "kernel_gradient", "kernel_matrix"]
+__all__ = ["KERNELS", "KernelOverflowError", "check_kernel", "kernel_gradient", "kernel_matrix"]
 
 KERNELS: dict[str, str] = {
     "poly": "polynomial (gamma z_i.z_j + coef0)^degree",
@@ -32,6 +33,10 @@ KERNELS: dict[str, str] = {
 #: Rows per block when forming an n x m kernel: bounds the float32 temporaries to
 #: ``_BLOCK * m * 4`` bytes (about 46 MB for m = 11,552).
 _BLOCK = 1024
+
+
+class KernelOverflowError(CSVMError, ValueError):
+    """A kernel's values are too large for float64 with these settings."""
 
 
 def check_kernel(name: str) -> str:
@@ -120,8 +125,23 @@ def kernel_matrix(
         buf = block[: stop - start]
         np.matmul(Z1[start:stop], Z2T, out=buf)
         rows = None if sq1 is None else sq1[start:stop]
-        out[start:stop] = _apply(buf, kernel, degree, gamma, coef0, rows, sq2)
+        with np.errstate(over="ignore"):  # an overflow is named below, not warned about
+            out[start:stop] = _apply(buf, kernel, degree, gamma, coef0, rows, sq2)
+        if kernel == "poly" and not np.isfinite(out[start:stop]).all():
+            raise _overflow(Z1[start:stop], Z2, degree, gamma, coef0)
     return out
+
+
+def _overflow(Z1: np.ndarray, Z2: np.ndarray, degree: float, gamma: float, coef0: float):
+    """The error for a polynomial kernel too large for float64: it names the settings, not
+    the data (the data are fine; (γ z·z′ + coef0)^degree is not)."""
+    base = float(np.max(np.abs(gamma * (Z1 @ Z2.T).astype(np.float64) + coef0)))
+    return KernelOverflowError(
+        f"The polynomial kernel (γ z·z′ + coef0)^degree overflows: with gamma={gamma:g}, "
+        f"coef0={coef0:g} and degree={degree:g} its base reaches {base:.3g}, and "
+        f"{base:.3g}^{degree:g} is beyond float64's 1.8e308. Lower the degree or coef0 (or "
+        "gamma), or use the RBF kernel."
+    )
 
 
 def kernel_gradient(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
 from csvm.model.conv import correlate, correlate_transpose, map_shape
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
+from csvm.model.validation import Whole
 
 __all__ = ["LinearCSVM", "lcsvm_objective", "lambda_to_C"]
 
@@ -168,7 +169,7 @@ class LinearCSVM(BaseCSVM):
         "lam_f": [Interval(Real, 0, 1e6, closed="right")],
         "solver": [StrOptions({"auto", "libsvm", "liblinear"})],
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
-        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "svm_max_iter": [Whole(1, None, closed="left")],
     }
 
     def __init__(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
 from sklearn.utils import TransformerTags, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -28,7 +28,13 @@ from csvm.exceptions import CSVMError, DivergenceError
 from csvm.model.conv import map_shape
 from csvm.model.prediction import decisions as batched_decisions
 from csvm.model.prediction import stacked_correlate
-from csvm.model.validation import Shape, check_images, check_init_filters, resolve_filter_shape
+from csvm.model.validation import (
+    Shape,
+    Whole,
+    check_images,
+    check_init_filters,
+    resolve_filter_shape,
+)
 from csvm.parallel import current_client, run_tasks
 
 __all__ = ["COMMON_CONSTRAINTS", "BaseCSVM", "binary_tasks", "ovo_decision"]
@@ -38,8 +44,8 @@ __all__ = ["COMMON_CONSTRAINTS", "BaseCSVM", "binary_tasks", "ovo_decision"]
 COMMON_CONSTRAINTS: dict[str, list[Any]] = {
     "image_shape": [None, Shape((2, 3), "a tuple (H, W) or (C, H, W) of positive integers")],
     "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
-    "n_filters": [Interval(Integral, 1, 256, closed="both")],
-    "n_iter": [Interval(Integral, 1, 100_000, closed="both")],
+    "n_filters": [Whole(1, 256, closed="both")],
+    "n_iter": [Whole(1, 100_000, closed="both")],
     "multi_class": [StrOptions({"ovo", "ovr"})],
     "n_jobs": [None, Integral],
     "random_state": ["random_state"],

@@ -15,7 +15,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Options
+from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import check_array
 
 from csvm.exceptions import ImageShapeWarning
@@ -26,6 +26,7 @@ __all__ = [
     "MAX_ABS_X",
     "SHAPE_RULE",
     "Shape",
+    "Whole",
     "check_images",
     "check_init_filters",
     "infer_image_shape",
@@ -68,6 +69,17 @@ class Shape(Options):
 
     def __str__(self) -> str:
         return self.description
+
+
+class Whole(Interval):
+    """A whole number in a range, as ``Interval(Integral, ...)`` but refusing ``True`` and
+    ``False``: Python counts bools as integers, so ``degree=True`` passed as 1."""
+
+    def __init__(self, left: int | None, right: int | None, *, closed: str):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
 
 
 def infer_image_shape(X: np.ndarray, image_shape: Any) -> tuple[int, ...]:

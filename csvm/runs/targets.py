@@ -358,7 +358,7 @@ def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str
 
 
 def _train_svm(emit, c: RunConfig, data) -> dict[str, Any]:
-    from csvm.model.baselines import make_plain_svm
+    from csvm.model.plain_svm import make_plain_svm
 
     start = time.perf_counter()
     if c.model == "lcsvm":

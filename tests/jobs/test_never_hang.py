@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from csvm import DivergenceError, KernelCSVM, LinearCSVM, SVMIterationWarning
-from csvm.model.baselines import make_plain_svm
+from csvm.model.plain_svm import make_plain_svm
 
 # scikit-learn's own warning repeats ours, without the cause.
 pytestmark = pytest.mark.filterwarnings("ignore:Solver terminated early:UserWarning")

@@ -5,8 +5,9 @@ import pytest
 from sklearn.svm import SVC
 
 from csvm import DivergenceError
-from csvm.model.baselines import SmallCNN, make_plain_svm
+from csvm.model.baselines import SmallCNN
 from csvm.model.linear import lambda_to_C
+from csvm.model.plain_svm import make_plain_svm
 
 
 def _images(n=12, channels=1, size=7, classes=2, seed=0):

@@ -1,0 +1,66 @@
+"""Settings that used to pass silently or blame the data are refused, warned or named
+correctly: bools as whole numbers, a CNN that learned nothing, a kernel that overflows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+
+from csvm import CSVMWarning, KernelCSVM, LinearCSVM, SmallCNN
+from csvm.model.kernels import KernelOverflowError
+
+
+def _blobs(n=20, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 64)).astype(np.float32)
+    y = np.r_[np.ones(n // 2), -np.ones(n // 2)]
+    X[y > 0, :32] += 0.5
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        KernelCSVM(degree=True),
+        KernelCSVM(n_iter=True),
+        LinearCSVM(n_iter=False),
+        SmallCNN(epochs=True),
+        SmallCNN(n_filters=np.True_),
+    ],
+    ids=lambda e: f"{type(e).__name__}",
+)
+def test_a_bool_is_not_a_whole_number(estimator):
+    X, y = _blobs()
+    with pytest.raises(InvalidParameterError, match=r"Got (np\.)?(True|False)_? instead"):
+        estimator.set_params(image_shape=(8, 8)).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    from csvm.data import load_pair
+
+    data = load_pair("mnist-5k", 3, 5)
+    return data.X_train, data.y_train  # 700 images of 3 and 5
+
+
+def test_a_cnn_that_learned_nothing_says_so(digits):
+    X, y = digits
+    with pytest.warns(CSVMWarning, match=r"learned nothing.*lr=5 "):
+        SmallCNN(lr=5, epochs=3, hidden=20, random_state=0).fit(X, y)
+
+
+def test_a_cnn_that_learns_does_not_warn(digits, recwarn):
+    X, y = digits
+    SmallCNN(epochs=3, hidden=20, random_state=0).fit(X, y)
+    assert not [w for w in recwarn if "learned nothing" in str(w.message)]
+
+
+def test_a_kernel_overflow_names_the_settings_not_the_data():
+    X, y = _blobs()
+    clf = KernelCSVM(
+        image_shape=(8, 8), filter_shape=(3, 3), kernel="poly", coef0=1e6, degree=20, n_iter=2
+    )
+    with pytest.raises(KernelOverflowError, match=r"coef0=1e\+06 and degree=20") as info:
+        clf.fit(X, y)
+    assert "Input X" not in str(info.value)
