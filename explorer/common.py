@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,9 @@ from explorer.state import Playback, Run
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
+_POOL: JobPool | None = None
+_POOL_LOCK = threading.Lock()
+
 
 FINAL_STATES = {"done", "error", "stopped"}
 
@@ -32,18 +36,26 @@ def chart(fig, key: str, **options) -> None:
     st.plotly_chart(fig, key=key, width="stretch", **options)
 
 
-@st.cache_resource
 def get_pool() -> JobPool:
     """One pool of worker processes for the whole server (limits: ``PoolSettings``, read
     from ``CSVM_*`` environment variables; see the README's classroom section).
 
+    Held in this module, not in ``st.cache_resource``: any browser can send Streamlit's
+    ``clear_cache`` message (two bytes over the websocket, no login), which empties every
+    ``st.cache_resource``; a pool kept there was rebuilt, every student's runs were lost
+    and the old pool's workers lived on.  Nothing a browser sends reaches this one.
+
     Idle workers import the library and load the default dataset in advance
     (:mod:`explorer.worker_preload`), so a run starts streaming about a second after Start.
     """
-    return JobPool(
-        settings=PoolSettings.from_env(),
-        preload=("numpy", "sklearn.svm", "csvm.runs.targets", "explorer.worker_preload"),
-    )
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = JobPool(
+                settings=PoolSettings.from_env(),
+                preload=("numpy", "sklearn.svm", "csvm.runs.targets", "explorer.worker_preload"),
+            )
+        return _POOL
 
 
 def xsrf_token(cookie: str) -> str:

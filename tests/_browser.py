@@ -42,10 +42,13 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(
-    log: IO[Any] | int = subprocess.DEVNULL, env: Mapping[str, str] | None = None
+    log: IO[Any] | int = subprocess.DEVNULL,
+    env: Mapping[str, str] | None = None,
+    pid: list[int] | None = None,
 ) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port; yields its URL once it is healthy and
-    kills the server's whole process group (its pool workers included) afterwards."""
+    kills the server's whole process group (its pool workers included) afterwards.  The
+    server's process id is appended to ``pid`` when a list is given."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -68,6 +71,8 @@ def streamlit_server(
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
+    if pid is not None:
+        pid.append(proc.pid)
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
