@@ -15,6 +15,7 @@ from csvm.exceptions import (
 )
 from csvm.kernelised import KernelCSVM
 from csvm.linear import LinearCSVM
+from csvm.model.mkl import FilterBankMKL
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ __all__ = [
     "CSVMWarning",
     "DatasetError",
     "DivergenceError",
+    "FilterBankMKL",
     "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
