@@ -15,6 +15,7 @@ from csvm.exceptions import (
 )
 from csvm.kernelised import KernelCSVM
 from csvm.linear import LinearCSVM
+from csvm.model.hog import HOGSVC
 from csvm.model.mkl import FilterBankMKL
 
 __version__ = "0.1.0"
@@ -25,6 +26,7 @@ __all__ = [
     "DatasetError",
     "DivergenceError",
     "FilterBankMKL",
+    "HOGSVC",
     "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
