@@ -17,6 +17,7 @@ from csvm.kernelised import KernelCSVM
 from csvm.linear import LinearCSVM
 from csvm.model.hog import HOGSVC
 from csvm.model.mkl import FilterBankMKL
+from csvm.model.mlsvm import MultiLayerSVM
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,7 @@ __all__ = [
     "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
+    "MultiLayerSVM",
     "SVMIterationWarning",
     "SmallCNN",
     "__version__",
