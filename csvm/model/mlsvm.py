@@ -80,8 +80,10 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
     gamma_hidden : "scale" or float > 0, default="scale"
         Width of the hidden layer's RBF on the inputs ("scale": ``1 / (D var(X))``).
     C_hidden : float > 0, default=1.0
-    epsilon : float >= 0, default=0.1
-        The hidden SVRs' insensitive zone.
+    epsilon : float >= 0, default=0.01
+        The hidden SVRs' insensitive zone; small, so that they follow the hidden step
+        (0.1 ignored most steps of mu = 0.1 on Iris: 4.0 % error against 3.0 % on 20
+        splits kept apart from the benchmark's).
     perturbation : float >= 0, default=0.5
         Half-width p of the uniform noise added to the pre-training targets.
     gamma_out : "scale" or float > 0, default="scale"
@@ -141,7 +143,7 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
         n_hidden: int | None = None,
         gamma_hidden: str | float = "scale",
         C_hidden: float = 1.0,
-        epsilon: float = 0.1,
+        epsilon: float = 0.01,
         perturbation: float = 0.5,
         gamma_out: str | float = "scale",
         C: float = 1.0,
