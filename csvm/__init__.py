@@ -14,8 +14,11 @@ from csvm.exceptions import (
     SVMIterationWarning,
 )
 from csvm.model.baselines import SmallCNN
+from csvm.model.hog import HOGSVC
 from csvm.model.kernelised import KernelCSVM
 from csvm.model.linear import LinearCSVM
+from csvm.model.mkl import FilterBankMKL
+from csvm.model.mlsvm import MultiLayerSVM
 from csvm.runs.config import RunConfig
 
 __version__ = "0.2.0"
@@ -27,9 +30,12 @@ __all__ = [
     "CSVMWarning",
     "DatasetError",
     "DivergenceError",
+    "FilterBankMKL",
+    "HOGSVC",
     "ImageShapeWarning",
     "KernelCSVM",
     "LinearCSVM",
+    "MultiLayerSVM",
     "RunConfig",
     "SVMIterationWarning",
     "SmallCNN",
