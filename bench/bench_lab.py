@@ -36,12 +36,14 @@ from csvm import KernelCSVM  # noqa: E402
 from csvm.analysis.lab import (  # noqa: E402
     FILTER_NAMES,
     classic_filter,
+    solve_fixed_filter,
+    solve_raw_pixels,
+)
+from csvm.analysis.landscape import (  # noqa: E402
     landscape_1d,
     landscape_2d,
     landscape_directions,
     nonconvex_points,
-    solve_fixed_filter,
-    solve_raw_pixels,
 )
 from csvm.cli.reproduce import THESIS  # noqa: E402
 from csvm.data import load_pair  # noqa: E402

@@ -16,8 +16,9 @@ import numpy as np
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from csvm.analysis.lab import lab_job, solve_fixed_filter, solve_raw_pixels, starting_filters
+from csvm.analysis.lab import solve_fixed_filter, solve_raw_pixels, starting_filters
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.lab_job import lab_job
 from explorer.common import data_for, get_pool, owner, poll_run, runs
 from explorer.lab_settings import LabSettings
 

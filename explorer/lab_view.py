@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from csvm import figures
-from csvm.analysis.lab import nonconvex_points
+from csvm.analysis.landscape import nonconvex_points
 from csvm.model.conv import correlate
 from csvm.runs.targets import pinned_indices
 from explorer import lab

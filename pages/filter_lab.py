@@ -15,7 +15,8 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
-from csvm.analysis.lab import FILTER_NAMES, landscape_directions, load_filters
+from csvm.analysis.lab import FILTER_NAMES, load_filters
+from csvm.analysis.landscape import landscape_directions
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig

@@ -15,21 +15,23 @@ from csvm.analysis.lab import (
     FILTER_NAMES,
     classic_filter,
     filter_gradient,
-    lab_job,
-    landscape_1d,
-    landscape_2d,
-    landscape_directions,
     load_filters,
-    nonconvex_points,
     solve_fixed_filter,
     solve_raw_pixels,
     starting_filters,
+)
+from csvm.analysis.landscape import (
+    landscape_1d,
+    landscape_2d,
+    landscape_directions,
+    nonconvex_points,
 )
 from csvm.data import load_pair
 from csvm.data.images import UploadError
 from csvm.model.conv import correlate
 from csvm.model.kernelised import HARD_MARGIN_C, outer_objective
 from csvm.model.kernels import kernel_matrix
+from csvm.runs.lab_job import lab_job
 
 SIZES = [3, 5, 7, 9]
 SETTINGS = {"kernel": "poly", "degree": 2, "gamma": 1.0, "coef0": 1.0, "C": None}
@@ -385,7 +387,7 @@ def test_landscape_points_equal_direct_solves(pair, settings, dtype, monkeypatch
     d1, d2 = landscape_directions(r.gradient, step=0.3, seed=1)
     grid = (np.array([-1.5, 0.0, 0.7]), np.array([-0.4, 1.2]))
     fast = landscape_2d(X, y, f, d1, d2, grid=grid, **settings)
-    monkeypatch.setattr("csvm.analysis.lab._PLANE_MAX", 0)  # as for a large training set
+    monkeypatch.setattr("csvm.analysis.landscape._PLANE_MAX", 0)  # as for a large training set
     slow = landscape_2d(X, y, f, d1, d2, grid=grid, **settings)
     for j, tj in enumerate(grid[1]):
         for i, si in enumerate(grid[0]):

@@ -1,0 +1,376 @@
+"""Figures of filters and images: a filter with its last change, feature maps, the gradient
+dT/df, the multi-class filter grid, image grids.
+
+No Streamlit here: pages only draw what these return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from csvm.figures.style import (
+    _LAYOUT,
+    _canvas_axes,
+    _fixed_margins,
+    _layout,
+    _square_pixels,
+    _tile,
+    _tile_captions,
+)
+
+__all__ = [
+    "filter_figure",
+    "feature_maps_figure",
+    "gradient_figure",
+    "filter_grid_figure",
+    "image_grid",
+]
+
+
+def filter_figure(
+    filters: np.ndarray,
+    previous: np.ndarray | None = None,
+    title: str = "Filter",
+    value_label: str = "weight",
+) -> go.Figure:
+    """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
+    with ``previous``, a second row shows the change since the previous iteration.
+
+    Parameters
+    ----------
+    filters : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``; every plane is drawn.
+    previous : ndarray, optional
+        The filters of an earlier step, same shape.
+    title : str
+    value_label : str
+        The colour bar's title (a gradient is drawn with this figure too).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    f = np.asarray(filters, dtype=float)
+    f = f.reshape(-1, *f.shape[-2:])  # every (filter, channel) plane
+    rows = 2 if previous is not None else 1
+    cols = len(f)
+    titles = [f"filter {i + 1}" for i in range(cols)]
+    if previous is not None:
+        titles += [f"change {i + 1}" for i in range(cols)]
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
+    )
+    vmax = float(np.abs(f).max()) or 1.0
+    for i, plane in enumerate(f):
+        fig.add_trace(
+            go.Heatmap(
+                z=plane,
+                colorscale="RdBu_r",
+                zmid=0,
+                zmin=-vmax,
+                zmax=vmax,
+                texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
+                showscale=i == cols - 1,
+                colorbar={"title": {"text": value_label}, "len": 0.45 if rows == 2 else 1.0}
+                | ({"y": 0.78} if rows == 2 else {}),
+                hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+    if previous is not None:
+        d = f - np.asarray(previous, dtype=float).reshape(f.shape)
+        dmax = float(np.abs(d).max()) or 1.0
+        for i, plane in enumerate(d):
+            fig.add_trace(
+                go.Heatmap(
+                    z=plane,
+                    colorscale="PuOr",
+                    zmid=0,
+                    zmin=-dmax,
+                    zmax=dmax,
+                    showscale=i == cols - 1,
+                    colorbar={
+                        "title": {"text": "change"},
+                        "len": 0.45,
+                        "y": 0.22,
+                        "exponentformat": "power",
+                    },
+                    hovertemplate="row %{y}, column %{x}: change %{z:.4f}<extra></extra>",
+                ),
+                row=2,
+                col=i + 1,
+            )
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    _square_pixels(fig)
+    fig.update_layout(title=title, height=270 * rows + 40, **_LAYOUT)
+    return _fixed_margins(fig, left=10, right=110, top=80, bottom=10)  # colour bars at the right
+
+
+def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
+    """Pinned example images (top row) and their feature maps after the filter (below).
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W)
+    maps : ndarray of shape (n, n_filters, H', W')
+    labels : sequence of str
+        One caption per image.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    images = np.asarray(images, dtype=float)
+    maps = np.asarray(maps, dtype=float)
+    n = len(images)
+    maps = maps.reshape(n, -1, *maps.shape[-2:])
+    n_maps = maps.shape[1]
+    firsts = images.reshape(n, -1, *images.shape[-2:])[:, 0]
+    cell, gap = firsts.shape[-2:], 3
+    # Row 0: the images; row 1 + k: every image's map k, under its image.
+    pictures = list(firsts) + [maps[j, k] for k in range(n_maps) for j in range(n)]
+    canvas = _tile(pictures, n, cell, gap)
+    grey, below = canvas.copy(), canvas
+    grey[cell[0] :] = np.nan  # two traces, two colour scales, one canvas
+    below[: cell[0]] = np.nan
+    fig = go.Figure(
+        [
+            go.Heatmap(
+                z=grey,
+                colorscale="gray",
+                showscale=False,
+                hovertemplate="pixel %{z:.2f}<extra></extra>",
+            ),
+            go.Heatmap(
+                z=below,
+                colorscale="Viridis",
+                showscale=False,
+                hovertemplate="map %{z:.3f}<extra></extra>",
+            ),
+        ]
+    )
+    _canvas_axes(fig)
+    rows = 1 + n_maps
+    fig.update_layout(
+        title="Pinned images before (top) and after the filter (feature maps)",
+        height=180 * rows + 60,
+        annotations=_tile_captions(labels, n, cell, gap),
+        **_layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
+    )
+    return fig
+
+
+def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants to go") -> go.Figure:
+    """The gradient dT/df of each filter as signed colours centred on zero.
+
+    A gradient step moves each weight *against* its value here: the step's arrow is
+    ``-eta * dT/df``, so orange cells (negative gradient) grow and purple ones shrink.
+
+    Parameters
+    ----------
+    gradient : ndarray
+        Shape ``(p, q)``, ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    g = np.asarray(gradient, dtype=float)
+    g = g.reshape(-1, *g.shape[-2:])
+    cols = len(g)
+    fig = make_subplots(
+        rows=1,
+        cols=cols,
+        subplot_titles=[f"dT/df, filter {i + 1}" for i in range(cols)],
+        horizontal_spacing=0.05,
+    )
+    gmax = float(np.abs(g).max()) or 1.0
+    for i, plane in enumerate(g):
+        fig.add_trace(
+            go.Heatmap(
+                z=plane,
+                colorscale="PuOr",
+                zmid=0,
+                zmin=-gmax,
+                zmax=gmax,
+                texttemplate="%{z:.2g}" if max(plane.shape) <= 7 and cols <= 3 else None,
+                showscale=i == cols - 1,
+                colorbar={"title": {"text": "dT/df"}, "exponentformat": "power"},
+                hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
+            ),
+            row=1,
+            col=i + 1,
+        )
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+    _square_pixels(fig)
+    fig.update_layout(
+        title=title, height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    )
+    return fig
+
+
+def _grid_cells(filters: Sequence[np.ndarray | None]) -> list[np.ndarray | None]:
+    """Each sub-problem's planes side by side, split by a blank column (None stays None)."""
+    cells: list[np.ndarray | None] = []
+    for f in filters:
+        if f is None:
+            cells.append(None)
+            continue
+        planes = np.asarray(f, dtype=float)
+        planes = planes.reshape(-1, *planes.shape[-2:])
+        blank = np.full((planes.shape[1], 1), np.nan)
+        cells.append(np.concatenate([c for plane in planes for c in (plane, blank)][:-1], axis=1))
+    return cells
+
+
+def _cell_text(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> np.ndarray:
+    """Each pixel of :func:`_tile`'s canvas labelled with its cell's title ("" between)."""
+    m = len(titles)
+    owner = _tile([np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2)
+    labels = np.asarray([*titles, ""], dtype=object)
+    return np.where(np.isnan(owner), "", labels[np.nan_to_num(owner, nan=m).astype(int)])
+
+
+def _click_markers(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> go.Scatter:
+    """An invisible marker on each cell's centre of :func:`_tile`'s canvas: Plotly reports
+    clicks on points, not on heatmap cells, so these carry each cell's index to the page."""
+    ch, cw = shape
+    k = np.arange(len(titles))
+    return go.Scatter(
+        x=(k % cols) * (cw + 2) + (cw - 1) / 2,
+        y=(k // cols) * (ch + 2) + (ch - 1) / 2,
+        customdata=k,
+        text=list(titles),
+        mode="markers",
+        marker={"size": 22, "symbol": "square", "color": "rgba(0,0,0,0)"},
+        hovertemplate="%{text}: click to focus<extra></extra>",
+        showlegend=False,
+        name="focus",
+    )
+
+
+def filter_grid_figure(
+    filters: Sequence[np.ndarray | None],
+    titles: Sequence[str],
+    title: str = "Filters",
+    focus: int | None = None,
+    cols: int | None = None,
+    clickable: bool = False,
+) -> go.Figure:
+    """One small heatmap per sub-problem: the grid of a multi-class run's filters.
+
+    Each sub-problem's filters get their own symmetric colour scale (their shapes are
+    compared, not their norms, which differ between sub-problems); several filters of a
+    sub-problem (or colour channels) sit side by side in its cell, split by a blank column.
+
+    Parameters
+    ----------
+    filters : sequence of ndarray or None
+        One entry per sub-problem, ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``;
+        None draws an empty cell (a sub-problem not started yet).
+    titles : sequence of str
+        One caption per sub-problem ("3 vs 5 · 4/15").
+    title : str
+    focus : int, optional
+        The sub-problem in focus: its caption is bold and marked.
+    cols : int, optional
+        Cells per row (default: up to 9, so that 45 one-vs-one filters make 5 rows).
+    clickable : bool, default False
+        Add an invisible marker on each cell whose ``customdata`` is the sub-problem's
+        index, so that a click on a filter can select it (``st.plotly_chart``'s
+        ``on_select``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    m = len(filters)
+    cols = cols or min(m, 9)
+    rows = -(-m // cols)
+    captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
+    cells = _grid_cells(filters)
+    shape = next((z.shape for z in cells if z is not None), (5, 5))
+    empty = np.full(shape, np.nan)
+    raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
+    # One trace for the whole grid: each cell is divided by its own largest |weight| so
+    # that one colour scale shows every cell's shape; hover gives the raw weight.
+    scaled = _tile(
+        [empty if z is None else z / (float(np.nanmax(np.abs(z))) or 1.0) for z in cells],
+        cols,
+        shape,
+        2,
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=scaled,
+            customdata=raw,
+            text=_cell_text(titles, cols, shape),
+            colorscale="RdBu_r",
+            zmid=0,
+            zmin=-1,
+            zmax=1,
+            showscale=False,
+            hovertemplate="%{text}<br>weight %{customdata:.4f}<extra></extra>",
+        )
+    )
+    if clickable:
+        fig.add_trace(_click_markers(titles, cols, shape))
+    _canvas_axes(fig)
+    annotations = _tile_captions(captions, cols, shape, 2)
+    for note in annotations:
+        note["font"] = {"size": 11 if cols > 5 else 13}
+    fig.update_layout(title=title, height=90 + 110 * rows, annotations=annotations, **_LAYOUT)
+    if clickable:
+        fig.update_layout(clickmode="event+select", dragmode=False)
+    return fig
+
+
+def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: int = 8) -> go.Figure:
+    """A grid of grey images with captions (misclassified images, support vectors).
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W)
+        The first channel of each is drawn.
+    captions : sequence of str
+    title : str
+    cols : int, default 8
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    images = np.asarray(images, dtype=float)
+    n = len(images)
+    if n == 0:
+        fig = go.Figure()
+        fig.update_layout(title=f"{title}: none", height=80, **_LAYOUT)
+        return fig
+    cols = min(cols, n)
+    rows = int(np.ceil(n / cols))
+    planes = images.reshape(n, -1, *images.shape[-2:])[:, 0]
+    cell, gap = planes.shape[-2:], max(2, planes.shape[-1] // 6)
+    fig = go.Figure(
+        go.Heatmap(
+            z=_tile(list(planes), cols, cell, gap),
+            colorscale="gray",
+            showscale=False,
+            hoverinfo="skip",
+        )
+    )
+    _canvas_axes(fig)
+    fig.update_layout(
+        title=title,
+        height=140 * rows + 70,
+        annotations=_tile_captions(captions, cols, cell, gap),
+        **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10}),
+    )
+    return fig
