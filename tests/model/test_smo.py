@@ -189,3 +189,40 @@ def test_rejects_bad_input():
         SMO().fit(X, [0, 1, 2])
     with pytest.raises(ValueError, match="C must be positive"):
         SMO(C=0.0).fit(X, [0, 1, 1])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(points, st.integers(0, 2**16), st.sampled_from(list(KERNELS)))
+def test_drawn_margins_are_the_levels_f_minus_one_and_plus_one(pts, seed, kernel):
+    """The figure's dashed lines are the contours f = -1 and f = +1 of this model's f,
+    its solid line f = 0, and the ringed points are exactly the support vectors."""
+    from csvm.figures.playground import decision_figure
+
+    X = np.array(pts)
+    y = np.where(np.random.default_rng(seed).random(len(X)) < 0.5, -1, 1)
+    y[:2] = [-1, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = SMO(kernel=kernel, C=1.0, **KERNELS[kernel]).fit(X, y)
+    axis = np.linspace(-3, 3, 21)
+    gx, gy = np.meshgrid(axis, axis)
+    F = clf.decision_function(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+    yf = y * clf.decision_function(X)
+    fig = decision_figure(X, y, axis, F, clf.alpha_, yf, 1.0)
+    lines = {t.name: t for t in fig.data if t.type == "contour"}
+    margins, boundary = lines["margins f = ±1"], lines["boundary f = 0"]
+    levels = np.arange(margins.contours.start, margins.contours.end + 1e-9, margins.contours.size)
+    assert levels.tolist() == [-1.0, 1.0]
+    assert boundary.contours.start == boundary.contours.end == 0
+    for trace in (margins, boundary):
+        np.testing.assert_array_equal(trace.z, F)
+        np.testing.assert_array_equal(trace.x, axis)
+        np.testing.assert_array_equal(trace.y, axis)
+    # F[r, c] is f at (axis[c], axis[r]): check one off-diagonal cell directly
+    r, c = 3, 17
+    assert F[r, c] == pytest.approx(clf.decision_function([[axis[c], axis[r]]])[0])
+    rings = next((t for t in fig.data if str(t.name).startswith("support vectors")), None)
+    if len(clf.support_):
+        np.testing.assert_array_equal(rings.x, X[clf.support_, 0])
+    else:
+        assert rings is None
