@@ -130,6 +130,21 @@ def _rings(X, alpha, yf, C, pair, projector: bool) -> list[go.Scatter]:
     return out
 
 
+def _free_grid(click_axis: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """The click grid without the nodes next to a data point, so that a click on a
+    point reaches the point (to remove it) rather than the grid under it."""
+    gx, gy = np.meshgrid(click_axis, click_axis)
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    if len(X) == 0:
+        return grid
+    step = float(click_axis[1] - click_axis[0]) if len(click_axis) > 1 else 0.1
+    near = np.zeros(len(grid), dtype=bool)
+    for start in range(0, len(X), 100):  # bounded memory: 100 points at a time
+        d2 = ((grid[:, None, :] - X[None, start : start + 100, :]) ** 2).sum(axis=2)
+        near |= (d2 < (1.5 * step) ** 2).any(axis=1)
+    return grid[~near]
+
+
 def _lines(axis: np.ndarray, F: np.ndarray) -> list[go.Contour]:
     """The boundary f = 0 (solid) and the margins f = ±1 (dashed) as contour lines of F."""
     common = {
@@ -210,15 +225,17 @@ def decision_figure(
         )
     ]
     if click_axis is not None:
-        gx, gy = np.meshgrid(click_axis, click_axis)
+        free = _free_grid(click_axis, X)
         traces.append(
             go.Scatter(
-                x=gx.ravel(),
-                y=gy.ravel(),
+                x=free[:, 0],
+                y=free[:, 1],
                 mode="markers",
                 name=GRID_TRACE,
                 showlegend=False,
-                marker={"size": 14, "color": "rgba(0,0,0,0)"},
+                # small markers: plotly's hover measures the distance to a marker's edge,
+                # so big overlapping ones would all tie and the first would win
+                marker={"size": 3, "color": "rgba(0,0,0,0)"},
                 selected={"marker": {"opacity": 0}},
                 unselected={"marker": {"opacity": 0}},
                 hovertemplate="click: add a point at (%{x:.2f}, %{y:.2f})<extra></extra>",
