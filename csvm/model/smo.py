@@ -175,9 +175,6 @@ class _Solver:
         """``W(alpha) = sum(alpha) - 1/2 alpha' Q alpha``, using ``Q alpha = G + 1``."""
         return float(0.5 * np.sum(self.alpha) - 0.5 * self.alpha @ self.G)
 
-    def record(self, step: int, i: int, j: int, gap: float) -> SMOStep:
-        return SMOStep(step, i, j, self.alpha.copy(), self.intercept(), self.dual_objective(), gap)
-
 
 class SMO(ClassifierMixin, BaseEstimator):
     """A two-class kernel SVM trained by SMO, with every step open to inspection.
@@ -266,8 +263,14 @@ class SMO(ClassifierMixin, BaseEstimator):
             A, B, self.kernel, float(self.gamma), int(self.degree), float(self.coef0)
         )
 
-    def _start(self, X, y) -> tuple[np.ndarray, np.ndarray, _Solver]:
-        """Validate, map the labels to +-1 and build the solver."""
+    def _start(self, X, y) -> tuple[np.ndarray, np.ndarray, _Solver, np.ndarray]:
+        """Validate, map the labels to +-1 and build the solver.
+
+        The solver sees the points in LIBSVM's order and sign convention (scikit-learn's
+        LIBSVM groups the points by class, ``classes_[0]`` first, and solves with that
+        class as +1), so that it takes LIBSVM's path pair for pair: the first steps break
+        ties between equal gradients by position.  ``perm`` maps solver positions back.
+        """
         if self.C is not None and not self.C > 0:
             raise ValueError(f"C must be positive or None (hard margin), got {self.C!r}")
         if not self.tol > 0:
@@ -280,15 +283,32 @@ class SMO(ClassifierMixin, BaseEstimator):
         if len(self.classes_) != 2:
             raise ValueError(f"SMO is a two-class classifier; y has {len(self.classes_)} classes")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        perm = np.concatenate([np.flatnonzero(y_pm < 0), np.flatnonzero(y_pm > 0)])
+        if self.kernel == "precomputed":
+            K = X[np.ix_(perm, perm)]
+        else:
+            K = self._kernel(X[perm], X[perm])
         C = math.inf if self.C is None else float(self.C)
-        return X, y_pm, _Solver(self._kernel(X, X), y_pm, C)
+        return X, y_pm, _Solver(K, -y_pm[perm], C), perm
 
-    def _finish(self, X: np.ndarray, solver: _Solver, n_iter: int, gap: float) -> None:
-        self.alpha_ = solver.alpha.copy()
-        self.intercept_ = solver.intercept()
+    @staticmethod
+    def _alpha(solver: _Solver, perm: np.ndarray) -> np.ndarray:
+        alpha = np.empty_like(solver.alpha)
+        alpha[perm] = solver.alpha
+        return alpha
+
+    def _record(self, solver, perm, step: int, i: int, j: int, gap: float) -> SMOStep:
+        """The state in the caller's order and sign (``b`` flips with the labels)."""
+        pair = (int(perm[i]), int(perm[j])) if i >= 0 else (-1, -1)
+        alpha = self._alpha(solver, perm)
+        return SMOStep(step, *pair, alpha, -solver.intercept(), solver.dual_objective(), gap)
+
+    def _finish(self, X, y_pm, solver: _Solver, perm, n_iter: int, gap: float) -> None:
+        self.alpha_ = self._alpha(solver, perm)
+        self.intercept_ = -solver.intercept()
         self.support_ = np.flatnonzero(self.alpha_ > 0)
         self.support_vectors_ = X[self.support_]
-        self.dual_coef_ = (self.alpha_ * solver.y)[self.support_][None, :]
+        self.dual_coef_ = (self.alpha_ * y_pm)[self.support_][None, :]
         self.dual_objective_ = solver.dual_objective()
         self.kkt_gap_ = gap
         self.n_iter_ = n_iter
@@ -303,10 +323,10 @@ class SMO(ClassifierMixin, BaseEstimator):
             )
 
     def _run(self, X, y, record: bool, include_start: bool = False) -> Iterator[SMOStep]:
-        X, _, solver = self._start(X, y)
+        X, y_pm, solver, perm = self._start(X, y)
         i, j, gap = solver.select()
         if include_start:
-            yield solver.record(0, -1, -1, gap)
+            yield self._record(solver, perm, 0, -1, -1, gap)
         n_iter = 0
         while i >= 0 and gap >= self.tol and n_iter < self.max_iter:
             solver.update(i, j)
@@ -314,8 +334,8 @@ class SMO(ClassifierMixin, BaseEstimator):
             pair = (i, j)
             i, j, gap = solver.select()
             if record:
-                yield solver.record(n_iter, *pair, gap)
-        self._finish(X, solver, n_iter, gap)
+                yield self._record(solver, perm, n_iter, *pair, gap)
+        self._finish(X, y_pm, solver, perm, n_iter, gap)
 
     def fit(self, X, y) -> SMO:
         """Solve the dual on ``(X, y)``; any two labels (mapped to -1, +1 as ``SVC`` does).

@@ -226,3 +226,19 @@ def test_drawn_margins_are_the_levels_f_minus_one_and_plus_one(pts, seed, kernel
         np.testing.assert_array_equal(rings.x, X[clf.support_, 0])
     else:
         assert rings is None
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_takes_libsvms_path_pair_for_pair(kernel):
+    """Same order and sign convention as scikit-learn's LIBSVM: the same number of pairs
+    to the same tolerance (on a kernel float32 holds exactly, as LIBSVM's cache does)."""
+    for seed in range(4):
+        X, y = _problem(kernel, 100 + seed, hard=False)
+        K = _float32_exact(
+            kernel_matrix(
+                X, X, kernel, **{"gamma": 1.0, "degree": 3, "coef0": 0.0, **KERNELS[kernel]}
+            )
+        )
+        ours = SMO(kernel="precomputed", C=1.0, tol=1e-3).fit(K, y)
+        svc = SVC(kernel="precomputed", C=1.0, tol=1e-3, shrinking=False).fit(K, y)
+        assert ours.n_iter_ == svc.n_iter_[0]
