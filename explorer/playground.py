@@ -418,7 +418,7 @@ def tick(pace_seconds: float, total: int) -> tuple[float, int]:
 GRID_SIZE = 81
 CLICK_STEP = 0.1
 #: At most this many SMO pairs are played back (and solved for the picture).
-MAX_STEPS = 5000
+MAX_STEPS = 2000
 TOL = 1e-3
 
 

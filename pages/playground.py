@@ -382,9 +382,10 @@ def _smo_step(s, X, y, steps: pg.Steps, position: int) -> None:
     else:
         what = f"Step 0 of {steps.total}: every α is 0, so f(x) = b everywhere."
     st.markdown(f"**{what}**")
-    st.plotly_chart(fig, key="pg_smo_plane", width="stretch", config={"displayModeBar": False})
+    left, right = st.columns([3, 2])
+    left.plotly_chart(fig, key="pg_smo_plane", width="stretch", config={"displayModeBar": False})
     progress = figs.smo_progress_figure(steps.objective, steps.gap, position, pg.TOL, projector)
-    st.plotly_chart(progress, key="pg_smo_progress", width="stretch")
+    right.plotly_chart(progress, key="pg_smo_progress", width="stretch")
 
 
 def _open_train() -> None:
@@ -430,20 +431,21 @@ def main() -> None:
     _restore()
     settings = read_settings()
     points = st.session_state[POINTS]
-    st.title("SVM playground")
-    st.markdown(
-        "A support vector machine in two dimensions: choose data and a kernel, "
-        "click to place points, and watch SMO solve it."
-    )
-    for problem in st.session_state.get(PROBLEMS, []):
-        st.warning(md_escape(problem.message), icon=":material/link_off:")
-    view = st.segmented_control(
+    head, views = st.columns([2, 3], vertical_alignment="bottom")
+    head.title("SVM playground")
+    view = views.segmented_control(
         "View",
         list(_VIEWS),
         format_func=_VIEWS.get,
         key=_seed("view", settings.view),
         label_visibility="collapsed",
     )
+    st.caption(
+        "A support vector machine in two dimensions: choose data and a kernel, click to "
+        "place points, and watch SMO solve it."
+    )
+    for problem in st.session_state.get(PROBLEMS, []):
+        st.warning(md_escape(problem.message), icon=":material/link_off:")
     view = view or "solution"
     settings = replace(settings, view=view)
     st.session_state[STATE] = settings

@@ -171,6 +171,23 @@ def _lines(axis: np.ndarray, F: np.ndarray) -> list[go.Contour]:
     return [boundary, margins]
 
 
+def _background(axis: np.ndarray, F: np.ndarray) -> go.Heatmap:
+    """f over the plane, saturating at ±SATURATE (red f > 0, blue f < 0)."""
+    return go.Heatmap(
+        x=axis,
+        y=axis,
+        z=np.clip(F, -SATURATE, SATURATE),
+        zmin=-SATURATE,
+        zmax=SATURATE,
+        zsmooth="best",
+        colorscale=_SCALE,
+        opacity=0.75,
+        hoverinfo="skip",
+        showscale=False,
+        name="f(x)",
+    )
+
+
 def decision_figure(
     X: np.ndarray,
     y: np.ndarray,
@@ -209,21 +226,7 @@ def decision_figure(
         Larger type and markers.
     """
     limit = float(max(abs(axis[0]), abs(axis[-1])))
-    traces: list = [
-        go.Heatmap(
-            x=axis,
-            y=axis,
-            z=np.clip(F, -SATURATE, SATURATE),
-            zmin=-SATURATE,
-            zmax=SATURATE,
-            zsmooth="best",
-            colorscale=_SCALE,
-            opacity=0.75,
-            hoverinfo="skip",
-            showscale=False,
-            name="f(x)",
-        )
-    ]
+    traces: list = [_background(axis, F)]
     if click_axis is not None:
         free = _free_grid(click_axis, X)
         traces.append(
@@ -283,9 +286,9 @@ def smo_progress_figure(
     objective, gap = np.asarray(objective, float), np.asarray(gap, float)
     idx = _downsample(len(objective))
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        horizontal_spacing=0.12,
+        rows=2,
+        cols=1,
+        vertical_spacing=0.2,
         subplot_titles=("dual objective W(α) (SMO raises it)", "KKT gap (SMO stops below tol)"),
     )
     fig.add_scatter(
@@ -303,28 +306,28 @@ def smo_progress_figure(
         y=np.maximum(gap[idx], 1e-16),
         mode="lines",
         name="gap",
-        row=1,
-        col=2,
+        row=2,
+        col=1,
         line={"color": "#8e44ad"},
         hovertemplate="step %{x}: gap %{y:.3g}<extra></extra>",
     )
-    fig.add_hline(y=tol, line_dash="dot", row=1, col=2, annotation_text=f"tol {tol:g}")
-    for col, values in ((1, objective), (2, np.maximum(gap, 1e-16))):
+    fig.add_hline(y=tol, line_dash="dot", row=2, col=1, annotation_text=f"tol {tol:g}")
+    for row, values in ((1, objective), (2, np.maximum(gap, 1e-16))):
         fig.add_scatter(
             x=[current],
             y=[values[current]],
             mode="markers",
-            row=1,
-            col=col,
+            row=row,
+            col=1,
             marker={"color": PAIR, "size": 14 if projector else 10},
             showlegend=False,
             hoverinfo="skip",
         )
-        fig.add_vline(x=current, line_color=PAIR, line_width=1, row=1, col=col)
-    fig.update_yaxes(type="log", row=1, col=2)
-    fig.update_xaxes(title_text="step")
+        fig.add_vline(x=current, line_color=PAIR, line_width=1, row=row, col=1)
+    fig.update_yaxes(type="log", row=2, col=1)
+    fig.update_xaxes(title_text="step", row=2, col=1)
     fig.update_layout(showlegend=False)
-    fig = _style(fig, projector, 300)
+    fig = _style(fig, projector, 520)
     fig.update_annotations(font_size=(20 if projector else 13))
     return fig
 
@@ -372,9 +375,6 @@ def lift_figure(
         u, v = np.meshgrid(np.linspace(lo[0], hi[0], 12), np.linspace(lo[1], hi[1], 12))
         solved = -(w[others[0]] * u + w[others[1]] * v + b) / w[k]
         coords = {others[0]: u, others[1]: v, k: solved}
-        # keep the plane inside the points' box on the solved axis too
-        keep = (solved >= Z[:, k].min() - 0.5) & (solved <= Z[:, k].max() + 0.5)
-        coords[k] = np.where(keep, solved, np.nan)
         traces.append(
             go.Surface(
                 x=coords[0],
@@ -382,7 +382,7 @@ def lift_figure(
                 z=coords[2],
                 name="separating plane",
                 showscale=False,
-                opacity=0.45,
+                opacity=0.3,
                 colorscale=[[0, "#555"], [1, "#555"]],
                 hoverinfo="skip",
                 showlegend=True,
@@ -392,9 +392,12 @@ def lift_figure(
     fig.update_layout(
         title={"text": title},
         scene={
-            "xaxis_title": names[0],
-            "yaxis_title": names[1],
-            "zaxis_title": names[2],
+            # the axes span the points, so the plane is cut at the points' box
+            **{
+                f"{a}axis": {"title": {"text": names[c]}, "range": [lo - pad, hi + pad]}
+                for c, a in enumerate("xyz")
+                for lo, hi, pad in [(Z[:, c].min(), Z[:, c].max(), 0.05 * np.ptp(Z[:, c]) + 0.1)]
+            },
             "camera": {"eye": {"x": 1.5, "y": -1.5, "z": 0.9}},
         },
         legend={"orientation": "h", "y": 0.0},
