@@ -19,6 +19,7 @@ from csvm.model.kernelised import KernelCSVM
 from csvm.model.linear import LinearCSVM
 from csvm.model.mkl import FilterBankMKL
 from csvm.model.mlsvm import MultiLayerSVM
+from csvm.model.smo import SMO
 from csvm.runs.config import RunConfig
 
 __version__ = "0.2.0"
@@ -37,6 +38,7 @@ __all__ = [
     "LinearCSVM",
     "MultiLayerSVM",
     "RunConfig",
+    "SMO",
     "SVMIterationWarning",
     "SmallCNN",
     "__version__",

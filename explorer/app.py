@@ -56,9 +56,10 @@ def _run_sidebar_script() -> None:
         html(_SIDEBAR_SCRIPT, height=0)
 
 
-#: The pages, in the sidebar's order: script, title, icon.  Train is the default page (a
-#: shared run link opens there).
+#: The pages, in the sidebar's order: script, title, icon.  A lesson starts at the SVM
+#: playground; Train is the default page (a shared run link opens there).
 PAGES: tuple[tuple[str, str, str], ...] = (
+    ("pages/playground.py", "SVM playground", ":material/scatter_plot:"),
     ("pages/train.py", "Train", ":material/model_training:"),
     ("pages/compare.py", "Compare runs", ":material/compare:"),
     ("pages/sweep.py", "Sweep", ":material/grid_view:"),

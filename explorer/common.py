@@ -17,6 +17,7 @@ from csvm.runs.config import RunConfig, parse
 from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data, run_model
 from csvm.runs.tuned import run_tuned_model
+from explorer.playground import carry_params
 from explorer.state import Playback, Run
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -306,4 +307,6 @@ def url_extra() -> dict[str, str]:
         extra["pace"] = pace
     if st.session_state.get("projector"):
         extra["projector"] = "1"
+    # The SVM playground's own settings and points (pg_*, bounded by the playground).
+    extra.update(carry_params(st.query_params.to_dict()))
     return extra
