@@ -109,7 +109,12 @@ def main() -> None:
     if st.session_state.get("projector"):
         st.html(
             "<style>h1{font-size:3rem!important} h3{font-size:2.2rem!important}"
-            " [data-testid='stMarkdownContainer'] p{font-size:1.25rem}</style>"
+            " [data-testid='stMarkdownContainer'] p{font-size:1.25rem}"
+            # The rule above also reached st.metric's value (a markdown paragraph), which
+            # then shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.
+            " [data-testid='stMetricValue'] p{font-size:3rem!important;line-height:1.2}"
+            " [data-testid='stMetricLabel'] p{font-size:1.4rem!important}"
+            " [data-testid='stCaptionContainer']{font-size:1.1rem!important}</style>"
         )
     page.run()
 
