@@ -83,6 +83,9 @@ def test_a_page_url_on_a_fresh_server_opens_inside_the_app(server, browser):
     page.set_default_timeout(60_000)
     page.goto(f"{server}/sweep")
     page.get_by_text("Sweep two settings").wait_for()
+    # The app's own page links (explorer.app) may land a moment after the page's title;
+    # tests/browser/test_browser_navigation.py checks every frame from the first paint.
+    page.locator('[data-testid="stSidebar"] a', has_text="Filter lab").wait_for()
     sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
     assert "Filter lab" in sidebar and "worker preload" not in sidebar and "common" not in sidebar
     _shot(page, "sweep-direct-url.png", tall=False)
