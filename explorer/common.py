@@ -6,7 +6,6 @@ import hashlib
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -19,8 +18,6 @@ from csvm.runs.targets import load_data, run_model
 from csvm.runs.tuned import run_tuned_model
 from explorer.playground import carry_params
 from explorer.state import Playback, Run
-
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 _POOL: JobPool | None = None
 _POOL_LOCK = threading.Lock()
