@@ -1,10 +1,20 @@
 """CSVM Explorer: the entry point (``streamlit run app.py``).
 
-Worker processes are spawned, and a spawned child re-imports this file as ``__mp_main__``:
-everything that draws stays inside :func:`explorer.app.main`, called only when run.
+``streamlit run`` finds the ``st.App`` below and serves it, so every browser gets an
+``HttpOnly`` owner cookie (:mod:`explorer.owner_cookie`); each page run then executes this
+file as ``__main__``.  Worker processes are spawned and re-import it as ``__mp_main__``:
+neither branch runs there.  Streamlit versions without ``st.App`` run the script directly.
 """
+
+import streamlit as st
 
 from explorer.app import main
 
 if __name__ == "__main__":
     main()
+elif __name__ != "__mp_main__" and hasattr(st, "App"):
+    from starlette.middleware import Middleware
+
+    from explorer.owner_cookie import OwnerCookieMiddleware
+
+    app = st.App(__file__, middleware=[Middleware(OwnerCookieMiddleware)])

@@ -16,6 +16,7 @@ from csvm.runs.config import RunConfig, parse
 from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data, run_model
 from csvm.runs.tuned import run_tuned_model
+from explorer.owner_cookie import COOKIE, valid_token
 from explorer.playground import carry_params
 from explorer.state import Playback, Run
 
@@ -75,15 +76,28 @@ def xsrf_token(cookie: str) -> str:
     return cookie
 
 
-def _browser_token() -> str | None:
-    """The browser's XSRF token (see :func:`xsrf_token`), or None without a browser."""
+def _cookie(name: str) -> str | None:
+    """One of the browser's cookies as the websocket handshake carried it, or None."""
     try:
-        cookie = st.context.cookies.get("_streamlit_xsrf")
+        value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
         return None
-    if not isinstance(cookie, str) or not cookie:
-        return None
-    return xsrf_token(cookie)
+    return value if isinstance(value, str) and value else None
+
+
+def browser_key() -> str | None:
+    """What identifies this browser across reloads, or None without a browser.
+
+    The ``HttpOnly`` owner cookie (:mod:`explorer.owner_cookie`) when the server sets it;
+    Streamlit's XSRF token only on a server without that middleware (Streamlit before
+    ``st.App``), where a script-readable value is all there is.  The two are kept apart
+    by a prefix, so a copied XSRF value never matches an owner cookie's key.
+    """
+    token = _cookie(COOKIE)
+    if valid_token(token):
+        return f"owner:{token}"
+    xsrf = _cookie("_streamlit_xsrf")
+    return f"xsrf:{xsrf_token(xsrf)}" if xsrf else None
 
 
 def owner() -> str:
@@ -91,9 +105,9 @@ def owner() -> str:
     run, while a shared link opened in another browser is a read-only view), or the
     session when no browser cookie is available."""
     if "owner" not in st.session_state:
-        token = _browser_token()
+        key = browser_key()
         st.session_state["owner"] = (
-            hashlib.sha256(token.encode()).hexdigest()[:32] if token else uuid.uuid4().hex
+            hashlib.sha256(key.encode()).hexdigest()[:32] if key else uuid.uuid4().hex
         )
     return st.session_state["owner"]
 

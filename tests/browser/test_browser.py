@@ -138,6 +138,24 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     other.goto(page.url)
     other.get_by_text("Shared view").wait_for()
     assert other.get_by_role("button", name="■ Stop").count() == 0
+    # A student who copied every cookie the owner's page scripts can read (Streamlit's
+    # XSRF cookie among them) still gets the read-only view: ownership rests on an
+    # HttpOnly cookie that scripts never see.
+    readable = page.evaluate("document.cookie")
+    assert "csvm_owner" not in readable and "_streamlit_xsrf" in readable
+    forged = browser.new_context()
+    forged.add_cookies(
+        [
+            {"name": k, "value": v, "url": server}
+            for k, v in (c.split("=", 1) for c in readable.split("; "))
+        ]
+    )
+    thief = forged.new_page()
+    thief.goto(page.url)
+    thief.get_by_text("Shared view").wait_for()
+    assert thief.get_by_role("button", name="■ Stop").count() == 0
+    assert thief.get_by_role("button", name=re.compile("Pause$")).count() == 0
+    forged.close()
     # The owner reloads: still the owner (Streamlit re-masks its cookie on every response).
     page.reload()
     page.get_by_role("button", name=re.compile("Pause$")).wait_for()
