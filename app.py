@@ -8,9 +8,9 @@ neither branch runs there.  Streamlit versions without ``st.App`` run the script
 
 import streamlit as st
 
-from explorer.app import main
-
 if __name__ == "__main__":
+    from explorer.app import main
+
     main()
 elif __name__ != "__mp_main__" and hasattr(st, "App"):
     from starlette.middleware import Middleware
