@@ -202,7 +202,12 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
             elif model != "svm":
                 kwargs["paused"] = paused
             jobs[model] = pool.submit(
-                target, kwargs, name=f"{run_id}:{model}", group="train", owner=me
+                target,
+                kwargs,
+                name=f"{run_id}:{model}",
+                group="train",
+                owner=me,
+                meta={"run": run_id, "config": config.to_dict()},
             )
     except QuotaExceeded as exc:
         for job in jobs.values():
@@ -214,35 +219,67 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     return run_id
 
 
-def reattach(run_id: str, jobs: str, config: RunConfig) -> bool:
+def parse_jobs_param(jobs: str) -> dict[str, str]:
+    """``"csvm:ID,svm:ID"`` as ``{model: job id}``; unknown models and empty ids dropped."""
+    pairs = {}
+    for item in jobs[:200].split(","):
+        model, _, job = item.partition(":")
+        if model in ("csvm", "svm", "cnn") and job and len(job) <= 32:
+            pairs[model] = job
+    return pairs
+
+
+def reattach(run_id: str, jobs: str) -> str | None:
     """After a reload or from a shared link, find a run's jobs in the pool again.
 
-    The run is this session's own (it can stop it) only if the pool says so; otherwise it
-    is a read-only shared view.  Returns False when the jobs are no longer on the server.
+    The run is drawn from the settings its jobs were started with, never from the link's
+    other parameters (those stay the viewer's settings for a next run).  It is this
+    browser's own (it can stop it) only if the pool says so; otherwise it is a read-only
+    shared view.  Returns None on success, else what went wrong, in words.
     """
     if run_id in runs():
         st.session_state["current_run"] = run_id
-        return True
-    if len(jobs) > 200 or len(run_id) > 16:
-        return False
+        return None
     pool = get_pool()
-    pairs = {}
-    for item in jobs.split(","):
-        model, _, job = item.partition(":")
-        if model in ("csvm", "svm", "cnn") and job:
-            pairs[model] = job
+    pairs = parse_jobs_param(jobs)
     views = {m: pool.get(j) for m, j in pairs.items()}
-    if not pairs or any(v is None for v in views.values()):
-        return False
+    if len(run_id) > 16 or "csvm" not in views or any(v is None for v in views.values()):
+        return (
+            "The run in this link is no longer on the server (it finished long ago or the "
+            "server restarted). Press Start to train it again."
+        )
+    config = _job_config(views["csvm"], run_id)
+    # A link edited to mix jobs of other runs: keep only this run's own jobs.
+    foreign = sorted(m for m, v in views.items() if v.meta.get("run") != run_id)
+    if config is None or "csvm" in foreign:
+        return "This link does not name a run of this server. Press Start to train one."
+    pairs = {m: j for m, j in pairs.items() if m not in foreign}
+    owners = {views[m].owner for m in pairs}
     runs()[run_id] = Run(
         id=run_id,
         config=config,
         jobs=pairs,
-        owner=views["csvm"].owner if "csvm" in views else None,
+        owner=owners.pop() if len(owners) == 1 else None,
         created=time.time(),
     )
     st.session_state["current_run"] = run_id
-    return True
+    if foreign:
+        return (
+            f"This link also named jobs of another run ({', '.join(foreign)}); they are left "
+            "out and the run is shown read-only as far as they go."
+        )
+    return None
+
+
+def _job_config(view, run_id: str) -> RunConfig | None:
+    """The settings a Train job was started with (None: not a Train job of ``run_id``)."""
+    meta = view.meta
+    if meta.get("run") != run_id or not isinstance(meta.get("config"), dict):
+        return None
+    try:
+        return RunConfig(**meta["config"])
+    except (TypeError, ValueError):
+        return None
 
 
 def owns(run: Run) -> bool:

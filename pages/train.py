@@ -16,6 +16,8 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
+from csvm.runs.fields import title
+from csvm.runs.values import show
 from explorer.app import ensure_app
 from explorer.common import (
     FINAL_STATES,
@@ -225,18 +227,23 @@ def divergence_help(run: Run, views: dict) -> None:
 
 
 # -- page -----------------------------------------------------------------------------------
-def _first_visit(config: RunConfig) -> None:
+def _first_visit() -> None:
     """A shared link or a reload: reattach to the run it names."""
     if st.session_state.get("_reattached"):
         return
     st.session_state["_reattached"] = True
     query = st.query_params.to_dict()
     if "run" in query and "jobs" in query:
-        if not reattach(query["run"][:16], query["jobs"][:200], config):
-            st.warning(
-                "The run in this link is no longer on the server (it finished long "
-                "ago or the server restarted). Press Start to train it again."
-            )
+        problem = reattach(query["run"][:16], query["jobs"][:200])
+        if problem:
+            st.session_state["_reattach_problem"] = (query["run"][:16], problem)
+
+
+def _reattach_problem() -> None:
+    """What went wrong with the link's run, said while the link still names it."""
+    run_id, problem = st.session_state.get("_reattach_problem", ("", ""))
+    if problem and st.query_params.get("run", "")[:16] == run_id:
+        st.warning(problem, icon=":material/link_off:")
 
 
 def _errors(config: RunConfig):
@@ -285,12 +292,13 @@ def _estimate(config: RunConfig, data) -> None:
 def page() -> None:
     """The Train page: settings, controls, the live fragment, results."""
     config = sidebar()
-    _first_visit(config)
+    _first_visit()
     heartbeat()
     current = runs().get(st.session_state.get("current_run", ""))
     sync_url(url_extra())
     st.title("CSVM Explorer")
     show_problems()
+    _reattach_problem()
     errors, data = _errors(config)
     views = poll_run(current) if current is not None else {}
     controls(config, current, views, errors)
@@ -303,7 +311,20 @@ def page() -> None:
         welcome(data)
         return
     stale = current.config != config
-    if stale:
+    if stale and not owns(current):
+        # A shared run is never drawn with the viewer's settings: say whose are whose.
+        changed = "; ".join(
+            f"{title(n)} {show(n, getattr(current.config, n))}"
+            for n in current.config.differences(config)[:4]
+        )
+        st.info(
+            f"A shared run, drawn with the settings it was trained with "
+            f"({md_escape(changed)}). The sidebar's settings are yours, for your own next "
+            "Start.",
+            icon=":material/share:",
+        )
+        stale = False
+    elif stale:
         st.info(
             "These are the results of the previous settings: press Start to train "
             "with the new ones.",

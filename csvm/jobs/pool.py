@@ -84,8 +84,11 @@ class JobPool(Scheduler):
         name: str = "",
         group: str | None = None,
         owner: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> str:
         """Queue ``target(emit, **kwargs)``; returns the job id.
+
+        ``meta`` is kept with the job and shown in its views (never sent to the worker).
 
         ``target`` must be a top-level function of an importable module (workers import it
         by name), and its result must be picklable.  ``emit`` is an
@@ -122,6 +125,7 @@ class JobPool(Scheduler):
                 group=group,
                 owner=owner,
                 payload=payload,
+                meta=dict(meta or {}),
                 store=EventStore(
                     self.settings.max_points_per_series,
                     self.settings.max_array_points_per_series,

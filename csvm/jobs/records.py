@@ -67,7 +67,8 @@ class JobView:
     "WorkerCrashed" when its process died) and ``error_info`` its ``cause`` and
     ``suggested_eta`` attributes when it had them.  ``cpu_seconds`` is the CPU time the
     job has used (its process's import not included); ``nbytes`` the pickled size of the
-    events and result kept for a finished job.
+    events and result kept for a finished job; ``meta`` what its submitter filed with it
+    (the Train page: the run's settings, so a shared link shows the run as it was trained).
     """
 
     id: str
@@ -89,6 +90,7 @@ class JobView:
     cpu_seconds: float
     limit_hit: bool
     nbytes: int
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -115,6 +117,7 @@ class JobRecord:
     commands: list[dict[str, Any]] = field(default_factory=list)  # sent while queued
     cpu_seconds: float = 0.0
     limit_hit: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)  # what the submitter filed with it
     nbytes: int = 0
 
 
@@ -149,4 +152,5 @@ def snapshot(job: JobRecord, queue: deque[str]) -> JobView:
         cpu_seconds=cpu,
         limit_hit=job.limit_hit,
         nbytes=job.nbytes,
+        meta=dict(job.meta),
     )

@@ -1,0 +1,67 @@
+"""Shared links that were edited: a run is always drawn from its own settings, and a link
+that mixes jobs of different runs is named and shown read-only, never an exception."""
+
+from tests._apptest import open_app, query, wait_for_results
+
+SMALL_RUN = {
+    "n_iter": "2",
+    "n_train": "200",
+    "baselines": "svm",
+    "pace": "live",
+}
+
+
+def _finished_run(params: dict) -> tuple[dict, object]:
+    at = open_app(SMALL_RUN | params)
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    return {k: query(at, k) for k in at.query_params}, at
+
+
+def _run_of(at):
+    return at.session_state["runs"][at.session_state["current_run"]]
+
+
+def test_a_link_with_edited_settings_draws_the_run_as_it_was_trained():
+    url, owner_page = _finished_run({"class_a": "3", "class_b": "5"})
+    # The link edited to other classes and fewer images than the run was trained on.
+    viewer = wait_for_results(open_app(url | {"class_a": "1", "class_b": "7", "n_train": "50"}))
+    assert not viewer.exception
+    run = _run_of(viewer)
+    assert (run.config.class_a, run.config.class_b, run.config.n_train) == ("3", "5", 200)
+    assert run.config == _run_of(owner_page).config
+    assert any(
+        "A shared run, drawn with the settings it was trained with" in i.value for i in viewer.info
+    )
+    # The edited values stay the viewer's own settings for a next run.
+    assert query(viewer, "class_a") == "1"
+    assert viewer.button(key="start").disabled is False
+    assert not [b for b in viewer.button if b.label.endswith("Stop")]
+
+
+def test_a_link_mixing_jobs_of_two_runs_is_named_and_read_only():
+    url_a, page_a = _finished_run({})
+    url_b, _ = _finished_run({"seed": "1"})
+    own_csvm = url_a["jobs"].split(",")[0]
+    their_svm = url_b["jobs"].split(",")[1]
+    assert own_csvm.startswith("csvm:") and their_svm.startswith("svm:")
+    mixed = url_a | {"jobs": f"{own_csvm},{their_svm}"}
+    at = open_app(mixed)
+    assert not at.exception
+    assert any("jobs of another run (svm)" in w.value for w in at.warning)
+    assert set(_run_of(at).jobs) == {"csvm"}
+
+
+def test_a_link_whose_csvm_job_is_another_runs_is_refused_by_name():
+    url_a, _ = _finished_run({})
+    url_b, _ = _finished_run({"seed": "2"})
+    at = open_app(url_a | {"jobs": url_b["jobs"]})
+    assert not at.exception
+    assert any("does not name a run of this server" in w.value for w in at.warning)
+    assert "current_run" not in at.session_state
+
+
+def test_a_link_to_jobs_that_are_gone_says_so():
+    at = open_app({"run": "deadbeef", "jobs": "csvm:0123456789ab,svm:x"})
+    assert not at.exception
+    assert any("no longer on the server" in w.value for w in at.warning)
