@@ -33,7 +33,20 @@ PROBLEMS_KEY = "config_problems"
 FORM_ERRORS_KEY = "form_errors"
 _TASKS = ("Two classes", "Several classes")
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&\"'=^%@;,?/])")
-_C_EXPONENTS = list(range(-20, 7))
+_C_DECADES = [10.0**e for e in range(-20, 7)]
+
+
+def c_options(current: float | None) -> list[float]:
+    """The C slider's stops: every decade, plus ``current`` where it falls between two
+    (a link's ``C=3.3`` is kept as it is, not snapped to a decade)."""
+    if current is None or any(math.isclose(current, d) for d in _C_DECADES):
+        return list(_C_DECADES)
+    return sorted([*_C_DECADES, float(current)])
+
+
+def _c_label(value: float) -> str:
+    exponent = math.log10(value)
+    return f"1e{round(exponent)}" if math.isclose(exponent, round(exponent)) else f"{value:g}"
 _FORMAT = {
     "model": MODEL_LABELS.get,
     "baselines": MODEL_LABELS.get,
@@ -131,7 +144,7 @@ def _seed(name: str, value: Any) -> None:
         if value is None:
             value = {"C": 1.0, "n_train": 600, "protocol": "thesis"}.get(name)
         if name == "C":
-            value = int(max(-20, min(6, round(math.log10(value)))))
+            value = min(c_options(value), key=lambda d: abs(math.log10(d / value)))
         if spec.kind == "set":
             value = list(value)
         st.session_state[f"w_{name}"] = value
@@ -173,7 +186,11 @@ def _widget(container, name: str, options: list | None = None) -> None:
         container.checkbox("No limit on C (hard margin)", key="w_C__none", help=spec.help)
         if not st.session_state["w_C__none"]:
             container.select_slider(
-                "C", _C_EXPONENTS, key=key, format_func=lambda e: f"1e{e}", help=spec.help
+                "C",
+                c_options(st.session_state.get(key)),
+                key=key,
+                format_func=_c_label,
+                help=spec.help,
             )
         return
     if spec.none_label is not None and name == "n_train":
@@ -229,7 +246,7 @@ def _read(name: str, fallback: Any) -> Any:
         return fallback
     value = st.session_state[key]
     if name == "C":
-        return 10.0 ** int(value)
+        return float(value)
     return value
 
 

@@ -53,3 +53,18 @@ def test_hostile_link_is_named_escaped_and_harmless(name, raw):
     for key in at.query_params:
         assert len(str(at.query_params[key])) <= 64, key
     assert not at.button(key="start").disabled or name in ("class_a", "class_b")
+
+
+@pytest.mark.parametrize("raw,shown", [("3.3", "3.3"), ("0.05", "0.05"), ("100", "1e2")])
+def test_a_c_between_decades_is_kept_as_given(raw, shown):
+    """The C slider stops at decades; a link's C between two is added as a stop of its
+    own instead of silently snapping to the nearest decade."""
+    from csvm.runs.values import parse_value
+    from explorer.settings import _c_label
+
+    at = open_app({"C": raw})
+    assert not at.exception and not at.warning
+    slider = at.select_slider(key="w_C")
+    assert slider.value == parse_value("C", raw)
+    assert _c_label(slider.value) == shown
+    assert at.query_params["C"] == raw or float(at.query_params["C"]) == float(raw)
