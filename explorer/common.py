@@ -296,7 +296,15 @@ def poll_run(run: Run) -> dict[str, Any]:
 def outcomes(views: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
     """A run's job views in the terms of :func:`csvm.runs.targets.result_rows`."""
     return {
-        m: None if v is None else {"state": v.state, "result": v.result, "events": v.events}
+        m: None
+        if v is None
+        else {
+            "state": v.state,
+            "result": v.result,
+            "events": v.events,
+            "error_type": v.error_type,
+            "error": v.error.strip().splitlines()[-1][:300] if v.error.strip() else "",
+        }
         for m, v in views.items()
     }
 

@@ -47,6 +47,8 @@ def c_options(current: float | None) -> list[float]:
 def _c_label(value: float) -> str:
     exponent = math.log10(value)
     return f"1e{round(exponent)}" if math.isclose(exponent, round(exponent)) else f"{value:g}"
+
+
 _FORMAT = {
     "model": MODEL_LABELS.get,
     "baselines": MODEL_LABELS.get,

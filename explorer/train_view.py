@@ -17,6 +17,7 @@ from csvm.runs.summary import comparisons, headline
 from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
 from explorer import train_multiclass
 from explorer.common import (
+    FINAL_STATES,
     chart,
     data_for,
     get_pool,
@@ -76,8 +77,11 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     if config.multiclass:
         st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
     st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
+    # The CSVM's own state, not the run's: a crashed CSVM stops counting down at once,
+    # whatever its baselines still do.
     csvm_view = views.get("csvm")
-    fraction, text = progress(config, shown, running=is_running(views))
+    csvm_running = csvm_view is not None and csvm_view.state not in FINAL_STATES
+    fraction, text = progress(config, shown, running=csvm_running)
     if not is_running(views) and not finished:
         text += f" · training done, playing back at {st.session_state.get('pace')}"
     st.progress(fraction, text=("Paused · " if paused else "") + text)

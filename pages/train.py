@@ -346,6 +346,9 @@ def _watch(run: Run, stale: bool) -> bool:
 
     def draw(views: dict) -> None:
         steps = steps_of(views, run)
+        failed = views.get("csvm")
+        if failed is not None and failed.state == "error":
+            play.jump = True  # a crash shows its last recorded step at once, named
         _enforce_stop(run)
         shown = steps[: play.advance(len(steps), pace_seconds())]
         with st.container(key="stale" if stale else "live"):

@@ -4,6 +4,7 @@ class reads from the back row, and the significance of each difference between m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
@@ -86,6 +87,9 @@ def headline(
         return f"### {label}: this run is no longer on the server"
     if total is None:
         total = config.n_iter * (2 if config.model == "lcsvm" else 1)
+    if outcome.get("state") == "error" and outcome.get("result") is None:
+        # Named at once, while the baselines may still train for minutes.
+        return f"### {label} failed at step {len(shown)}: {_failure(outcome)}"
     if not finished:
         if outcome.get("state") == "queued":
             return f"### {label}: waiting for a free worker"
@@ -113,6 +117,18 @@ def headline(
         f"### {label}: {acc} test, {len(shown)} steps, {result['seconds']:.1f} s"
         f"{_baselines_text(config, outcomes, y_test)}"
     )
+
+
+def _failure(outcome: Mapping[str, Any]) -> str:
+    """Why a job failed, in plain words (no markdown survives): its process died, its CPU
+    time ran out, or its exception."""
+    kind = outcome.get("error_type") or ""
+    if kind == "TimeLimit":
+        return "it used up the server's CPU time per job"
+    message = outcome.get("error") or "no message"
+    if kind and kind != "WorkerCrashed":
+        message = f"{kind}: {message}"
+    return re.sub(r"[^A-Za-z0-9\s(),.:'=/-]", " ", message)[:300]
 
 
 def comparisons(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray) -> list[str]:
