@@ -399,7 +399,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lease", type=float, default=30.0)
     parser.add_argument("--budget", default="16M", help="finished-job byte budget")
     parser.add_argument("--out", help="also write the table to this Markdown file")
+    parser.add_argument(
+        "--chromium",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="instead: N real Chromium sessions against a fresh `streamlit run app.py` "
+        "(one class per N), see bench/_chromium_class.py",
+    )
     args = parser.parse_args(argv)
+    if args.chromium:
+        from bench._chromium_class import run_class, table
+
+        rows = []
+        for n in args.chromium:
+            rows.append(run_class(n))
+            print(rows[-1], flush=True)
+        print(table(rows))
+        return
     r = run(args.sessions, args.seconds, args.lease, args.budget)
     text = report(r)
     print(text)

@@ -1,0 +1,169 @@
+"""A class of real Chromium sessions against one fresh ``streamlit run app.py`` server.
+
+Used by ``python -m bench.bench_classroom --chromium 15 20``.  Each session is a browser
+context of its own (its own cookies: a student's laptop), opens the Train page with
+settings of its own in the link, waits for the page, presses Start and waits for the
+comparison table.  Sessions arrive over ``ramp`` seconds, as a class does.
+
+Counted per session:
+
+* **blank**: the page never drew its Start button, or showed a frontend exception;
+* **lost**: Start was pressed but no comparison table came within ``patience`` seconds;
+* **reset**: a setting the link gave (training images, seed) is not what the page shows
+  when the run ends (the URL the page writes back mirrors its settings);
+* **result**: seconds from pressing Start to the comparison table.
+
+The server's resident memory (the server and its workers, summed) is sampled each second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlparse
+
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+RESULTS = "Comparison on the same split"
+#: Frontend errors a blank page showed in earlier probes.
+FATAL = ("cannot be called on an ElementNode", "Unexpected Application Error")
+
+
+@dataclass
+class Session:
+    index: int
+    blank: bool = False
+    lost: bool = False
+    reset: list[str] = field(default_factory=list)
+    result_s: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and all its descendants, in MB."""
+    out = subprocess.run(
+        ["ps", "-e", "-o", "pid=,ppid=,rss="], capture_output=True, text=True, check=False
+    ).stdout
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for line in out.splitlines():
+        p, pp, r = (int(x) for x in line.split())
+        children.setdefault(pp, []).append(p)
+        rss[p] = r
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo += children.get(p, [])
+    return total / 1024
+
+
+def _link(url: str, index: int) -> tuple[str, dict[str, str]]:
+    """Each student's own settings: a seed and a training size of their own."""
+    # Never the defaults (seed 0, 50 images): the page leaves defaults out of its URL.
+    settings = {"seed": str(index + 1), "n_train": str(60 + 10 * (index % 6))}
+    return url + "/?" + "&".join(f"{k}={v}" for k, v in settings.items()), settings
+
+
+async def _student(browser, url: str, index: int, patience: float) -> Session:
+    s = Session(index)
+    context = await browser.new_context(viewport={"width": 1280, "height": 720})
+    page = await context.new_page()
+    page.on("pageerror", lambda e: s.errors.append(str(e)[:200]))
+    link, settings = _link(url, index)
+    try:
+        await page.goto(link, timeout=120_000)
+        start = page.get_by_role("button", name="▶ Start")
+        try:
+            await start.wait_for(timeout=180_000)
+        except Exception:  # noqa: BLE001 - a page that never draws is what we count
+            s.blank = True
+            return s
+        await page.wait_for_timeout(2000)  # a student reads before pressing Start
+        t0 = time.monotonic()
+        await start.click()
+        try:
+            await page.get_by_text(RESULTS).wait_for(timeout=patience * 1000)
+            s.result_s = time.monotonic() - t0
+        except Exception:  # noqa: BLE001
+            s.lost = True
+        query = parse_qs(urlparse(page.url).query)
+        s.reset = [k for k, v in settings.items() if query.get(k, [None])[-1] != v]
+    finally:
+        s.blank = s.blank or any(f in e for e in s.errors for f in FATAL)
+        await context.close()
+    return s
+
+
+async def _class(url: str, n: int, ramp: float, patience: float) -> list[Session]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+        async def arrive(i: int) -> Session:
+            await asyncio.sleep(ramp * i / max(n - 1, 1))
+            return await _student(browser, url, i, patience)
+
+        sessions = await asyncio.gather(*(arrive(i) for i in range(n)))
+        await browser.close()
+    return list(sessions)
+
+
+def run_class(n: int, ramp: float = 20.0, patience: float = 400.0) -> dict:
+    """``n`` Chromium sessions against a fresh server; the figures of the table."""
+    pid: list[int] = []
+    peak = [0.0]
+    with streamlit_server(pid=pid) as url:
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(1.0):
+                peak[0] = max(peak[0], _tree_rss_mb(pid[0]))
+
+        start_rss = _tree_rss_mb(pid[0])
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        t0 = time.monotonic()
+        sessions = asyncio.run(_class(url, n, ramp, patience))
+        wall = time.monotonic() - t0
+        stop.set()
+        end_rss = _tree_rss_mb(pid[0])
+    times = sorted(s.result_s for s in sessions if s.result_s is not None)
+    q = statistics.quantiles(times, n=20, method="inclusive") if len(times) >= 2 else times * 19
+
+    return {
+        "sessions": n,
+        "blank": sum(s.blank for s in sessions),
+        "lost": sum(s.lost and not s.blank for s in sessions),
+        "reset": sum(bool(s.reset) for s in sessions),
+        "p50": statistics.median(times) if times else float("nan"),
+        "p95": q[18] if times else float("nan"),
+        "max": max(times) if times else float("nan"),
+        "rss_start": start_rss,
+        "rss_peak": peak[0],
+        "rss_end": end_rss,
+        "wall": wall,
+        "errors": sorted({e for s in sessions for e in s.errors})[:5],
+        "resets": [s.reset for s in sessions if s.reset],
+    }
+
+
+def table(rows: list[dict]) -> str:
+    """The Markdown table of :func:`run_class` results."""
+    lines = [
+        "| sessions | blank pages | lost results | reset settings | result p50 | result p95 "
+        "| slowest | server memory start → peak → end |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['sessions']} | {r['blank']} | {r['lost']} | {r['reset']} | {r['p50']:.1f} s "
+            f"| {r['p95']:.1f} s | {r['max']:.1f} s | {r['rss_start']:.0f} → "
+            f"{r['rss_peak']:.0f} → {r['rss_end']:.0f} MB |"
+        )
+    return "\n".join(lines)
