@@ -132,6 +132,7 @@ class Worker:
         self.cpu_base = 0.0  # CPU seconds the child had used when the target started
         self.cpu_seconds = 0.0  # CPU seconds charged to the job so far
         self.stop_deadline: float | None = None  # when a signalled process gets SIGKILL
+        self.suspended = False  # frozen with SIGSTOP for a fair share
         self._outgoing: queue_module.SimpleQueue[bytes | None] | None = None
         self.process = ctx.Process(
             target=worker_main, args=(child_inbox, child_outbox, tuple(preload)), daemon=True
@@ -188,6 +189,24 @@ class Worker:
             self.cpu_seconds = max(self.cpu_seconds, total - self.cpu_base)
         return self.cpu_seconds
 
+    # -- a fair share -----------------------------------------------------------------------
+    def suspend(self) -> None:
+        """Freeze the process (SIGSTOP): it keeps its memory and uses no CPU."""
+        self._signal(signal.SIGSTOP)
+        self.suspended = True
+
+    def resume(self) -> None:
+        """Let a suspended process go on (SIGCONT)."""
+        self._signal(signal.SIGCONT)
+        self.suspended = False
+
+    def _signal(self, signum: int) -> None:
+        try:
+            if self.process.pid and self.process.exitcode is None:
+                os.kill(self.process.pid, signum)
+        except (OSError, ValueError):  # already gone: the pool notices at its next tick
+            pass
+
     # -- ending ---------------------------------------------------------------------------
     def signal_stop(self) -> None:
         """Ask the process to end (SIGTERM) and close the pipes; do not wait.
@@ -203,6 +222,8 @@ class Worker:
                     self.process.terminate()
             except (OSError, ValueError):
                 pass
+            if self.suspended:  # a stopped process acts on SIGTERM only once continued
+                self.resume()
         self.eof = True
         if self._outgoing is not None:
             self._outgoing.put(None)

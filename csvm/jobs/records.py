@@ -7,7 +7,7 @@ A :class:`JobRecord` is mutable and only touched under the pool's lock; a
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +67,8 @@ class JobView:
     "WorkerCrashed" when its process died) and ``error_info`` its ``cause`` and
     ``suggested_eta`` attributes when it had them.  ``cpu_seconds`` is the CPU time the
     job has used (its process's import not included); ``nbytes`` the pickled size of the
-    events and result kept for a finished job; ``meta`` what its submitter filed with it
+    events and result kept for a finished job; ``suspended_seconds`` how long it was frozen
+    for a fair share (its own timings include that time); ``meta`` what its submitter filed with it
     (the Train page: the run's settings, so a shared link shows the run as it was trained).
     """
 
@@ -91,6 +92,7 @@ class JobView:
     limit_hit: bool
     nbytes: int
     meta: dict[str, Any] = field(default_factory=dict)
+    suspended_seconds: float = 0.0
 
 
 @dataclass
@@ -119,16 +121,23 @@ class JobRecord:
     limit_hit: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # what the submitter filed with it
     nbytes: int = 0
+    slice_start: float = 0.0  # time.monotonic() at its last start or resume
+    suspended_since: float | None = None  # frozen for a fair share since (monotonic)
+    suspended_seconds: float = 0.0  # total time frozen so far
 
 
-def snapshot(job: JobRecord, queue: deque[str]) -> JobView:
-    """A frozen copy of ``job``; ``queue`` (job ids, oldest first) gives a queued job's place."""
+def snapshot(job: JobRecord, queue: Sequence[str]) -> JobView:
+    """A frozen copy of ``job``; ``queue`` (job ids, in the order they will start) gives a
+    queued job's place."""
     place = None
     phase = job.state
     cpu = job.cpu_seconds
     if job.state == "queued":
         place = queue.index(job.id) + 1
         phase = f"queued (place {place})"
+    elif job.state == "running" and job.suspended_since is not None:
+        phase = "paused for a fair share (another browser's first run goes first)"
+        cpu = job.worker.cpu_seconds
     elif job.state == "running":
         phase = _PHASES.get(job.worker.phase, job.worker.phase)
         cpu = job.worker.cpu_seconds
@@ -153,4 +162,6 @@ def snapshot(job: JobRecord, queue: deque[str]) -> JobView:
         limit_hit=job.limit_hit,
         nbytes=job.nbytes,
         meta=dict(job.meta),
+        suspended_seconds=job.suspended_seconds
+        + (time.monotonic() - job.suspended_since if job.suspended_since is not None else 0.0),
     )

@@ -75,7 +75,7 @@ class Scheduler:
         self._spare_maker.start()
 
     def _view(self, job: JobRecord) -> JobView:
-        return snapshot(job, self._queue)
+        return snapshot(job, self._fair_order() if job.state == "queued" else ())
 
     # -- owners ---------------------------------------------------------------------------
     def _heartbeat(self, owner: str, now: float) -> int:
@@ -198,40 +198,116 @@ class Scheduler:
         self._finish(job, "error")
 
     def _start_queued(self) -> None:
-        """Give free worker slots to the oldest queued jobs; ask for spares to replace them.
+        """Give free worker slots fairly, suspend for newcomers, ask for spares.
 
-        A job takes a warm spare; only when none is left is a process started here, under
-        the lock.  Replacements are started by :meth:`_make_spares_forever`, outside it:
-        on a loaded box a fork takes up to a few hundred milliseconds, which every
-        session's poll would otherwise wait for.
+        Free slots go first to the browsers with the fewest running jobs (a suspended
+        job goes on before a queued one of the same browser), oldest first among equals.
+        Then a browser with nothing running that still waits gets a slot by suspending
+        the longest-running job that has had ``fair_share_seconds`` since it started.
         """
         if self._closed:
             return
-        running = sum(j.state == "running" for j in self._jobs.values())
-        while self._queue and running < self.settings.max_workers:
-            job = self._jobs[self._queue.popleft()]
-            worker = None
-            while self._spares and worker is None:
-                worker = self._spares.pop(0)
-                if not worker.process.is_alive():  # a spare that died while it waited
-                    worker.signal_stop()
-                    self._dying.append(worker)
-                    worker = None
-            job.worker = worker or Worker(self._ctx, self._preload)
-            job.state = "running"
-            job.started_at = time.time()
-            job.worker.send({"cpu_limit": self.settings.max_job_seconds, "payload": job.payload})
-            for command in job.commands:
-                job.worker.send(command)
-            job.commands.clear()
-            self._drain(job, limit=READ_LIMIT)  # the phase the spare has reached
-            running += 1
+        self._fill_slots()
+        self._share()
         for worker in [w for w in self._spares if not w.process.is_alive()]:
             self._spares.remove(worker)
             worker.signal_stop()
             self._dying.append(worker)
         if len(self._spares) < self.settings.spare_workers:
             self._spares_wanted.set()
+
+    def _running_by_owner(self) -> dict[str | None, int]:
+        counts: dict[str | None, int] = {}
+        for j in self._jobs.values():
+            if j.state == "running" and j.suspended_since is None:
+                counts[j.owner] = counts.get(j.owner, 0) + 1
+        return counts
+
+    def _waiting(self) -> list[JobRecord]:
+        """Suspended and queued jobs, in the order they will get a worker."""
+        counts = self._running_by_owner()
+        order = {job_id: i for i, job_id in enumerate(self._queue)}
+        waiting = [j for j in self._jobs.values() if j.suspended_since is not None]
+        waiting += [self._jobs[job_id] for job_id in self._queue]
+        return sorted(
+            waiting,
+            key=lambda j: (
+                counts.get(j.owner, 0),
+                j.suspended_since is None,
+                order.get(j.id, -1),
+            ),
+        )
+
+    def _fair_order(self) -> list[str]:
+        """Queued job ids in the order they will start (for their place in the queue)."""
+        return [j.id for j in self._waiting() if j.state == "queued"]
+
+    def _fill_slots(self) -> None:
+        running = sum(v for v in self._running_by_owner().values())
+        while running < self.settings.max_workers:
+            waiting = self._waiting()
+            if not waiting:
+                return
+            job = waiting[0]
+            if job.suspended_since is not None:
+                job.suspended_seconds += time.monotonic() - job.suspended_since
+                job.suspended_since = None
+                job.slice_start = time.monotonic()
+                job.worker.resume()
+            else:
+                self._queue.remove(job.id)
+                self._launch(job)
+            running += 1
+
+    def _share(self) -> None:
+        """Suspend long-running jobs while a browser with nothing running waits."""
+        limit = self.settings.fair_share_seconds
+        if not limit:
+            return
+        while self._queue:
+            counts = self._running_by_owner()
+            newcomer = next(
+                (self._jobs[i] for i in self._queue if counts.get(self._jobs[i].owner, 0) == 0),
+                None,
+            )
+            suspended = sum(j.suspended_since is not None for j in self._jobs.values())
+            if newcomer is None or suspended >= self.settings.suspended_limit:
+                return
+            now = time.monotonic()
+            victims = [
+                j
+                for j in self._jobs.values()
+                if j.state == "running"
+                and j.suspended_since is None
+                and j.worker is not None
+                and now - j.slice_start >= limit
+            ]
+            if not victims:
+                return
+            victim = max(victims, key=lambda j: (counts.get(j.owner, 0), now - j.slice_start))
+            victim.worker.suspend()
+            victim.suspended_since = now
+            self._queue.remove(newcomer.id)
+            self._launch(newcomer)
+
+    def _launch(self, job: JobRecord) -> None:
+        """Start a queued job on a warm spare, or on a new process when none is left."""
+        worker = None
+        while self._spares and worker is None:
+            worker = self._spares.pop(0)
+            if not worker.process.is_alive():  # a spare that died while it waited
+                worker.signal_stop()
+                self._dying.append(worker)
+                worker = None
+        job.worker = worker or Worker(self._ctx, self._preload)
+        job.state = "running"
+        job.started_at = time.time()
+        job.slice_start = time.monotonic()
+        job.worker.send({"cpu_limit": self.settings.max_job_seconds, "payload": job.payload})
+        for command in job.commands:
+            job.worker.send(command)
+        job.commands.clear()
+        self._drain(job, limit=READ_LIMIT)  # the phase the spare has reached
 
     def _make_spares_forever(self) -> None:
         """Start spare workers, one at a time and outside the lock, when some are missing."""
@@ -265,6 +341,9 @@ class Scheduler:
         job.state = state
         job.finished_at = time.time()
         job.commands.clear()
+        if job.suspended_since is not None:  # its worker is continued to end (signal_stop)
+            job.suspended_seconds += time.monotonic() - job.suspended_since
+            job.suspended_since = None
         if job.worker is not None:
             job.cpu_seconds = job.worker.update_cpu()
             # A worker that was terminated mid-write must not be read again: its pipe

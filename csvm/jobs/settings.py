@@ -30,6 +30,8 @@ ENV_VARS: dict[str, str] = {
     "max_finished": "CSVM_MAX_FINISHED",
     "spares": "CSVM_SPARE_WORKERS",
     "start_method": "CSVM_START_METHOD",
+    "fair_share_seconds": "CSVM_FAIR_SHARE_SECONDS",
+    "max_suspended": "CSVM_MAX_SUSPENDED",
 }
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
@@ -80,6 +82,15 @@ class PoolSettings:
         available) forks each worker from a server process that imported the preload
         modules once: a fresh process per job in tens of milliseconds.  "spawn" starts a
         new interpreter per worker, which imports everything again (1-3 s of CPU).
+    fair_share_seconds : float
+        A fair share between browsers: when every worker is busy and a browser with
+        nothing running has a job queued, a job that has run this long since it last
+        started is suspended (SIGSTOP, no CPU) and the newcomer's job takes its worker;
+        suspended jobs go on (SIGCONT) as workers free up, browsers with the fewest
+        running jobs first (``CSVM_FAIR_SHARE_SECONDS``, 5; 0 turns suspension off).
+    max_suspended : int or None
+        Jobs suspended at once; each keeps its process's memory (``CSVM_MAX_SUSPENDED``;
+        default ``4 * max_workers``).
     tick_seconds : float
         How often a background thread starts queued jobs, reaps ended processes and expires
         leases (not an environment variable: it is not a policy).
@@ -95,6 +106,8 @@ class PoolSettings:
     max_finished: int = 200
     spares: int | None = None
     start_method: str = ""
+    fair_share_seconds: float = 5.0
+    max_suspended: int | None = None
     tick_seconds: float = 0.5
 
     def __post_init__(self) -> None:
@@ -121,11 +134,18 @@ class PoolSettings:
             "max_array_points_per_series": self.max_array_points_per_series >= 1,
             "max_finished": self.max_finished >= 0,
             "spares": self.spares is None or self.spares >= 0,
+            "fair_share_seconds": self.fair_share_seconds >= 0,
+            "max_suspended": self.max_suspended is None or self.max_suspended >= 0,
             "tick_seconds": self.tick_seconds > 0,
         }
         for name, ok in checks.items():
             if not ok:
-                minimum = {"max_points_per_series": "at least 2", "max_job_seconds": ">= 0"}
+                minimum = {
+                    "max_points_per_series": "at least 2",
+                    "max_job_seconds": ">= 0",
+                    "fair_share_seconds": ">= 0",
+                    "max_suspended": ">= 0",
+                }
                 raise ValueError(
                     f"PoolSettings.{name} = {getattr(self, name)!r} is out of range "
                     f"(must be {minimum.get(name, 'positive')}); fix it or the environment "
@@ -180,6 +200,11 @@ class PoolSettings:
     def spare_workers(self) -> int:
         """Idle workers to keep warm: ``spares``, or ``max_workers + 1`` when unset."""
         return self.max_workers + 1 if self.spares is None else int(self.spares)
+
+    @property
+    def suspended_limit(self) -> int:
+        """Jobs that may be suspended at once: ``max_suspended``, or ``4 * max_workers``."""
+        return 4 * self.max_workers if self.max_suspended is None else int(self.max_suspended)
 
     def with_(self, **changes: Any) -> PoolSettings:
         """A copy with some fields changed (``None`` values are ignored)."""
