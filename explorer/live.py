@@ -7,15 +7,28 @@ work ends; no nested ``run_every`` fragments and no widgets inside it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer.common import FINAL_STATES, get_pool, heartbeat
+from explorer.tick_load import TickLoad
 
-#: Seconds between two polls while a job is active.
+#: Seconds between two polls while a job is active (on a server that is not busy).
 EVERY = 1.0
+#: The server's page ticks, shared by every session (see :mod:`explorer.tick_load`).
+LOAD = TickLoad()
+#: How far the wanted interval may drift from the fragment's before the page reruns to
+#: take the new one (a fragment's ``run_every`` is set when the whole page runs).
+_DRIFT = 1.5
+
+
+def _page_key() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "bare"
 
 
 def _walk(jobs: Any, fetch: Callable[[str], Any]) -> Any:
@@ -83,7 +96,8 @@ def live_jobs(
         Whether there is still something to show, called on the views before the first
         draw and after each (the Train page: a job running, or steps still to play).
     every
-        Seconds between ticks while busy (``None`` once idle).
+        Seconds between ticks while busy (``None`` once idle), stretched on a busy server
+        (:class:`explorer.tick_load.TickLoad`).
 
     Each tick renews the session's heartbeat.  When the work that was busy as the page
     was drawn is over, the whole page reruns (so it can draw the results).  Returns
@@ -91,14 +105,22 @@ def live_jobs(
     """
     ids: Callable[[], Any] = jobs if callable(jobs) else lambda: jobs
     live = busy(views(ids()))
+    tick = LOAD.interval(every) if live else None
 
-    @st.fragment(run_every=every if live else None)
+    @st.fragment(run_every=tick)
     def _live() -> None:
+        started = time.perf_counter()
         heartbeat()
         now = views(ids())
         asked = render(now)
+        if tick is not None:
+            LOAD.record(_page_key(), time.perf_counter() - started)
         if asked or (live and not busy(now)):
             st.rerun()
+        if tick is not None:
+            wanted = LOAD.interval(every)
+            if not tick / _DRIFT <= wanted <= tick * _DRIFT:
+                st.rerun()  # the whole page, to set the fragment's new interval
 
     _live()
     return live

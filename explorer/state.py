@@ -53,12 +53,17 @@ class Playback:
     target: int = 0
     stop_at: float | None = None  # when a stop was asked for (time.monotonic())
     jump: bool = False  # show every recorded step at once (after Stop)
+    clock: float | None = None  # time.monotonic() of the last timed tick
+    carry: float = 0.0  # a fraction of a step earned but not shown yet
 
-    def advance(self, available: int, pace: float) -> int:
+    def advance(self, available: int, pace: float, now: float | None = None) -> int:
         """One tick: move the cursor on by the pace; returns the number of steps to show.
 
         ``available`` is the number of recorded steps, ``pace`` the seconds per step
-        (0: show every step as soon as it arrives).
+        (0: show every step as soon as it arrives).  With ``now`` (``time.monotonic()``)
+        the cursor moves by the time since the last tick, so a page that ticks less
+        often on a busy server still plays at its pace (several steps a tick); without
+        it, one step a tick.
         """
         if self.jump:
             self.cursor = available
@@ -67,7 +72,16 @@ class Playback:
         elif pace == 0.0:
             self.cursor = available
         else:
-            self.cursor = min(self.cursor + 1, available)
+            if now is None or self.clock is None:
+                steps = 1
+            else:
+                self.carry += max(now - self.clock, 0.0) / pace
+                steps = int(self.carry)
+                self.carry -= steps
+            self.clock = now
+            self.cursor = min(self.cursor + steps, available)
+            if self.cursor >= available:
+                self.carry = 0.0  # waiting for the worker earns no burst later
         return self.cursor
 
     def pause(self) -> None:
@@ -78,6 +92,7 @@ class Playback:
     def resume(self) -> None:
         """Go on at the pace from where the cursor is."""
         self.paused = False
+        self.clock = None  # the time paused earns no steps
         self.target = self.cursor
 
     def toggle(self) -> None:

@@ -350,7 +350,7 @@ def _watch(run: Run, stale: bool) -> bool:
         if failed is not None and failed.state == "error":
             play.jump = True  # a crash shows its last recorded step at once, named
         _enforce_stop(run)
-        shown = steps[: play.advance(len(steps), pace_seconds())]
+        shown = steps[: play.advance(len(steps), pace_seconds(), time.monotonic())]
         with st.container(key="stale" if stale else "live"):
             live_panel(run, views, shown)
 
