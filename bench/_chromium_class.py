@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlparse
 
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests._browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 RESULTS = "Comparison on the same split"
 #: Frontend errors a blank page showed in earlier probes.
@@ -85,14 +85,27 @@ async def _student(browser, url: str, index: int, patience: float) -> Session:
             return s
         await page.wait_for_timeout(2000)  # a student reads before pressing Start
         t0 = time.monotonic()
-        await start.click()
+        # Streamlit writes the URL after a click: do not wait for it as a navigation.
+        await start.click(no_wait_after=True, timeout=180_000)
         try:
             await page.get_by_text(RESULTS).wait_for(timeout=patience * 1000)
             s.result_s = time.monotonic() - t0
         except Exception:  # noqa: BLE001
             s.lost = True
+            # What the page said when it gave up: the headline and the jobs' status line.
+            body = (
+                await page.inner_text("section.main")
+                if await page.locator("section.main").count()
+                else await page.inner_text("body")
+            )
+            s.errors.append("lost: " + " | ".join(body.split("\n")[:12])[:600])
+            ARTIFACTS.mkdir(exist_ok=True)
+            await page.screenshot(path=str(ARTIFACTS / f"class-lost-{index}.png"))
         query = parse_qs(urlparse(page.url).query)
         s.reset = [k for k, v in settings.items() if query.get(k, [None])[-1] != v]
+    except Exception as exc:  # noqa: BLE001 - a session that broke is counted, not fatal
+        s.lost = True
+        s.errors.append(f"session {index}: {type(exc).__name__}: {str(exc)[:200]}")
     finally:
         s.blank = s.blank or any(f in e for e in s.errors for f in FATAL)
         await context.close()
@@ -118,7 +131,9 @@ def run_class(n: int, ramp: float = 20.0, patience: float = 400.0) -> dict:
     """``n`` Chromium sessions against a fresh server; the figures of the table."""
     pid: list[int] = []
     peak = [0.0]
-    with streamlit_server(pid=pid) as url:
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / f"class-server-{n}.log", "w")  # noqa: SIM115 - closed below
+    with log, streamlit_server(log=log, pid=pid) as url:
         stop = threading.Event()
 
         def sample() -> None:
@@ -148,7 +163,7 @@ def run_class(n: int, ramp: float = 20.0, patience: float = 400.0) -> dict:
         "rss_peak": peak[0],
         "rss_end": end_rss,
         "wall": wall,
-        "errors": sorted({e for s in sessions for e in s.errors})[:5],
+        "errors": sorted({e for s in sessions for e in s.errors})[:8],
         "resets": [s.reset for s in sessions if s.reset],
     }
 

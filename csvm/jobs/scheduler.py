@@ -266,8 +266,13 @@ class Scheduler:
             return
         while self._queue:
             counts = self._running_by_owner()
+            # A browser with nothing started at all: one whose job was suspended already
+            # has its share, and must not suspend another's in turn.
+            started = set(counts) | {
+                j.owner for j in self._jobs.values() if j.suspended_since is not None
+            }
             newcomer = next(
-                (self._jobs[i] for i in self._queue if counts.get(self._jobs[i].owner, 0) == 0),
+                (self._jobs[i] for i in self._queue if self._jobs[i].owner not in started),
                 None,
             )
             suspended = sum(j.suspended_since is not None for j in self._jobs.values())
