@@ -58,6 +58,8 @@ class Scheduler:
         self._spares: list[Worker] = []
         self._dying: list[Worker] = []  # signalled, not yet reaped
         self._owner_seen: dict[str, float] = {}
+        # owner -> when a job of theirs last got a worker (the round robin's order)
+        self._served: dict[str | None, float] = {}
         self._retention = Retention(self.settings.finished_bytes_budget, self.settings.max_finished)
         self._n_evicted = 0
         self._closed = False
@@ -163,6 +165,7 @@ class Scheduler:
         for owner, seen in list(self._owner_seen.items()):
             if owner not in with_jobs and now - seen > self.settings.lease_seconds:
                 del self._owner_seen[owner]
+                self._served.pop(owner, None)
 
     def _update_running(self, job: JobRecord) -> None:
         """Read a running job's messages; notice its end, a crash or its CPU limit."""
@@ -229,10 +232,13 @@ class Scheduler:
         order = {job_id: i for i, job_id in enumerate(self._queue)}
         waiting = [j for j in self._jobs.values() if j.suspended_since is not None]
         waiting += [self._jobs[job_id] for job_id in self._queue]
+        # Among browsers with as many jobs running, the one served longest ago goes
+        # first (round robin); a suspended job before a queued one of the same browser.
         return sorted(
             waiting,
             key=lambda j: (
                 counts.get(j.owner, 0),
+                self._served.get(j.owner, float("-inf")),
                 j.suspended_since is None,
                 order.get(j.id, -1),
             ),
@@ -249,6 +255,7 @@ class Scheduler:
             if not waiting:
                 return
             job = waiting[0]
+            self._served[job.owner] = time.monotonic()
             if job.suspended_since is not None:
                 job.suspended_seconds += time.monotonic() - job.suspended_since
                 job.suspended_since = None
@@ -292,6 +299,7 @@ class Scheduler:
             victim = max(victims, key=lambda j: (counts.get(j.owner, 0), now - j.slice_start))
             victim.worker.suspend()
             victim.suspended_since = now
+            self._served[newcomer.owner] = now
             self._queue.remove(newcomer.id)
             self._launch(newcomer)
 
