@@ -304,6 +304,7 @@ def outcomes(views: dict[str, Any]) -> dict[str, dict[str, Any] | None]:
             "events": v.events,
             "error_type": v.error_type,
             "error": v.error.strip().splitlines()[-1][:300] if v.error.strip() else "",
+            "suspended_seconds": v.suspended_seconds,
         }
         for m, v in views.items()
     }

@@ -582,8 +582,13 @@ def result_rows(
                     **row,
                     "train accuracy": round(100 * result["train_accuracy"], 2),
                     "test accuracy": round(100 * result["test_accuracy"], 2),
-                    "seconds": round(result["seconds"], 2),
-                    "status": result.get("status", "done"),
+                    # Less any time the pool froze it for a fair share (the job's own
+                    # clock ran on meanwhile).
+                    "seconds": round(
+                        max(result["seconds"] - outcome.get("suspended_seconds", 0.0), 0.0), 2
+                    ),
+                    "status": result.get("status", "done")
+                    + (" (paused for a fair share)" if outcome.get("suspended_seconds") else ""),
                 }
             )
             continue

@@ -126,6 +126,29 @@ def test_a_forgotten_or_unfinished_model_gets_dashes_not_none():
     assert rows[1]["95 % interval"] == "–" and rows[1]["test accuracy"] is None
 
 
+def test_time_frozen_for_a_fair_share_is_not_counted_as_training():
+    result = {"n_test": 100, "test_accuracy": 0.9, "train_accuracy": 1.0, "seconds": 12.5}
+    outcome = {"state": "done", "result": result, "events": [], "suspended_seconds": 10.0}
+    (row,) = result_rows(SMALL, {"svm": outcome})
+    assert row["seconds"] == 2.5 and "fair share" in row["status"]
+    (plain,) = result_rows(SMALL, {"svm": outcome | {"suspended_seconds": 0.0}})
+    assert plain["seconds"] == 12.5 and plain["status"] == "done"
+
+
+def test_a_crashed_csvm_is_named_in_the_headline_at_once():
+    crash = {
+        "state": "error",
+        "result": None,
+        "events": [],
+        "error_type": "WorkerCrashed",
+        "error": "the worker process exited unexpectedly (exit code -9: killed by SIGKILL)",
+    }
+    line = headline(SMALL, {"csvm": crash, "cnn": {"state": "running"}}, [{}] * 4, False)
+    assert line.startswith("### K-CSVM failed at step 4:") and "SIGKILL" in line
+    hostile = crash | {"error_type": "ValueError", "error": "[x](http://e) *b* <i>"}
+    assert not set("[]*<>") & set(headline(SMALL, {"csvm": hostile}, [], False))
+
+
 def test_divergence_headline_names_the_step_and_a_safer_eta():
     # The thesis's constant-step recipe (the default's relative steps never blow up).
     config = SMALL.replace(
