@@ -17,9 +17,9 @@ The server's resident memory (the server and its workers, summed) is sampled eac
 and the CPU seconds of the server (its workers included) and of Chromium are counted.
 
 All the students' pages run here, on the server's own cores, where in a class each renders
-on its own laptop; Chromium therefore runs at ``nice 15`` so that it takes the cores only
-when the server leaves them idle.  The result times still include the pages' rendering on
-cores the server shares.
+on its own laptop; Chromium's processes are therefore reniced to 15 each second, so that
+they take the cores only when the server leaves them idle.  The result times still include
+the pages' rendering on cores the server shares.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import asyncio
 import os
 import statistics
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -75,13 +74,28 @@ def _tree_cpu_s(pid: int) -> float:
     return total
 
 
-def _niced_chromium(niceness: int) -> str:
-    """A wrapper that starts Chromium at lower priority (Playwright's pipes pass through)."""
-    path = os.path.join(tempfile.mkdtemp(), "chromium-niced")
-    with open(path, "w") as fh:
-        fh.write(f'#!/bin/sh\nexec nice -n {niceness} {CHROMIUM} "$@"\n')
-    os.chmod(path, 0o755)
-    return path
+def _renice_tree(pid: int, niceness: int, spare: int) -> None:
+    """Lower the priority of ``pid``'s descendants (Chromium raises its own browser and
+    GPU processes to -8 at start, so a ``nice`` wrapper is not enough); ``spare`` and its
+    descendants (the server) are left alone."""
+    out = subprocess.run(
+        ["ps", "-e", "-o", "pid=,ppid=,ni="], capture_output=True, text=True, check=False
+    ).stdout
+    children: dict[int, list[int]] = {}
+    nice: dict[int, int] = {}
+    for line in out.splitlines():
+        p, pp, ni = line.split()
+        children.setdefault(int(pp), []).append(int(p))
+        nice[int(p)] = int(ni) if ni.lstrip("-").isdigit() else 0
+    todo = [c for c in children.get(pid, []) if c != spare]
+    while todo:
+        p = todo.pop()
+        if nice.get(p) != niceness:
+            try:
+                os.setpriority(os.PRIO_PROCESS, p, niceness)
+            except OSError:
+                pass
+        todo += children.get(p, [])
 
 
 def _tree_rss_mb(pid: int) -> float:
@@ -157,7 +171,7 @@ async def _class(url: str, n: int, ramp: float, patience: float) -> list[Session
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=_niced_chromium(15), args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
         async def arrive(i: int) -> Session:
             await asyncio.sleep(ramp * i / max(n - 1, 1))
@@ -180,6 +194,7 @@ def run_class(n: int, ramp: float = 20.0, patience: float = 400.0) -> dict:
         def sample() -> None:
             while not stop.wait(1.0):
                 peak[0] = max(peak[0], _tree_rss_mb(pid[0]))
+                _renice_tree(os.getpid(), 15, spare=pid[0])  # the pages, not the server
 
         start_rss = _tree_rss_mb(pid[0])
         sampler = threading.Thread(target=sample, daemon=True)
