@@ -16,7 +16,12 @@ import numpy as np
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from csvm.analysis.lab import solve_fixed_filter, solve_raw_pixels, starting_filters
+from csvm.analysis.lab import (
+    solve_fixed_filter,
+    solve_raw_pixels,
+    starting_filters,
+    step_scale,
+)
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.lab_job import lab_job
 from explorer.common import data_for, get_pool, owner, poll_run, runs
@@ -162,8 +167,12 @@ def take_step(config: RunConfig, data, eta: float) -> None:
     result = st.session_state.get("lab_result")
     if result is None:
         return
-    new = result.filters - eta * result.gradient
-    set_filters(new, f"{st.session_state.get('lab_source', 'filter')} + gradient step η={eta:g}")
+    scale = step_scale(result.filters, result.gradient, eta, config.step)
+    new = result.filters - scale * result.gradient
+    st.session_state["lab_last_step"] = {"objective": result.objective, "filters": new}
+    rule = "relative" if config.step != "constant" else "constant"
+    source = st.session_state.get("lab_source", "filter")
+    set_filters(new, f"{source} + {rule} gradient step η={eta:g}")
     resolve(config, data, new)
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
-from csvm.analysis.lab import FILTER_NAMES, load_filters
+from csvm.analysis.lab import FILTER_NAMES, load_filters, step_scale
 from csvm.analysis.landscape import landscape_directions
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
@@ -200,9 +200,11 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
 
 
 def _gradient_section(config: RunConfig, data, fresh) -> float:
-    """The gradient heatmap and the step button; returns the step size η."""
+    """The gradient heatmap and the step button; returns the multiplier of dT/df that one
+    step uses (the landscape's unit)."""
     st.subheader("3. Where the filter wants to go")
     st.session_state.setdefault("lab_eta", float(config.eta))
+    st.session_state.setdefault("lab_last_step", None)
     if fresh is None:
         st.caption("Re-solve the SVM to see the gradient at the current filter.")
         return float(st.session_state["lab_eta"])
@@ -212,15 +214,22 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
         "moves each weight against it: orange weights (negative dT/df) grow, purple ones "
         "shrink."
     )
+    relative = config.step != "constant"
     c1, c2 = st.columns([1, 2])
     eta = c1.number_input(
-        "η (step size)",
+        "η (fraction of the filter's norm)" if relative else "η (step size)",
         min_value=0.0,
         format="%g",
         key="lab_eta",
-        help="The step moves the filter by −η·dT/df. The settings' η is the default.",
+        help=(
+            "As on the Train page: the relative step moves the filter by the fraction η of "
+            "its own norm along −dT/df, whatever the size of T."
+            if relative
+            else "The thesis's constant step moves the filter by −η·dT/df; its size grows "
+            "with the number of images."
+        ),
     )
-    norm = float(np.linalg.norm(fresh.gradient))
+    scale = step_scale(fresh.filters, fresh.gradient, eta, config.step)
     c2.button(
         f"Take one gradient step (η = {eta:g})",
         key="lab_step",
@@ -228,11 +237,26 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
         args=(config, data, float(eta)),
         disabled=eta <= 0,
     )
+    moved = scale * float(np.linalg.norm(fresh.gradient))
+    rule = "the Train page's relative step" if relative else "the thesis's constant step"
     c2.caption(
-        f"‖dT/df‖ = {norm:.4g}: one step moves the filter by {eta * norm:.4g} "
-        f"(the filter's own norm is {np.linalg.norm(fresh.filters):.4g})."
+        f"One step ({rule}) moves the filter by {moved:.4g}; its own norm is "
+        f"{np.linalg.norm(fresh.filters):.4g}."
     )
-    return float(eta)
+    last = st.session_state.get("lab_last_step")
+    if last is not None and np.array_equal(last["filters"], fresh.filters):
+        if fresh.objective > last["objective"]:
+            st.warning(
+                f"That step raised T from {last['objective']:.4g} to {fresh.objective:.4g}: "
+                "the step overshot. Halve η and step again from the previous filter (the "
+                "Train page's relative rule halves η itself when T rises).",
+                icon=":material/trending_up:",
+            )
+        else:
+            st.caption(
+                f"That step lowered T from {last['objective']:.4g} to {fresh.objective:.4g}."
+            )
+    return float(scale)
 
 
 def _landscape_section(config: RunConfig, fresh, eta: float) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "solve_fixed_filter",
     "solve_raw_pixels",
     "starting_filters",
+    "step_scale",
 ]
 
 
@@ -432,3 +433,29 @@ def filter_gradient(
 # -- the explorer's worker jobs -----------------------------------------------------------
 #: Settings a lab computation takes, by name (those of :func:`solve_fixed_filter`).
 SETTING_NAMES = ("kernel", "degree", "gamma", "coef0", "C", "regulariser", "lam")
+
+
+def step_scale(filters: Any, gradient: Any, eta: float, rule: str = "relative") -> float:
+    """The multiplier ``s`` of the lab's one gradient step ``f - s * dT/df``.
+
+    The Train page's step rules, so that a step in the lab is the step a K-CSVM takes:
+    "constant" is the thesis's raw ``s = eta`` (its size grows with the number of images:
+    at the classroom's η = 0.1 it moved the filter 40-500 times its own norm and the
+    re-solved SVM fell to chance); "relative" (and "armijo", whose backtracking needs
+    several solves) moves the filter by the fraction ``eta`` of its own norm,
+    ``s = eta * ||f|| / ||g||``, whatever the scale of T.
+
+    Examples
+    --------
+    >>> f, g = np.ones((3, 3)), np.full((3, 3), 100.0)
+    >>> round(step_scale(f, g, 0.1), 12)  # moves f by a tenth of its norm
+    0.001
+    >>> step_scale(f, g, 0.1, "constant")
+    0.1
+    """
+    if rule == "constant":
+        return float(eta)
+    if rule not in ("relative", "armijo"):
+        raise ValueError(f"rule={rule!r}: use 'constant', 'relative' or 'armijo'")
+    g_norm = float(np.linalg.norm(gradient))
+    return 0.0 if g_norm == 0.0 else float(eta) * float(np.linalg.norm(filters)) / g_norm

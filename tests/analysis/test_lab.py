@@ -533,3 +533,27 @@ def test_lab_job_loads_the_pair_and_reports_each_point():
     assert line.objectives[0] == direct.objective
     with pytest.raises(ValueError, match="Unknown lab task"):
         lab_job(print, task="train", data=data, filters=f, settings=settings)
+
+
+def test_one_lab_step_at_the_classroom_eta_lowers_t_and_keeps_accuracy(pair):
+    """The lab's step is the Train page's relative step: at η = 0.1 it moves the filter by
+    a tenth of its norm, lowers T and keeps the SVM sane (the thesis's constant step at
+    the same η moved it hundreds of times its norm)."""
+    from csvm.analysis.lab import step_scale
+
+    X, y, Xt, yt = pair
+    rbf = {"kernel": "rbf", "gamma": 0.02, "C": 1.0}
+    start = starting_filters("random", 5, n_filters=1, seed=3)
+    before = solve_fixed_filter(X, y, start, X_test=Xt, y_test=yt, **rbf)
+    scale = step_scale(before.filters, before.gradient, 0.1, "relative")
+    moved = scale * np.linalg.norm(before.gradient)
+    assert moved == pytest.approx(0.1 * np.linalg.norm(before.filters))
+    after = solve_fixed_filter(
+        X, y, before.filters - scale * before.gradient, X_test=Xt, y_test=yt, **rbf
+    )
+    assert after.objective < before.objective
+    assert after.test_accuracy >= before.test_accuracy - 0.05
+    raw = step_scale(before.filters, before.gradient, 0.1, "constant")
+    assert raw * np.linalg.norm(before.gradient) > 10 * np.linalg.norm(before.filters)
+    with pytest.raises(ValueError, match="rule"):
+        step_scale(before.filters, before.gradient, 0.1, "newton")

@@ -74,7 +74,12 @@ def test_sobel_x_resolve_shows_its_accuracy_then_a_gradient_step_changes_the_gri
     eta = at.number_input(key="lab_eta").value
     at.button(key="lab_step").click().run()
     after = at.session_state["lab_filters"]
-    np.testing.assert_array_equal(after, before - eta * solved.gradient)
+    # The Train page's relative step (the default rule): a fraction η of the filter's norm.
+    from csvm.analysis.lab import step_scale
+
+    moved = step_scale(before, solved.gradient, eta, "relative")
+    np.testing.assert_array_equal(after, before - moved * solved.gradient)
+    assert np.linalg.norm(after - before) == pytest.approx(eta * np.linalg.norm(before))
     assert not np.allclose(after, before)
     np.testing.assert_allclose(_grid(at), after[0, 0])  # the grid shows the stepped filter
     assert not at.warning  # the step re-solves at the new filter
