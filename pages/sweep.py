@@ -13,7 +13,15 @@ from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
 from csvm.parallel import sweep_executor
 from csvm.runs.config import SPECS
-from csvm.runs.sweeps import SWEEP_PARAMS, ignore_event, parse_values, run_validation, sweep_configs
+from csvm.runs.sweeps import (
+    DEFAULT_VALUES,
+    SWEEP_PARAMS,
+    ignore_event,
+    parse_values,
+    run_validation,
+    sweep_configs,
+    sweepable,
+)
 from explorer.app import ensure_app
 from explorer.common import data_for, get_pool, heartbeat, owner
 from explorer.live import live_jobs, poll_views
@@ -45,30 +53,41 @@ n_train = c1.number_input(
     help="Small grids of small runs finish fastest.",
 )
 n_iter = c2.number_input("Iterations per cell", 1, 200, 8, key="sw_n_iter", help="Per cell.")
-names = list(SWEEP_PARAMS)
+names = sweepable(base)  # only what the current model and kernel use
+x_default = "gamma" if "gamma" in names else names[0]
+y_default = "C" if "C" in names else next(n for n in names if n != x_default)
+for key, default in (("sw_x", x_default), ("sw_y", y_default)):
+    if st.session_state.get(key) not in names:  # e.g. γ after a switch to the L-CSVM
+        st.session_state[key] = default
 c1, c2 = st.columns(2)
 x_name = c1.selectbox(
     "Horizontal axis",
     names,
-    index=names.index("gamma"),
     key="sw_x",
     format_func=lambda n: SWEEP_PARAMS[n][0],
-    help="The first setting.",
+    help="The first setting (only those the current model uses).",
 )
 # The default grid shows a pattern on the classroom preset (RBF kernel, relative steps): a
 # small C underfits at every γ (80-86 % against 90-95 % validation accuracy, measured).
 x_text = c1.text_input(
-    "Values", "0.0005, 0.02, 1", key="sw_x_values", help="Comma-separated, at most 8."
+    "Values",
+    DEFAULT_VALUES[x_name],
+    key=f"sw_x_values_{x_name}",
+    help="Comma-separated, at most 8.",
 )
 y_name = c2.selectbox(
     "Vertical axis",
     names,
-    index=names.index("C"),
     key="sw_y",
     format_func=lambda n: SWEEP_PARAMS[n][0],
     help="The second setting.",
 )
-y_text = c2.text_input("Values", "0.01, 10", key="sw_y_values", help="Comma-separated, at most 8.")
+y_text = c2.text_input(
+    "Values",
+    DEFAULT_VALUES[y_name],
+    key=f"sw_y_values_{y_name}",
+    help="Comma-separated, at most 8.",
+)
 
 
 def executor_address() -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "run_seed_job",
     "stability",
     "sweep_configs",
+    "sweepable",
     "sweep_rows",
     "ignore_event",
 ]
@@ -51,6 +52,26 @@ SWEEP_PARAMS: dict[str, tuple[str, type]] = {
     # A seed axis shows how much a setting's score moves between random first filters.
     "seed": ("seed", int),
 }
+
+#: A first grid for each axis (γ's and C's show a pattern on the classroom preset).
+DEFAULT_VALUES: dict[str, str] = {
+    "lam": "0.001, 0.01, 0.1",
+    "eta": "0.03, 0.1, 0.3",
+    "degree": "2, 3",
+    "gamma": "0.0005, 0.02, 1",
+    "C": "0.01, 10",
+    "filter_size": "3, 5, 7",
+    "n_filters": "1, 2",
+    "lam_w": "0.001, 0.1",
+    "lam_f": "0.001, 0.1",
+    "seed": "0, 1, 2",
+}
+
+
+def sweepable(config) -> list[str]:
+    """The settings a sweep may vary for ``config``: only those its model and kernel use
+    (an L-CSVM ignores γ and C: a grid over them would show one number six times)."""
+    return [name for name in SWEEP_PARAMS if config.uses(name)]
 
 
 def parse_values(name: str, text: str) -> list:

@@ -48,8 +48,8 @@ def test_sweep_page_fills_the_heatmap():
     assert not at.exception and not at.error
     at.number_input(key="sw_n_train").set_value(100)
     at.number_input(key="sw_n_iter").set_value(2)
-    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
-    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.text_input(key="sw_x_values_gamma").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values_C").set_value("0.05, 0.1").run()
     at.button(key="sw_start").click().run()
     deadline = time.time() + 120
     z = None
@@ -67,7 +67,7 @@ def test_sweep_page_fills_the_heatmap():
 
 def test_sweep_page_refuses_bad_values():
     at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
-    at.text_input(key="sw_x_values").set_value("0.01, lots").run()
+    at.text_input(key="sw_x_values_gamma").set_value("0.01, lots").run()
     assert any("not a number" in e.value for e in at.error)
     assert at.button(key="sw_start").disabled
 
@@ -144,8 +144,8 @@ def test_stability_over_three_seeds():
 def test_a_grid_larger_than_the_session_cap_is_refused_before_start():
     at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
     assert not at.error, "the default grid fits the default cap"
-    at.text_input(key="sw_x_values").set_value("0.001, 0.01, 0.1")
-    at.text_input(key="sw_y_values").set_value("0.1, 10, 1000").run()
+    at.text_input(key="sw_x_values_gamma").set_value("0.001, 0.01, 0.1")
+    at.text_input(key="sw_y_values_C").set_value("0.1, 10, 1000").run()
     assert any("9 cells" in e.value and "CSVM\\_MAX\\_ACTIVE" in e.value for e in at.error)
     assert at.button(key="sw_start").disabled
 
@@ -176,3 +176,15 @@ def test_summarise_stability_matches_stability():
     parts = summarise_stability([0, 1, 2], [run_seed(config, s) for s in (0, 1, 2)])
     assert np.allclose(whole["filters"], parts["filters"])
     assert whole["mean_abs_cosine"] == parts["mean_abs_cosine"]
+
+
+def test_an_l_csvm_sweep_offers_only_the_settings_it_uses():
+    """The L-CSVM ignores γ, C and η: a grid over them showed one number in every cell."""
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60)
+    at.query_params["model"] = "lcsvm"
+    at.run()
+    assert not at.exception
+    offered = set(at.selectbox(key="sw_x").options)
+    assert {"γ", "C", "η"}.isdisjoint(offered) and {"λ_w", "λ_f", "filter size"} <= offered
+    assert at.selectbox(key="sw_x").value != at.selectbox(key="sw_y").value
+    assert not at.error, "the default grid of the L-CSVM's axes is valid"

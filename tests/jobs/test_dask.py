@@ -161,8 +161,8 @@ def test_the_sweep_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
     assert any("Dask cluster" in c.value for c in at.caption)
     at.number_input(key="sw_n_train").set_value(60)
     at.number_input(key="sw_n_iter").set_value(2)
-    at.text_input(key="sw_x_values").set_value("0.01, 0.1")
-    at.text_input(key="sw_y_values").set_value("0.05, 0.1").run()
+    at.text_input(key="sw_x_values_gamma").set_value("0.01, 0.1")
+    at.text_input(key="sw_y_values_C").set_value("0.05, 0.1").run()
     at.button(key="sw_start").click().run()
     assert "futures" in at.session_state["sweep"]
     deadline = time.time() + 120
