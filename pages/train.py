@@ -129,11 +129,14 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         )
         return
     play = playback(run)
+    # A finished run still playing back can be stopped (the playback jumps to its end) and
+    # stepped; once everything is shown there is nothing left to stop, pause or step.
+    active = running or play.behind(len(steps_of(views, run)))
     # The stop command goes out from the click's callback, which Streamlit runs before the
     # rerun builds the sidebar: the worker stops while the page is being drawn.
     if c2.button(
         "■ Stop",
-        disabled=not running,
+        disabled=not active,
         key="stop",
         width="stretch",
         on_click=_request_stop,
@@ -147,13 +150,19 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         label,
         key="pause",
         icon=icon,
-        disabled=not running and not play.behind(len(steps_of(views, run))),
+        disabled=not active,
         width="stretch",
     ):
         play.toggle()
         _send(run, "pause" if play.paused else "resume")
         st.rerun()  # the buttons sit outside the live fragment: redraw them
-    if c4.button(_step_label(run), key="step", icon=":material/skip_next:", width="stretch"):
+    if c4.button(
+        _step_label(run),
+        key="step",
+        icon=":material/skip_next:",
+        disabled=not active,
+        width="stretch",
+    ):
         if not play.paused:
             _send(run, "pause")
         if play.step(len(steps_of(views, run))):  # not recorded yet: ask the worker

@@ -229,3 +229,21 @@ def test_figures_have_clean_ticks():
         [{**e, "sum_alpha": 1.0, "margin_term": 0.5, "regulariser": 0.1} for e in steps]
     )
     assert terms.layout.yaxis2.tickvals  # round values (more in tests/test_figures.py)
+
+
+def test_stop_ends_a_finished_runs_playback_and_step_is_off_after_the_end():
+    at = open_app(SMALL_RUN | {"pace": "2 s per step", "n_iter": "6", "baselines": "-"})
+    at.button(key="start").click().run()
+    run = at.session_state["runs"][at.session_state["current_run"]]
+    from explorer.common import get_pool
+
+    deadline = time.time() + 60
+    while get_pool().get(run.jobs["csvm"]).state != "done" and time.time() < deadline:
+        time.sleep(0.2)
+    at.run()  # training is over, the playback is not (2 s a step)
+    assert not at.button(key="stop").disabled, "Stop ends a playback still running"
+    assert not at.button(key="step").disabled
+    at.button(key="stop").click().run()
+    at = wait_for_results(at, seconds=10)
+    assert at.button(key="stop").disabled and at.button(key="step").disabled
+    assert at.button(key="pause").disabled
