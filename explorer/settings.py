@@ -153,26 +153,26 @@ def _seed(name: str, value: Any) -> None:
 
 
 def _number(container, name: str, disabled: bool = False) -> None:
+    """A number box with no bounds of its own: a bounded box turned a typed 100000 red and
+    silently kept the old value, so Start trained with it.  The value is checked against
+    the setting's range in :func:`render_settings`, which names it and holds Start."""
     spec = SPECS[name]
+    allowed = f" Allowed: {spec.describe_range()}."
     if spec.kind == "int":
         container.number_input(
             spec.label,
-            min_value=int(spec.low),
-            max_value=int(spec.high),
             step=1,
             key=f"w_{name}",
-            help=spec.help,
+            help=spec.help + allowed,
             disabled=disabled,
         )
         return
     container.number_input(
         spec.label,
-        min_value=float(spec.low),
-        max_value=float(spec.high),
         step=0.01 if spec.high <= 1 else 0.1,
         format="%g",
         key=f"w_{name}",
-        help=spec.help,
+        help=spec.help + allowed,
         disabled=disabled,
     )
 
@@ -327,8 +327,14 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
                     _widget(st, name, _options(name, datasets, config))
     values = {name: _read(name, getattr(config, name)) for name in SPECS}
     new, problems = parse(values, base=config, source="the form")
-    for problem in problems:  # widgets are bounded: this is a bug, but never a crash
-        st.sidebar.error(md_escape(problem.message))
+    for problem in problems:  # a typed value out of range: named, and Start waits
+        spec = SPECS[problem.name]
+        message = (
+            f"{spec.label} = {problem.raw} is out of range (allowed: "
+            f"{spec.describe_range()}); change it to press Start."
+        )
+        st.session_state[FORM_ERRORS_KEY].append(message)
+        st.sidebar.error(md_escape(message))
     if new != config:
         st.session_state[CONFIG_KEY] = new
         st.session_state.pop(PROBLEMS_KEY, None)  # the user has moved on from the link

@@ -247,3 +247,16 @@ def test_stop_ends_a_finished_runs_playback_and_step_is_off_after_the_end():
     at = wait_for_results(at, seconds=10)
     assert at.button(key="stop").disabled and at.button(key="step").disabled
     assert at.button(key="pause").disabled
+
+
+@pytest.mark.parametrize(
+    "widget,value,label",
+    [("w_n_iter", 100000, "Iterations"), ("w_n_train", 999999, ""), ("w_gamma", -5.0, "γ")],
+)
+def test_a_typed_value_out_of_range_is_named_and_holds_start(widget, value, label):
+    at = open_app()
+    at.number_input(key=widget).set_value(value).run()
+    assert not at.exception
+    named = [e.value for e in at.error if "out of range" in e.value or "Only" in e.value]
+    assert named and label in named[0], [e.value for e in at.error]
+    assert at.button(key="start").disabled
