@@ -8,7 +8,9 @@ import streamlit as st
 
 from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
+from csvm.runs.summary import run_name
 from csvm.runs.targets import result_rows, step_events
+from csvm.runs.values import show
 from explorer.app import ensure_app
 from explorer.common import heartbeat, outcomes, result_columns, runs
 from explorer.live import get_views, live_jobs
@@ -18,9 +20,21 @@ ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 
 def _settings_text(config: RunConfig, varying: list[str]) -> str:
-    """The settings that differ between the runs, then the model and pair."""
-    shown = [f"{SPECS[n].label}={getattr(config, n)}" for n in varying]
+    """The settings that differ between the runs, in words, or the dataset and pair."""
+    shown = [f"{SPECS[n].label} {show(n, getattr(config, n))}" for n in varying]
     return " · ".join(shown) or f"{config.dataset} {config.class_a} v {config.class_b}"
+
+
+def _names(session_runs: list[Run]) -> dict[str, str]:
+    """Readable, unique run names ("K-CSVM rbf γ 0.02, 2 filters, 50 images, 3 v 5"); a
+    repeated name gets its order ("… #2")."""
+    names: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for run in session_runs:
+        name = run_name(run.config)
+        seen[name] = seen.get(name, 0) + 1
+        names[run.id] = name if seen[name] == 1 else f"{name} #{seen[name]}"
+    return names
 
 
 def page() -> None:
@@ -41,6 +55,7 @@ def page() -> None:
             list(curves),
             default=list(curves)[-2:],
             key="compare_pinned",
+            format_func=_names(session_runs).get,
             help="Their curves and filters, next to each other.",
         )
         if curves
@@ -61,23 +76,25 @@ def _varying(session_runs: list[Run]) -> list[str]:
 
 def _curves(session_runs: list[Run], views: dict) -> tuple[dict, dict]:
     """Each run's CSVM steps (label, steps) and last filters, for the runs with steps."""
-    varying = _varying(session_runs)
+    names = _names(session_runs)
     curves, filters = {}, {}
     for run in session_runs:
         view = views[run.id].get("csvm")
         steps = step_events(view.events) if view is not None else []
         if steps:
-            curves[run.id] = (f"{run.id}: {_settings_text(run.config, varying)}", steps)
+            curves[run.id] = (names[run.id], steps)
             filters[run.id] = steps[-1].get("filters")
     return curves, filters
 
 
 def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     varying = _varying(session_runs)
+    names = _names(session_runs)
     rows = []
     for run in session_runs:
         for row in result_rows(run.config, outcomes(views[run.id])):
-            rows.append({"run": run.id, "settings": _settings_text(run.config, varying), **row})
+            settings = _settings_text(run.config, varying)
+            rows.append({"run": names[run.id], "differs in": settings, **row})
     curves, filters = _curves(session_runs, views)
     if varying:
         st.caption(
@@ -87,7 +104,12 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
-        column_config={"settings": st.column_config.TextColumn(width="large"), **result_columns()},
+        column_config={
+            "run": st.column_config.TextColumn(width="large"),
+            "differs in": st.column_config.TextColumn(width="medium"),
+            "95 % interval": st.column_config.TextColumn(width="medium"),
+            **result_columns(),
+        },
     )
     if not curves:
         return
@@ -99,7 +121,7 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     for i, run_id in enumerate(pinned):
         if filters.get(run_id) is not None:
             cols[i % len(cols)].plotly_chart(
-                figures.filter_figure(np.asarray(filters[run_id]), None, f"run {run_id}"),
+                figures.filter_figure(np.asarray(filters[run_id]), None, curves[run_id][0]),
                 key=f"compare_filter_{run_id}",
                 width="stretch",
             )

@@ -14,7 +14,7 @@ import numpy as np
 from csvm.analysis.stats import describe_difference, format_p, mcnemar_exact
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
-__all__ = ["comparisons", "headline"]
+__all__ = ["comparisons", "headline", "run_name"]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
@@ -144,3 +144,29 @@ def comparisons(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray) -> li
         test = mcnemar_exact(y_test, pred_a, pred_b)
         lines.append(describe_difference(a, b, test))
     return lines
+
+
+def run_name(config: RunConfig) -> str:
+    """A run in a few readable words: model, kernel and its width, images, filters.
+
+    Examples
+    --------
+    >>> run_name(RunConfig(kernel="rbf", gamma=0.02, n_train=50, n_filters=2))
+    'K-CSVM rbf γ 0.02, 2 filters, 50 images, 3 v 5'
+    >>> run_name(RunConfig(model="lcsvm", n_train=None, n_filters=1))
+    'L-CSVM, 1 filter, all images, 3 v 5'
+    """
+    parts = [MODEL_LABELS[config.model]]
+    if config.model == "kcsvm":
+        kernel = config.kernel
+        if kernel in ("rbf", "poly"):
+            kernel += f" γ {config.gamma:g}"
+        if config.kernel == "poly":
+            kernel += f" d {config.degree}"
+        parts[0] += f" {kernel}"
+    filters = f"{config.n_filters} filter{'s' if config.n_filters != 1 else ''}"
+    images = "all images" if config.n_train is None else f"{config.n_train} images"
+    task = config.classes or f"{config.class_a} v {config.class_b}"
+    if config.classes == "all":
+        task = "all classes"
+    return ", ".join([parts[0], filters, images, task])

@@ -210,6 +210,8 @@ def test_compare_page_lists_the_sessions_runs():
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM"]
+    # Runs named in words, not by hex ids.
+    assert set(table["run"]) == {"K-CSVM rbf γ 0.02, 2 filters, 200 images, 3 v 5"}
     assert titled(at, "Objective per step")
 
 
