@@ -16,7 +16,11 @@ from explorer.settings import restore_from_url, sync_url
 NARROW_PX = 1000
 # Streamlit's 6rem above the title pushed the headline of a finished run near the bottom
 # of a 720 px projector screen; 3.5rem still clears the (transparent) toolbar.
-_STYLE = "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}</style>"
+_STYLE = (
+    "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}"
+    # Results of settings that have since changed: greyed, so nobody reads them as current.
+    ".st-key-stale,.st-key-stale_results{opacity:.45;filter:grayscale(1)}</style>"
+)
 # Our own constant script (no user input in it).  It collapses the sidebar once when the
 # page opens narrower than NARROW_PX and again whenever the window shrinks below it; a
 # sidebar the user opens again at a narrow width stays open.  Streamlit keeps no setting

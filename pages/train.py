@@ -341,8 +341,9 @@ def page() -> None:
         )
     if _watch(current, stale):
         return
-    divergence_help(current, views)
-    results_panel(current, views)
+    with st.container(key="stale_results" if stale else "results"):
+        divergence_help(current, views)
+        results_panel(current, views)
 
 
 def _watch(run: Run, stale: bool) -> bool:

@@ -143,8 +143,24 @@ def test_changing_a_setting_marks_the_results_stale():
     at.button(key="start").click().run()
     at = wait_for_results(at)
     assert not any("previous settings" in i.value for i in at.info)
+    assert "results" in _block_keys(at) and "stale_results" not in _block_keys(at)
     at.number_input(key="w_n_iter").set_value(4).run()
     assert any("previous settings" in i.value for i in at.info)
+    # The old results sit in the containers the page's style greys (explorer.app._STYLE).
+    assert {"stale", "stale_results"} <= _block_keys(at)
+
+
+def _block_keys(at) -> set[str]:
+    """The keys of the page's keyed containers (their ids end in "-<key>")."""
+    keys, todo = set(), [at._tree]
+    while todo:
+        node = todo.pop()
+        proto_id = getattr(getattr(node, "proto", None), "id", "")
+        if type(node).__name__ == "Block" and proto_id:
+            keys.add(proto_id.rsplit("-", 1)[-1])
+        children = getattr(node, "children", None)
+        todo += list(children.values()) if isinstance(children, dict) else []
+    return keys
 
 
 def test_projector_mode_enlarges_the_figures():
