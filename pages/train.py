@@ -58,9 +58,20 @@ _STOP_GRACE = 1.0  # seconds a run may take to stop by itself before it is kille
 
 
 # -- sidebar --------------------------------------------------------------------------------
+#: The preset box's entry for settings that match no preset.
+CUSTOM = "Custom settings"
+
+
 def _apply_preset() -> None:
+    if st.session_state["preset"] == CUSTOM:
+        return
     chosen = next(p for p in presets() if p["name"] == st.session_state["preset"])
     set_config(chosen["run_config"])
+
+
+def _matching_preset(offered: list[dict], config: RunConfig) -> str:
+    """The preset whose settings are ``config``, or :data:`CUSTOM`."""
+    return next((p["name"] for p in offered if p["run_config"] == config), CUSTOM)
 
 
 def _view_settings() -> None:
@@ -78,12 +89,17 @@ def _view_settings() -> None:
 
 
 def sidebar() -> RunConfig:
-    """Presets, view settings and every run setting; returns the RunConfig."""
+    """Presets, view settings and every run setting; returns the RunConfig.
+
+    The preset box always names what will be trained: the preset whose settings these
+    are, or "Custom settings" once any is edited (the box's own state is lost on another
+    page, where it used to fall back to the first preset while the settings stayed).
+    """
     sb = st.sidebar
     offered = [p for p in presets() if p.get("requires") in (None, *available_datasets())]
-    names = [p["name"] for p in offered]
-    if st.session_state.get("preset") not in names:
-        st.session_state["preset"] = names[0]
+    shown = _matching_preset(offered, current_config())
+    names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])
+    st.session_state["preset"] = shown
     sb.selectbox(
         "Preset",
         names,
@@ -91,12 +107,13 @@ def sidebar() -> RunConfig:
         on_change=_apply_preset,
         help="Ready-made settings: a classroom demo and the thesis's setups.",
     )
-    chosen = next(p for p in offered if p["name"] == st.session_state["preset"])
-    sb.caption(chosen["description"])
+    if shown != CUSTOM:
+        sb.caption(next(p for p in offered if p["name"] == shown)["description"])
     _view_settings()
     config = render_settings(available_datasets())
-    if config != chosen["run_config"]:
-        sb.caption("Settings changed from the preset.")
+    if _matching_preset(offered, config) != shown and st.session_state.get("_renamed") != config:
+        st.session_state["_renamed"] = config  # once per edit, never a loop
+        st.rerun()  # an edit just left (or met) a preset: name it in the box at once
     return config
 
 

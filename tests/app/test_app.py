@@ -278,3 +278,16 @@ def test_a_typed_value_out_of_range_is_named_and_holds_start(widget, value, labe
     named = [e.value for e in at.error if "out of range" in e.value or "Only" in e.value]
     assert named and label in named[0], [e.value for e in at.error]
     assert at.button(key="start").disabled
+
+
+def test_the_preset_box_names_what_is_trained_across_pages_and_edits():
+    at = open_app()
+    assert at.selectbox(key="preset").value == "Classroom (fast)"
+    at.selectbox(key="preset").set_value("L-CSVM (linear, Algorithm 4)").run()
+    assert at.session_state["run_config"].model == "lcsvm"
+    at.switch_page("pages/about.py").run()
+    at.switch_page("pages/train.py").run()
+    assert at.selectbox(key="preset").value == "L-CSVM (linear, Algorithm 4)"
+    at.number_input(key="w_n_iter").set_value(7).run()
+    assert at.selectbox(key="preset").value == "Custom settings"
+    assert at.session_state["run_config"].model == "lcsvm"
