@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
 import threading
@@ -36,6 +37,8 @@ from urllib.parse import parse_qs, urlparse
 from tests._browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 RESULTS = "Comparison on the same split"
+#: The server's process id while a class runs (for a stack dump when a page is lost).
+SERVER_PID: list[int] = []
 #: Frontend errors a blank page showed in earlier probes.
 FATAL = ("cannot be called on an ElementNode", "Unexpected Application Error")
 
@@ -147,13 +150,18 @@ async def _student(browser, url: str, index: int, patience: float) -> Session:
             s.result_s = time.monotonic() - t0
         except Exception:  # noqa: BLE001
             s.lost = True
-            # What the page said when it gave up: the headline and the jobs' status line.
-            body = (
-                await page.inner_text("section.main")
-                if await page.locator("section.main").count()
-                else await page.inner_text("body")
-            )
-            s.errors.append("lost: " + " | ".join(body.split("\n")[:12])[:600])
+            # What the page said when it gave up, and what the server's threads were doing.
+            main = page.locator("[data-testid='stMain']")
+            body = await (main.inner_text() if await main.count() else page.inner_text("body"))
+            s.errors.append("lost: " + " | ".join(body.split("\n")[:40])[:1500])
+            if SERVER_PID and shutil.which("py-spy"):
+                dump = subprocess.run(
+                    ["py-spy", "dump", "--pid", str(SERVER_PID[0])],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
+                (ARTIFACTS / f"class-lost-{index}-server.txt").write_text(dump.stdout)
             ARTIFACTS.mkdir(exist_ok=True)
             await page.screenshot(path=str(ARTIFACTS / f"class-lost-{index}.png"))
         query = parse_qs(urlparse(page.url).query)
@@ -196,6 +204,7 @@ def run_class(n: int, ramp: float = 20.0, patience: float = 400.0) -> dict:
                 peak[0] = max(peak[0], _tree_rss_mb(pid[0]))
                 _renice_tree(os.getpid(), 15, spare=pid[0])  # the pages, not the server
 
+        SERVER_PID[:] = pid
         start_rss = _tree_rss_mb(pid[0])
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
