@@ -573,6 +573,7 @@ def result_rows(
             rows.append({**row, "status": "no longer on the server"})
             continue
         result = outcome.get("result")
+        frozen = outcome.get("suspended_seconds", 0.0)  # its clock ran on while suspended
         if result is not None:
             n = int(result["n_test"])
             low, high = wilson_interval(round(result["test_accuracy"] * n), n)
@@ -582,13 +583,9 @@ def result_rows(
                     **row,
                     "train accuracy": round(100 * result["train_accuracy"], 2),
                     "test accuracy": round(100 * result["test_accuracy"], 2),
-                    # Less any time the pool froze it for a fair share (the job's own
-                    # clock ran on meanwhile).
-                    "seconds": round(
-                        max(result["seconds"] - outcome.get("suspended_seconds", 0.0), 0.0), 2
-                    ),
+                    "seconds": round(max(result["seconds"] - frozen, 0.0), 2),
                     "status": result.get("status", "done")
-                    + (" (paused for a fair share)" if outcome.get("suspended_seconds") else ""),
+                    + (" (paused for a fair share)" * bool(frozen)),
                 }
             )
             continue
