@@ -77,7 +77,6 @@ def live_jobs(
     views: Callable[[Any], Any] = poll_views,
     busy: Callable[[Any], bool] = is_busy,
     every: float = EVERY,
-    on_end: Callable[[Any], None] | None = None,
 ) -> bool:
     """Draw ``render(views of jobs)`` in a fragment that refreshes while work is active.
 
@@ -96,10 +95,6 @@ def live_jobs(
     busy
         Whether there is still something to show, called on the views before the first
         draw and after each (the Train page: a job running, or steps still to play).
-    on_end
-        Draws (no widgets) what the page shows once the work is over, in the last tick
-        before the whole page reruns to draw it fully.  Under load (20 classroom pages
-        on two cores) that rerun was sometimes lost, leaving a page without its results.
     every
         Seconds between ticks while busy (``None`` once idle), stretched on a busy server
         (:class:`explorer.tick_load.TickLoad`).
@@ -121,8 +116,6 @@ def live_jobs(
         if tick is not None:
             LOAD.record(_page_key(), time.perf_counter() - started)
         if asked or (live and not busy(now)):
-            if on_end is not None and not asked:
-                on_end(now)  # stays on the page should the rerun below be lost
             st.rerun()
 
     _live()

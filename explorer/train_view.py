@@ -190,24 +190,18 @@ def _baselines_view(run: Run, views: dict) -> None:
 
 
 # -- results --------------------------------------------------------------------------------
-def results_table(run: Run, views: dict) -> None:
-    """The comparison table alone (no widgets): what the live fragment leaves on the page
-    as a run ends, in case the whole-page rerun that draws the full results is lost."""
-    st.subheader("Comparison on the same split")
-    st.dataframe(
-        pd.DataFrame(result_rows(run.config, outcomes(views))),
-        hide_index=True,
-        width="stretch",
-        column_config=result_columns(),
-    )
-
-
 def results_panel(run: Run, views: dict) -> None:
     """Comparison with intervals and significance, confusion, mistakes, export."""
     config: RunConfig = run.config
     data = data_for(config)
     outs = outcomes(views)
-    results_table(run, views)
+    st.subheader("Comparison on the same split")
+    st.dataframe(
+        pd.DataFrame(result_rows(config, outs)),
+        hide_index=True,
+        width="stretch",
+        column_config=result_columns(),
+    )
     lines = comparisons(config, outs, data.y_test)
     for line in lines:
         st.markdown(md_escape(line))

@@ -50,7 +50,7 @@ from explorer.settings import (
     sync_url,
 )
 from explorer.state import Run
-from explorer.train_view import live_panel, results_panel, results_table, steps_of, welcome
+from explorer.train_view import live_panel, results_panel, steps_of, welcome
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -382,9 +382,7 @@ def _watch(run: Run, stale: bool) -> bool:
             live_panel(run, views, shown)
 
     every = min(pace_seconds() or 1.0, 1.0)
-    return live_jobs(
-        run.jobs, draw, busy=busy, every=every, on_end=lambda views: results_table(run, views)
-    )
+    return live_jobs(run.jobs, draw, busy=busy, every=every)
 
 
 def _enforce_stop(run: Run) -> None:
