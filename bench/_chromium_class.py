@@ -148,10 +148,10 @@ async def _student(browser, url: str, index: int, patience: float) -> Session:
         # Streamlit writes the URL after a click: do not wait for it as a navigation.
         await start.click(no_wait_after=True, timeout=180_000)
         try:
-            await page.get_by_text(RESULTS).wait_for(timeout=patience * 1000)
+            await page.get_by_text(RESULTS).first.wait_for(timeout=patience * 1000)
             s.result_s = time.monotonic() - t0
             try:  # the whole results panel (its export button), not only the table
-                await page.get_by_text(FULL_PANEL).wait_for(timeout=60_000)
+                await page.get_by_text(FULL_PANEL).first.wait_for(timeout=60_000)
             except Exception:  # noqa: BLE001
                 s.partial = True
         except Exception:  # noqa: BLE001
