@@ -143,6 +143,8 @@ def test_changing_a_setting_marks_the_results_stale():
     at.button(key="start").click().run()
     at = wait_for_results(at)
     assert not any("previous settings" in i.value for i in at.info)
+    if not _block_keys(at):
+        pytest.skip("this Streamlit's AppTest does not expose container keys")
     assert "results" in _block_keys(at) and "stale_results" not in _block_keys(at)
     at.number_input(key="w_n_iter").set_value(4).run()
     assert any("previous settings" in i.value for i in at.info)
