@@ -55,27 +55,42 @@ class Session:
     errors: list[str] = field(default_factory=list)
 
 
+def _processes(column: str) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Every process's children, and one ``ps`` column (``ni``, ``rss``) per process."""
+    out = subprocess.run(
+        ["ps", "-e", "-o", f"pid=,ppid=,{column}="], capture_output=True, text=True, check=False
+    ).stdout
+    children: dict[int, list[int]] = {}
+    values: dict[int, int] = {}
+    for line in out.splitlines():
+        p, pp, v = line.split()
+        children.setdefault(int(pp), []).append(int(p))
+        values[int(p)] = int(v) if v.lstrip("-").isdigit() else 0
+    return children, values
+
+
+def _descendants(children: dict[int, list[int]], roots: list[int]) -> list[int]:
+    todo, seen = list(roots), []
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        todo += children.get(p, [])
+    return seen
+
+
 def _tree_cpu_s(pid: int) -> float:
     """CPU seconds of ``pid`` and its descendants, those that ended and were waited for
     included (``cutime``/``cstime``)."""
-    total, todo = 0.0, [pid]
+    children, _ = _processes("ni")
     tick = os.sysconf("SC_CLK_TCK")
-    out = subprocess.run(
-        ["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True, check=False
-    ).stdout
-    children: dict[int, list[int]] = {}
-    for line in out.splitlines():
-        p, pp = (int(x) for x in line.split())
-        children.setdefault(pp, []).append(p)
-    while todo:
-        p = todo.pop()
+    total = 0.0
+    for p in _descendants(children, [pid]):
         try:
             with open(f"/proc/{p}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
             total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / tick
         except (FileNotFoundError, ProcessLookupError, IndexError):
             pass
-        todo += children.get(p, [])
     return total
 
 
@@ -83,43 +98,20 @@ def _renice_tree(pid: int, niceness: int, spare: int) -> None:
     """Lower the priority of ``pid``'s descendants (Chromium raises its own browser and
     GPU processes to -8 at start, so a ``nice`` wrapper is not enough); ``spare`` and its
     descendants (the server) are left alone."""
-    out = subprocess.run(
-        ["ps", "-e", "-o", "pid=,ppid=,ni="], capture_output=True, text=True, check=False
-    ).stdout
-    children: dict[int, list[int]] = {}
-    nice: dict[int, int] = {}
-    for line in out.splitlines():
-        p, pp, ni = line.split()
-        children.setdefault(int(pp), []).append(int(p))
-        nice[int(p)] = int(ni) if ni.lstrip("-").isdigit() else 0
-    todo = [c for c in children.get(pid, []) if c != spare]
-    while todo:
-        p = todo.pop()
+    children, nice = _processes("ni")
+    roots = [c for c in children.get(pid, []) if c != spare]
+    for p in _descendants(children, roots):
         if nice.get(p) != niceness:
             try:
                 os.setpriority(os.PRIO_PROCESS, p, niceness)
             except OSError:
                 pass
-        todo += children.get(p, [])
 
 
 def _tree_rss_mb(pid: int) -> float:
     """Resident memory of ``pid`` and all its descendants, in MB."""
-    out = subprocess.run(
-        ["ps", "-e", "-o", "pid=,ppid=,rss="], capture_output=True, text=True, check=False
-    ).stdout
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for line in out.splitlines():
-        p, pp, r = (int(x) for x in line.split())
-        children.setdefault(pp, []).append(p)
-        rss[p] = r
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        total += rss.get(p, 0)
-        todo += children.get(p, [])
-    return total / 1024
+    children, rss = _processes("rss")
+    return sum(rss.get(p, 0) for p in _descendants(children, [pid])) / 1024
 
 
 def _link(url: str, index: int) -> tuple[str, dict[str, str]]:
