@@ -85,6 +85,7 @@ class _IterationRequired(_SubProblemEvent):
     train_accuracy: float
     svm_iterations: int  # LIBSVM's iterations for this solve
     svm_hit_max_iter: bool  # it stopped at svm_max_iter instead of converging
+    svm_at_hard_cap: bool  # a hard-margin solve put an alpha at the cap: not separable
     eta: float  # the step size that will move the filter next
     timings: dict[str, float]  # seconds spent on "kernel", "svm", "gradient"
 

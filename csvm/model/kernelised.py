@@ -64,6 +64,9 @@ class _KernelState:
     kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
     svm_iterations: int = 0  # LIBSVM's iterations for this solve
     svm_hit_max_iter: bool = False  # it stopped at its bound, not at its tolerance
+    # A hard-margin solve with an alpha at HARD_MARGIN_C: no separating solution exists
+    # (scikit-learn 1.9's LIBSVM gets there in ~100 iterations; older ones ran to the bound).
+    svm_at_hard_cap: bool = False
 
     def decision_function(self, X4: np.ndarray) -> np.ndarray:
         n = len(X4)
@@ -160,6 +163,7 @@ def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None, 
         kernel_params=dict(params),
         svm_iterations=iterations,
         svm_hit_max_iter=bool(max_iter > 0 and iterations >= max_iter),
+        svm_at_hard_cap=bool(C >= HARD_MARGIN_C and np.abs(a).max(initial=0.0) >= 0.5 * C),
     )
     return state, {"kernel": t1 - t0, "svm": t2 - t1}
 
@@ -373,9 +377,9 @@ class KernelCSVM(BaseCSVM):
             state, timings = _solve(
                 X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer, self.svm_max_iter
             )
-            if state.svm_hit_max_iter and not warned:
+            if (state.svm_hit_max_iter or state.svm_at_hard_cap) and not warned:
                 warned.append(iteration)
-                self._warn_max_iter(recorder, iteration, C)
+                self._warn_unsolved(recorder, iteration, C, state.svm_hit_max_iter)
             return state, timings
 
         state, timings = solve(filters, 0)
@@ -443,6 +447,7 @@ class KernelCSVM(BaseCSVM):
             train_accuracy=state.train_accuracy,
             svm_iterations=state.svm_iterations,
             svm_hit_max_iter=state.svm_hit_max_iter,
+            svm_at_hard_cap=state.svm_at_hard_cap,
             eta=eta,
             seconds=seconds,
             timings=timings,
@@ -529,8 +534,9 @@ class KernelCSVM(BaseCSVM):
                 new_norm,
             )
 
-    def _warn_max_iter(self, recorder: Recorder, iteration: int, C: float) -> None:
-        """Say that a solve stopped at ``svm_max_iter``, and the likely causes."""
+    def _warn_unsolved(self, recorder: Recorder, iteration: int, C: float, bound: bool) -> None:
+        """Say that a solve stopped at ``svm_max_iter`` (``bound``) or that a hard-margin
+        solve put an alpha at the cap, and the likely causes."""
         pair = " v ".join(str(c) for c in recorder.base.get("pair", ()))
         if C >= HARD_MARGIN_C:
             cause = (
@@ -543,11 +549,18 @@ class KernelCSVM(BaseCSVM):
                 f"with C={C:g} the inputs may be unscaled (pixels should be in [0, 1]) or the "
                 "kernel badly conditioned; scale X, lower C or gamma, or raise svm_max_iter"
             )
+        if bound:
+            what = f"stopped at its iteration bound (svm_max_iter={self.svm_max_iter})"
+            flag = "svm_hit_max_iter"
+        else:
+            what, flag = (
+                f"put an alpha at the hard-margin cap C={HARD_MARGIN_C:g}",
+                "svm_at_hard_cap",
+            )
         warnings.warn(
-            f"KernelCSVM: the SVM solve stopped at its iteration bound "
-            f"(svm_max_iter={self.svm_max_iter}) at iteration {iteration} of sub-problem "
+            f"KernelCSVM: the SVM solve {what} at iteration {iteration} of sub-problem "
             f"{recorder.base.get('classifier', 0)} ({pair}): {cause}. Its solution is "
-            "approximate; the events of that iteration say svm_hit_max_iter=True.",
+            f"approximate; the events of that iteration say {flag}=True.",
             SVMIterationWarning,
             stacklevel=2,
         )
@@ -565,11 +578,12 @@ class KernelCSVM(BaseCSVM):
         """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
         advice = f"Try a smaller step such as eta={eta / 10:g}, a larger lam, or step='armijo'."
-        if any(e.get("svm_hit_max_iter") for e in recorder.history):
+        if any(e.get("svm_hit_max_iter") or e.get("svm_at_hard_cap") for e in recorder.history):
             # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
             # towards C; no step size helps there.
             advice = (
-                "The SVM solves had stopped at their iteration bound (svm_max_iter): with "
+                "The SVM solves had stopped at their iteration bound (svm_max_iter) or at "
+                "the hard-margin cap: with "
                 "C=None (hard margin) the data may not be separable in this kernel, or the "
                 "inputs are unscaled (pixels should be in [0, 1]); set a finite C or scale X."
             )

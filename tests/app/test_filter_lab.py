@@ -78,7 +78,7 @@ def test_sobel_x_resolve_shows_its_accuracy_then_a_gradient_step_changes_the_gri
     from csvm.analysis.lab import step_scale
 
     moved = step_scale(before, solved.gradient, eta, "relative")
-    np.testing.assert_array_equal(after, before - moved * solved.gradient)
+    np.testing.assert_allclose(after, before - moved * solved.gradient, rtol=1e-12, atol=0)
     assert np.linalg.norm(after - before) == pytest.approx(eta * np.linalg.norm(before))
     assert not np.allclose(after, before)
     np.testing.assert_allclose(_grid(at), after[0, 0])  # the grid shows the stepped filter

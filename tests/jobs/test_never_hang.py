@@ -30,14 +30,20 @@ def test_hard_margin_on_inseparable_unscaled_data_stops_at_the_default_bound():
         image_shape=(8, 8), filter_shape=(3, 3), C=None, n_iter=2, eta=0.0, random_state=0
     )
     assert clf.svm_max_iter == 10**6
-    with pytest.warns(SVMIterationWarning, match="stopped at its iteration bound") as record:
+    # Older LIBSVMs (scikit-learn < 1.9) ran to the iteration bound; 1.9's puts the
+    # alphas at the hard-margin cap in ~100 iterations.  Either way the fit says why.
+    ended = "stopped at its iteration bound|put an alpha at the hard-margin cap"
+    with pytest.warns(SVMIterationWarning, match=ended) as record:
         clf.fit(X, y)
     ours = [w for w in record if issubclass(w.category, SVMIterationWarning)]
     assert len(ours) == 1  # once per sub-problem, not once per solve
-    assert CAUSE in str(ours[0].message) and "svm_max_iter=1000000" in str(ours[0].message)
+    assert CAUSE in str(ours[0].message)
     assert issubclass(SVMIterationWarning, ConvergenceWarning)
-    assert [e["svm_hit_max_iter"] for e in clf.history_] == [True, True]
-    assert [e["svm_iterations"] for e in clf.history_] == [10**6, 10**6]
+    for e in clf.history_:
+        assert e["svm_hit_max_iter"] or e["svm_at_hard_cap"]
+        assert e["svm_iterations"] == 10**6 or not e["svm_hit_max_iter"]
+        if e["svm_hit_max_iter"]:
+            assert "svm_max_iter=1000000" in str(ours[0].message)
 
 
 def test_divergence_after_hitting_the_bound_names_the_cause():
@@ -55,7 +61,7 @@ def test_divergence_after_hitting_the_bound_names_the_cause():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.raises(DivergenceError, match="set a finite C or scale X"):
             clf.fit(X, y)
-    assert clf.history_[0]["svm_hit_max_iter"]
+    assert clf.history_[0]["svm_hit_max_iter"] or clf.history_[0]["svm_at_hard_cap"]
 
 
 def test_converged_solves_say_so():
