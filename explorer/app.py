@@ -112,7 +112,8 @@ def main() -> None:
     st.html(_STYLE)
     if st.session_state.get("projector"):
         st.html(
-            "<style>h1{font-size:3rem!important} h3{font-size:2.2rem!important}"
+            # The title stays at its size (the app's name); the headline and text grow.
+            "<style>h3{font-size:2.2rem!important}"
             " [data-testid='stMarkdownContainer'] p{font-size:1.25rem}"
             # The rule above also reached st.metric's value (a markdown paragraph), which
             # then shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.

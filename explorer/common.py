@@ -346,7 +346,7 @@ def restore_view_from_url() -> None:
         pace = st.query_params.get("pace", DEFAULT_PACE)
         st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
     if "projector" not in st.session_state:
-        st.session_state["projector"] = st.query_params.get("projector") == "1"
+        st.session_state["projector"] = st.query_params.get("projector") in ("1", "true")
 
 
 def url_extra() -> dict[str, str]:

@@ -30,7 +30,7 @@ def filter_views(data, filters: np.ndarray, container) -> None:
     source = st.session_state.get("lab_source", "")
     container.plotly_chart(
         # Plotly renders some HTML in titles; the source may hold a run's or a file's name.
-        figures.filter_figure(filters, title=f"Filter: {html.escape(source)}"),
+        figures.filter_figure(filters, title=f"Filter: {html.escape(source)}", values=False),
         key="lab_heat",
         width="stretch",
     )

@@ -76,7 +76,6 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     )
     if config.multiclass:
         st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
-    st.caption(" · ".join(_status_line(m, v) for m, v in views.items()))
     # The CSVM's own state, not the run's: a crashed CSVM stops counting down at once,
     # whatever its baselines still do.
     csvm_view = views.get("csvm")
@@ -84,22 +83,30 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     fraction, text = progress(config, shown, running=csvm_running)
     if not is_running(views) and not finished:
         text += f" · training done, playing back at {st.session_state.get('pace')}"
-    st.progress(fraction, text=("Paused · " if paused else "") + text)
+    status = " · ".join(_status_line(m, v) for m, v in views.items())
+    # The jobs' states share the progress bar's line: every line above the filter pushes
+    # it towards the bottom of a 720 px projector screen.
+    st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
     if not shown:
         return
     if config.multiclass:
         train_multiclass.live_panel(run, shown, class_labels(data))
         _baselines_view(run, views)
         return
+    _filters_view(run, shown)  # first: what the lesson is about, above the fold
     last = shown[-1]
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("objective", f"{last['objective']:.4g}")
     c2.metric("train accuracy", f"{100 * last.get('train_accuracy', 0):.1f} %")
     c3.metric("support vectors", last.get("n_support", "–"))
     c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}")
-    left, right = st.columns([3, 2])
+    # Side by side; one under the other on a projector, whose larger legends and tick
+    # labels ran into each other in half the width.
+    projector = st.session_state.get("projector")
+    left, right = (st.container(), st.container()) if projector else st.columns(2)
     with left:
         chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run.id}")
+    with right:
         divergence = _divergence_event(csvm_view)
         if divergence is not None and finished:
             chart(figures.divergence_figure(shown, divergence), f"blowup_{run.id}")
@@ -108,8 +115,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
                 figures.progress_figure(shown, "Train accuracy and filter norm"),
                 f"progress_{run.id}",
             )
-    with right:
-        _filters_view(run, shown)
+    _gradient_view(run, shown)
     _examples_view(run, shown)
     _baselines_view(run, views)
 
@@ -121,6 +127,7 @@ def _divergence_event(view):
 
 
 def _filters_view(run: Run, shown: list) -> None:
+    """The filter, large, and beside it its last change (the Train page's first figure)."""
     # Long runs keep arrays on a thinned subset of steps (the pool's compaction): show
     # the latest step that has them, and the change since the one before.
     with_filters = [e for e in shown if e.get("filters") is not None]
@@ -135,10 +142,17 @@ def _filters_view(run: Run, shown: list) -> None:
         ),
         None,
     )
-    chart(
-        figures.filter_figure(last["filters"], previous, "Filter (top) and last change"),
-        f"filter_{run.id}",
-    )
+    # 7:3 gives two 5×5 filters cells of 210 px or more at 1280 px with the sidebar open.
+    with st.container(key="filter_view"):
+        big, small = st.columns([7, 3])
+    with big:
+        chart(figures.filter_figure(last["filters"], None, None), f"filter_{run.id}")
+    with small:
+        chart(figures.change_figure(last["filters"], previous), f"change_{run.id}")
+
+
+def _gradient_view(run: Run, shown: list) -> None:
+    last = next((e for e in reversed(shown) if e.get("filters") is not None), {})
     if last.get("gradient") is not None:
         chart(
             figures.filter_figure(
@@ -172,7 +186,7 @@ def _examples_view(run: Run, shown: list) -> None:
                 data.X_train[idx],
                 [f"α={a:.3g}" for a in alpha[order]],
                 f"Support vectors of this SVM solve ({len(support)}; largest α first)",
-                cols=16,
+                cols=8,  # 16 columns ran the α captions into each other at 1280 px
             ),
             f"svs_{run.id}",
         )

@@ -121,7 +121,9 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     for i, run_id in enumerate(pinned):
         if filters.get(run_id) is not None:
             cols[i % len(cols)].plotly_chart(
-                figures.filter_figure(np.asarray(filters[run_id]), None, curves[run_id][0]),
+                figures.filter_figure(
+                    np.asarray(filters[run_id]), None, curves[run_id][0], values=False
+                ),
                 key=f"compare_filter_{run_id}",
                 width="stretch",
             )

@@ -120,7 +120,9 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
     version = st.session_state.get("lab_version", 0)
     k, c, p, q = filters.shape
     planes = filters.reshape(-1, p, q)
-    cols = container.columns(min(len(planes), 2))
+    # Two grids side by side only while they fit: two 5×5 grids in the left column at
+    # 1280 px hid columns 3-4 behind a horizontal scroll bar.
+    cols = container.columns(2) if len(planes) > 1 and q <= 3 else [container]
     edited = []
     for i, plane in enumerate(planes):
         col = cols[i % len(cols)]

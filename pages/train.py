@@ -127,24 +127,28 @@ def _send(run: Run, command: str) -> None:
                 pool.send(job, {"cmd": command}, owner())
 
 
-def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str]) -> None:
-    """Start, Stop, Pause/Resume and Step; a shared view gets none of the run's buttons."""
+def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str]):
+    """Start, Stop, Pause/Resume and Step; a shared view gets none of the run's buttons.
+
+    Returns the row's last cell, for the training-time estimate, or None where the row
+    says that the run is someone else's.
+    """
     running = is_running(views)
     mine = run is not None and owns(run)
-    c1, c2, c3, c4, c5 = st.columns([1, 1, 1, 1.6, 2.4])
+    c1, c2, c3, c4, c5 = st.columns([1, 1, 1, 1, 2.6], vertical_alignment="center")
     if c1.button("▶ Start", type="primary", disabled=bool(errors), key="start", width="stretch"):
         if running and mine:
             st.session_state["confirm_replace"] = True
         else:
             _start(config)
     if run is None:
-        return
+        return c5
     if not mine:
         c5.info(
             "Shared view: this run belongs to another session (read only).",
             icon=":material/visibility:",
         )
-        return
+        return None
     play = playback(run)
     # A finished run still playing back can be stopped (the playback jumps to its end) and
     # stepped; once everything is shown there is nothing left to stop, pause or step.
@@ -173,12 +177,14 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         play.toggle()
         _send(run, "pause" if play.paused else "resume")
         st.rerun()  # the buttons sit outside the live fragment: redraw them
+    label, what = _step_label(run)
     if c4.button(
-        _step_label(run),
+        label,
         key="step",
         icon=":material/skip_next:",
         disabled=not active,
         width="stretch",
+        help=what,
     ):
         if not play.paused:
             _send(run, "pause")
@@ -194,6 +200,7 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         if no.button("Keep it", key="confirm_no"):
             st.session_state.pop("confirm_replace")
             st.rerun()
+    return c5
 
 
 def _request_stop(run: Run) -> None:
@@ -214,14 +221,17 @@ def _start(config: RunConfig) -> None:
         st.rerun()
 
 
-def _step_label(run: Run) -> str:
+def _step_label(run: Run) -> tuple[str, str]:
+    """The Step button's short label (it must fit its column on a projector) and what
+    one step does, for its tooltip."""
     if run.config.multiclass:  # sub-problems train one after the other
-        return "Step: one step of the sub-problem training now"
+        return "Step", "One step of the sub-problem training now."
     if run.config.model != "lcsvm":
-        return "Step: SVM solve + filter update"
+        return "Step", "One SVM solve, then one gradient step on the filter."
     # Half-steps alternate: the first solves for w with the filter fixed.
-    shown = playback(run).shown()
-    return "Step: solve for w" if shown % 2 == 0 else "Step: solve for the filter"
+    if playback(run).shown() % 2 == 0:
+        return "Step: w", "Solve for the SVM's weights w with the filter fixed."
+    return "Step: f", "Solve for the filter f with the SVM's weights fixed."
 
 
 # -- results --------------------------------------------------------------------------------
@@ -327,12 +337,13 @@ def page() -> None:
     _reattach_problem()
     errors, data = _errors(config)
     views = poll_run(current) if current is not None else {}
-    controls(config, current, views, errors)
+    aside = controls(config, current, views, errors)
     views = poll_run(current) if current is not None else {}  # after Stop, Pause or Step
     for message in errors:
         st.error(md_escape(message))
     if data is not None and not errors:
-        _estimate(config, data)
+        with aside if aside is not None else st.container():
+            _estimate(config, data)
     if current is None:
         welcome(data)
         return

@@ -6,6 +6,7 @@ Series are downsampled to at most ``MAX_POINTS`` points and every figure sets
 """
 
 from csvm.figures.filters import (
+    change_figure,
     feature_maps_figure,
     filter_figure,
     filter_grid_figure,
@@ -28,6 +29,7 @@ from csvm.figures.training import (
 __all__ = [
     "MAX_POINTS",
     "accuracy_vs_time",
+    "change_figure",
     "confusion_figure",
     "divergence_figure",
     "feature_maps_figure",

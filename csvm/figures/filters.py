@@ -24,6 +24,7 @@ from csvm.figures.style import (
 
 __all__ = [
     "filter_figure",
+    "change_figure",
     "feature_maps_figure",
     "gradient_figure",
     "filter_grid_figure",
@@ -31,14 +32,31 @@ __all__ = [
 ]
 
 
+#: Cell values are written in the cells only up to this size (5×5) and this many filters:
+#: on the Train page at 1280 px such a cell is about 40 px, enough for "-0.05" at 14 px.
+_TEXT_MAX_SIDE = 5
+_TEXT_MAX_FILTERS = 2
+#: Type size of the values in the cells (never scaled down below what a class can read).
+TEXT_PX = 14
+
+
+def _readable_values(plane: np.ndarray, cols: int, fmt: str) -> dict:
+    if max(plane.shape) <= _TEXT_MAX_SIDE and cols <= _TEXT_MAX_FILTERS:
+        return {"texttemplate": fmt, "textfont": {"size": TEXT_PX}}
+    return {}  # too small to read: the values are on hover
+
+
 def filter_figure(
     filters: np.ndarray,
     previous: np.ndarray | None = None,
-    title: str = "Filter",
+    title: str | None = "Filter",
     value_label: str = "weight",
+    values: bool = True,
 ) -> go.Figure:
-    """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover;
-    with ``previous``, a second row shows the change since the previous iteration.
+    """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover
+    (and in the cells where they can be read); with ``previous``, a second row shows the
+    change since the previous iteration (the Train page draws it beside, with
+    :func:`change_figure`).
 
     Parameters
     ----------
@@ -46,9 +64,13 @@ def filter_figure(
         Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``; every plane is drawn.
     previous : ndarray, optional
         The filters of an earlier step, same shape.
-    title : str
-    value_label : str
+    title : str, default "Filter"
+        None or "" for none (the subplot titles "filter k" remain).
+    value_label : str, default "weight"
         The colour bar's title (a gradient is drawn with this figure too).
+    values : bool, default True
+        Write each weight in its cell where it can be read (up to two 5×5 filters, at
+        14 px, in cells of about 40 px or more); False for a figure in a narrow column.
 
     Returns
     -------
@@ -65,6 +87,9 @@ def filter_figure(
         rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
     )
     vmax = float(np.abs(f).max()) or 1.0
+    # Values written in the cells make a colour bar redundant: its room goes to the cells
+    # (two 5×5 filters keep 200 px cells on a 1280 px projector with the sidebar open).
+    written = values and rows == 1 and bool(_readable_values(f[0], cols, ""))
     for i, plane in enumerate(f):
         fig.add_trace(
             go.Heatmap(
@@ -73,43 +98,89 @@ def filter_figure(
                 zmid=0,
                 zmin=-vmax,
                 zmax=vmax,
-                texttemplate="%{z:.2f}" if max(plane.shape) <= 7 and cols <= 3 else None,
-                showscale=i == cols - 1,
-                colorbar={"title": {"text": value_label}, "len": 0.45 if rows == 2 else 1.0}
-                | ({"y": 0.78} if rows == 2 else {}),
+                showscale=i == cols - 1 and not written,
+                colorbar=_colour_bar(value_label) | ({"len": 0.45, "y": 0.78} if rows == 2 else {}),
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
+                **(_readable_values(plane, cols, "%{z:.2f}") if written else {}),
             ),
             row=1,
             col=i + 1,
         )
     if previous is not None:
         d = f - np.asarray(previous, dtype=float).reshape(f.shape)
-        dmax = float(np.abs(d).max()) or 1.0
-        for i, plane in enumerate(d):
-            fig.add_trace(
-                go.Heatmap(
-                    z=plane,
-                    colorscale="PuOr",
-                    zmid=0,
-                    zmin=-dmax,
-                    zmax=dmax,
-                    showscale=i == cols - 1,
-                    colorbar={
-                        "title": {"text": "change"},
-                        "len": 0.45,
-                        "y": 0.22,
-                        "exponentformat": "power",
-                    },
-                    hovertemplate="row %{y}, column %{x}: change %{z:.4f}<extra></extra>",
-                ),
-                row=2,
-                col=i + 1,
-            )
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
+        for i, trace in enumerate(_change_traces(d)):
+            trace.update(colorbar={"len": 0.45, "y": 0.22})
+            fig.add_trace(trace, row=2, col=i + 1)
+    _heatmap_axes(fig)
+    # One row of cells of about 210 px in 300 px of height (the Train page's filter).
+    # Without a title the subplot titles need 45 px above the cells, with one 80; a row of
+    # cells gets 210 px (the Train page's filter, whose title is its column's).
+    top = 80 if title else 45
+    fig.update_layout(title=title, height=top + (220 if rows == 1 else 500), **_LAYOUT)
+    # Colour bars (if any) at the right.
+    return _fixed_margins(fig, left=10, right=10 if written else 90, top=top, bottom=10)
+
+
+def change_figure(
+    filters: np.ndarray, previous: np.ndarray | None, title: str = "Last change"
+) -> go.Figure:
+    """The change of each filter since ``previous`` (zero when there is none yet), on its
+    own signed scale: drawn beside :func:`filter_figure` so both fit above the fold.
+
+    Parameters
+    ----------
+    filters, previous : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
+    title : str
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    f = np.asarray(filters, dtype=float)
+    f = f.reshape(-1, *f.shape[-2:])
+    d = f - np.asarray(previous, dtype=float).reshape(f.shape) if previous is not None else 0 * f
+    cols = len(d)
+    # No subplot titles: the changes sit in the filters' order beside them, and "change 1"
+    # "change 2" ran together in a narrow column on a projector.
+    fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.08)
+    for i, trace in enumerate(_change_traces(d)):
+        fig.add_trace(trace, row=1, col=i + 1)
+    _heatmap_axes(fig)
+    fig.update_layout(title=title, height=265, **_LAYOUT)  # the height of filter_figure's
+    return _fixed_margins(fig, left=10, right=90, top=45, bottom=10)  # untitled row
+
+
+def _colour_bar(title: str) -> dict:
+    # The title runs along the bar: above it, it met the top tick's label whenever the
+    # largest value was a round number (the change of a step that changed nothing: "1").
+    return {"title": {"text": title, "side": "right"}, "thickness": 14}
+
+
+def _change_traces(d: np.ndarray) -> list[go.Heatmap]:
+    dmax = float(np.abs(d).max()) or 1.0
+    return [
+        go.Heatmap(
+            z=plane,
+            colorscale="PuOr",
+            zmid=0,
+            zmin=-dmax,
+            zmax=dmax,
+            showscale=i == len(d) - 1,
+            # No bar title: the figure's says "change", and one beside "−4×10⁻⁴" was cut.
+            colorbar={"thickness": 14, "exponentformat": "power"},
+            hovertemplate=f"filter {i + 1}, " + "row %{y}, column %{x}: change %{z:.4f}"
+            "<extra></extra>",
+        )
+        for i, plane in enumerate(d)
+    ]
+
+
+def _heatmap_axes(fig: go.Figure) -> None:
+    bare = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False}
+    fig.update_xaxes(**bare)
+    fig.update_yaxes(**bare, autorange="reversed")
     _square_pixels(fig)
-    fig.update_layout(title=title, height=270 * rows + 40, **_LAYOUT)
-    return _fixed_margins(fig, left=10, right=110, top=80, bottom=10)  # colour bars at the right
 
 
 def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
@@ -200,10 +271,10 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
                 zmid=0,
                 zmin=-gmax,
                 zmax=gmax,
-                texttemplate="%{z:.2g}" if max(plane.shape) <= 7 and cols <= 3 else None,
                 showscale=i == cols - 1,
                 colorbar={"title": {"text": "dT/df"}, "exponentformat": "power"},
                 hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
+                **_readable_values(plane, cols, "%{z:.2g}"),
             ),
             row=1,
             col=i + 1,

@@ -59,3 +59,21 @@ def test_draw_a_digit_and_see_a_prediction(server, browser):
     page.wait_for_timeout(800)
     page.screenshot(path=str(ARTIFACTS / "filter-lab.png"))
     page.close()
+
+
+def test_the_filter_editor_shows_every_column_at_1280(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/filter_lab?n_filters=2&filter_size=5")
+    page.get_by_text("Filter 2").first.wait_for()
+    page.wait_for_timeout(1500)
+    grids = page.locator('[data-testid="stDataFrame"]').filter(has=page.locator("canvas"))
+    assert grids.count() >= 2
+    # The grid's scroller: wider content than box means a horizontal scroll bar.
+    hidden = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
+    )
+    page.screenshot(path=str(ARTIFACTS / "filter-lab-editor-1280x720.png"))
+    assert hidden == 0
+    page.close()

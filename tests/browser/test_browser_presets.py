@@ -17,6 +17,7 @@ import pytest
 
 from csvm.runs.presets import load_presets
 from tests._browser import ARTIFACTS, CHROMIUM, ROOT
+from tests._layout import filter_view, overlapping_figure_text, truncated_labels
 
 pytestmark = [
     pytest.mark.browser,
@@ -88,11 +89,50 @@ def test_preset_end_state_fits_the_screen(server, browser, preset):
     assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, f"headline at {box}"
     name = _slug(preset["name"])
     page.screenshot(path=str(ARTIFACTS / f"preset-{name}-1280x720.png"))
+    _fits(page, 720)
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.wait_for_timeout(1000)
     page.screenshot(path=str(ARTIFACTS / f"preset-{name}-1920x1080.png"))
+    _fits(page, 1080)
     with open(ARTIFACTS / "browser-timings.txt", "a") as f:
         f.write(f"preset {preset['name']!r}: Start to end state at pace live {seconds:.1f} s\n")
+    page.close()
+
+
+def _fits(page, fold: int, whole: bool = True) -> None:
+    """The filter above the fold (``whole``; else its top half) with cells of 200 px or
+    more (up to two planes), its numbers 14 px or larger, no label cut off and no figure
+    text over other text."""
+    view = filter_view(page)
+    if view is not None:
+        seen = view["bottom"] if whole else (view["top"] + view["bottom"]) / 2
+        assert 0 <= view["top"] and seen <= fold, f"filter at {view}"
+        if len(view["cells"]) <= 2:
+            assert min(view["cells"]) >= 200, f"filter cells of {view['cells']} px"
+        assert all(size >= 14 for size in view["fonts"]), view["fonts"]
+    assert truncated_labels(page) == []
+    assert overlapping_figure_text(page) == []
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1920, 1080)])
+def test_projector_mode_is_larger_and_nothing_is_cut_off(server, browser, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/?pace=live&projector=true")
+    page.get_by_role("button", name="▶ Start").click()
+    _headline(page).first.wait_for(timeout=300_000)
+    page.wait_for_timeout(2500)
+    page.screenshot(path=str(ARTIFACTS / f"projector-{width}x{height}.png"))
+    # At 1280×720 the larger headline takes three lines: the filter's top half is on
+    # screen with the sidebar open (all of it once the sidebar is closed).
+    _fits(page, height, whole=width >= 1920)
+    size = page.evaluate(
+        """() => parseFloat(getComputedStyle(document.querySelector(
+            '[data-testid="stMetricValue"] p')).fontSize)"""
+    )
+    assert size >= 40  # 3rem: larger than the 2.25rem of the normal page
+    numbers = filter_view(page)["fonts"]
+    assert numbers and min(numbers) > 14  # the filter's values grow too
     page.close()
 
 

@@ -1,0 +1,79 @@
+"""What a class sees, measured in a real browser: the filter above the fold, labels that
+are not cut off, figure text that does not run into other text (issue 23).
+
+Each function takes a Playwright page and returns plain data, so a test can assert on it
+and say exactly what was wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Text holders that Streamlit cuts with an ellipsis (or lets overflow) when too narrow.
+_LABELS = ", ".join(
+    [
+        "button p",
+        "button div[data-testid='stMarkdownContainer']",
+        "[data-testid='stMetricValue'] > div",
+        "[data-testid='stMetricLabel'] p",
+        "[data-testid='stWidgetLabel'] p",
+        "[data-testid='stTab'] p",
+        "[data-testid='stPageLink'] span",
+    ]
+)
+
+_TRUNCATED = f"""() => [...document.querySelectorAll(`{_LABELS}`)]
+    .filter(e => e.offsetParent !== null && e.clientWidth > 0
+                 && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText.trim()).filter(t => t.length)"""
+
+# Every text element of every Plotly figure on screen (titles, subplot titles, tick
+# labels, legend entries, numbers in heatmap cells), pairs whose boxes overlap by more
+# than 2 px each way.
+_OVERLAPS = """() => {
+    const out = [];
+    for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+        const boxes = [...plot.querySelectorAll('svg text')]
+            .filter(t => t.textContent.trim() && t.getClientRects().length)
+            .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
+            .filter(([_, r]) => r.width > 0 && r.height > 0);
+        for (let i = 0; i < boxes.length; i++)
+            for (let j = i + 1; j < boxes.length; j++) {
+                const [a, p] = boxes[i], [b, q] = boxes[j];
+                const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+                const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+                if (w > 2 && h > 2) out.push(a + ' | ' + b);
+            }
+    }
+    return out;
+}"""
+
+_FILTER = """() => {
+    const view = document.querySelector('.st-key-filter_view');
+    if (!view) return null;
+    const plot = view.querySelector('.js-plotly-plot');
+    const r = view.getBoundingClientRect();
+    const axes = plot ? Object.keys(plot._fullLayout).filter(k => /^xaxis\\d*$/.test(k)) : [];
+    const sizes = plot ? axes.map(k => plot._fullLayout[k]._length) : [];
+    const fonts = plot ? [...plot.querySelectorAll('.heatmaplayer text, g.textpoint text, '
+                                                   + 'text.textpoint')]
+        .map(t => parseFloat(getComputedStyle(t).fontSize)) : [];
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+            cells: sizes, fonts: fonts};
+}"""
+
+
+def truncated_labels(page) -> list[str]:
+    """Labels on screen (buttons, metrics, widget labels, tabs, links) cut off by their box."""
+    return page.evaluate(_TRUNCATED)
+
+
+def overlapping_figure_text(page) -> list[str]:
+    """Pairs of text in a Plotly figure whose boxes overlap (e.g. "0.02" | "03.04")."""
+    return page.evaluate(_OVERLAPS)
+
+
+def filter_view(page) -> dict[str, Any] | None:
+    """The Train page's filter: its box in the window, the width of each filter's cell
+    in pixels, and the type size of the numbers in the cells (None: not on the page)."""
+    return page.evaluate(_FILTER)
