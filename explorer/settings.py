@@ -26,6 +26,7 @@ from csvm.runs.config import (
     parse,
 )
 from csvm.runs.query import from_query, to_query
+from explorer.glossary import explain
 
 CONFIG_KEY = "run_config"
 PROBLEMS_KEY = "config_problems"
@@ -152,6 +153,26 @@ def _seed(name: str, value: Any) -> None:
         st.session_state[f"w_{name}"] = value
 
 
+#: Settings whose symbol has a plain-language entry in the glossary (the beginner's layer).
+_PLAIN = {
+    "gamma": ("γ (gamma)",),
+    "lam": ("λ (lambda)", "r(f)"),
+    "lam_w": ("λ (lambda)",),
+    "lam_f": ("λ (lambda)",),
+    "eta": ("η (eta)",),
+    "regulariser": ("r(f)", "DFO₂"),
+    "C": ("C",),
+    "kernel": ("kernel",),
+}
+
+
+def _help(name: str) -> str:
+    """A setting's tooltip: the plain words first (where its symbol has them), then the
+    setting's own line (what it does, typical range)."""
+    plain = explain(*_PLAIN[name]) + "\n\n" if name in _PLAIN else ""
+    return plain + SPECS[name].help
+
+
 def _number(container, name: str, disabled: bool = False) -> None:
     """A number box with no bounds of its own: a bounded box turned a typed 100000 red and
     silently kept the old value, so Start trained with it.  The value is checked against
@@ -163,7 +184,7 @@ def _number(container, name: str, disabled: bool = False) -> None:
             spec.label,
             step=1,
             key=f"w_{name}",
-            help=spec.help + allowed,
+            help=_help(name) + allowed,
             disabled=disabled,
         )
         return
@@ -172,7 +193,7 @@ def _number(container, name: str, disabled: bool = False) -> None:
         step=0.01 if spec.high <= 1 else 0.1,
         format="%g",
         key=f"w_{name}",
-        help=spec.help + allowed,
+        help=_help(name) + allowed,
         disabled=disabled,
     )
 
@@ -185,29 +206,29 @@ def _widget(container, name: str, options: list | None = None) -> None:
         _classes_widget(container, options or [])
         return
     if name == "C":
-        container.checkbox("No limit on C (hard margin)", key="w_C__none", help=spec.help)
+        container.checkbox("No limit on C (hard margin)", key="w_C__none", help=_help(name))
         if not st.session_state["w_C__none"]:
             container.select_slider(
                 "C",
                 c_options(st.session_state.get(key)),
                 key=key,
                 format_func=_c_label,
-                help=spec.help,
+                help=_help(name),
             )
         return
     if spec.none_label is not None and name == "n_train":
-        container.checkbox("Use all training images", key="w_n_train__none", help=spec.help)
+        container.checkbox("Use all training images", key="w_n_train__none", help=_help(name))
         _number(container, name, disabled=st.session_state["w_n_train__none"])
         return
     if spec.kind == "bool":
-        container.checkbox(spec.label, key=key, help=spec.help)
+        container.checkbox(spec.label, key=key, help=_help(name))
     elif spec.kind == "set":
         container.multiselect(
             spec.label,
             list(spec.choices),
             key=key,
             format_func=_FORMAT.get(name, str),
-            help=spec.help,
+            help=_help(name),
         )
     elif spec.kind == "str":
         options = list(options if options is not None else spec.choices)
@@ -220,7 +241,7 @@ def _widget(container, name: str, options: list | None = None) -> None:
                 key=key,
                 horizontal=True,
                 format_func=_FORMAT.get(name, str),
-                help=spec.help,
+                help=_help(name),
             )
         else:
             container.selectbox(
@@ -228,7 +249,7 @@ def _widget(container, name: str, options: list | None = None) -> None:
                 options,
                 key=key,
                 format_func=_FORMAT.get(name, str),
-                help=spec.help,
+                help=_help(name),
             )
     else:
         _number(container, name)

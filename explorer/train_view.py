@@ -28,6 +28,7 @@ from explorer.common import (
     playback,
     result_columns,
 )
+from explorer.glossary import GLOSSARY, explain
 from explorer.live import live_jobs
 from explorer.settings import md_escape
 from explorer.state import Run
@@ -96,16 +97,31 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     _filters_view(run, shown)  # first: what the lesson is about, above the fold
     last = shown[-1]
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("objective", f"{last['objective']:.4g}")
-    c2.metric("train accuracy", f"{100 * last.get('train_accuracy', 0):.1f} %")
-    c3.metric("support vectors", last.get("n_support", "–"))
-    c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}")
+    linear = config.model == "lcsvm"
+    c1.metric(
+        "objective",
+        f"{last['objective']:.4g}",
+        help=explain("objective") if linear else explain("objective", "T(f)"),
+    )
+    c2.metric(
+        "train accuracy",
+        f"{100 * last.get('train_accuracy', 0):.1f} %",
+        help="The share of the training images the current SVM gets right; the test "
+        "images, never seen in training, come at the end.",
+    )
+    c3.metric("support vectors", last.get("n_support", "–"), help=explain("support vectors"))
+    c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}", help=explain("filter norm ‖f‖"))
     # Side by side; one under the other on a projector, whose larger legends and tick
     # labels ran into each other in half the width.
     projector = st.session_state.get("projector")
     left, right = (st.container(), st.container()) if projector else st.columns(2)
     with left:
         chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run.id}")
+        if not linear:
+            st.caption(
+                "T(f) = Σα − ½aᵀKa + r(f), lowered step by step. "
+                + " ".join(f"**{k}**: {GLOSSARY[k]}" for k in ("Σα", "½aᵀKa", "r(f)"))
+            )
     with right:
         divergence = _divergence_event(csvm_view)
         if divergence is not None and finished:
@@ -154,6 +170,7 @@ def _filters_view(run: Run, shown: list) -> None:
 def _gradient_view(run: Run, shown: list) -> None:
     last = next((e for e in reversed(shown) if e.get("filters") is not None), {})
     if last.get("gradient") is not None:
+        st.caption(f"**dT/df**: {GLOSSARY['dT/df']}")
         chart(
             figures.filter_figure(
                 last["gradient"],
@@ -178,6 +195,7 @@ def _examples_view(run: Run, shown: list) -> None:
         )
     support = last.get("support")
     if support is not None and len(support):
+        st.caption(f"**α**: {GLOSSARY['α (alpha)']}")
         alpha = np.asarray(last.get("alpha", np.ones(len(support))))
         order = np.argsort(-alpha)[:16]
         idx = np.asarray(support)[order]
@@ -220,6 +238,7 @@ def results_panel(run: Run, views: dict) -> None:
     for line in lines:
         st.markdown(md_escape(line))
     if lines:  # only where there is a comparison to read
+        st.caption(" ".join(f"**{k}**: {GLOSSARY[k]}" for k in ("p", "95 % interval")))
         st.caption(
             "Why a CSVM can lose: with few training images and a hard margin the SVM "
             "separates the training set whatever the filter, so the filter has little to "

@@ -4,10 +4,35 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, SPECS
 from explorer.app import ensure_app
+from explorer.glossary import GLOSSARY
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 st.title("About CSVM Explorer")
+st.header("In plain words")
+st.markdown(
+    """
+A computer sees a picture as a grid of numbers. A **support vector machine** (SVM) learns
+to tell two kinds of pictures apart, say handwritten 3s from 5s, by drawing the widest
+possible street between them; a new picture is classified by the side it falls on. The
+few training pictures that sit on the edge of the street are the **support vectors**:
+they alone decide where the street goes.
+
+A **filter** is a small grid of numbers slid over a picture (it can blur it, sharpen it
+or pick out edges). A **convolutional SVM** puts a filter in front of the SVM and
+*learns* the filter: after each SVM, it nudges the filter's numbers in the direction that
+makes the SVM's job easier, and solves the SVM again.
+
+On the **Train** page you press Start and watch this happen: the filter (large, at the
+top) and how it changed, the score being lowered, the support vectors, and, at the end,
+how the learned filter compares with a plain SVM and a small neural network on pictures
+none of them trained on, with a p-value saying whether a difference could be luck. The
+**SVM playground** comes first in a lesson: click points, see the street.
+"""
+)
+with st.expander("Every symbol on the pages, in plain words", expanded=True):
+    st.table({"symbol": list(GLOSSARY), "in plain words": list(GLOSSARY.values())})
+st.header("The model, as the thesis writes it")
 st.markdown(
     """
 A **Convolutional Support Vector Machine** (CSVM) puts one or a few *learned* convolutional

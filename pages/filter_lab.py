@@ -23,6 +23,7 @@ from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
 from explorer.common import data_for, heartbeat
+from explorer.glossary import GLOSSARY
 from explorer.lab_settings import LabSettings
 from explorer.live import live_jobs
 from explorer.settings import current_config, md_escape
@@ -214,7 +215,7 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     st.caption(
         "dT/df at the current filter, the SVM held at its optimum (Danskin). A gradient step "
         "moves each weight against it: orange weights (negative dT/df) grow, purple ones "
-        "shrink."
+        f"shrink. **dT/df** in plain words: {GLOSSARY['dT/df']}"
     )
     relative = config.step != "constant"
     c1, c2 = st.columns([1, 2])

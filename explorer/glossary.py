@@ -1,0 +1,55 @@
+"""The beginner's layer: every symbol the pages show, said in plain words.
+
+The pages put these next to the symbol (a widget's or metric's ``help``, a caption under
+a figure) and the About page lists them all before the thesis's maths.  One table, so a
+symbol is explained the same way wherever it appears.
+"""
+
+from __future__ import annotations
+
+#: Symbol -> one or two plain sentences (no other symbol needed to read them).
+GLOSSARY: dict[str, str] = {
+    "filter f": "A small grid of numbers slid over the image; at each place it multiplies "
+    "the pixels under it and adds them up. It can blur, sharpen or pick out edges.",
+    "feature map": "What is left of an image after the filter has been slid over it: the "
+    "SVM sees these maps, not the raw pixels.",
+    "SVM": "A support vector machine draws the widest possible street between the two "
+    "classes; new images are classified by the side of the street they land on.",
+    "α (alpha)": "How much one training image holds up the street's edge. Most images "
+    "have α = 0; the few with α > 0 are the support vectors.",
+    "support vectors": "The training images on or inside the edge of the street (α > 0): "
+    "the only ones the SVM's answer depends on.",
+    "C": "How much the SVM may be pushed by hard images: a small C lets some images sit "
+    "on the wrong side for a wider street; no C (hard margin) allows none.",
+    "γ (gamma)": "How far the kernel looks: with a small γ quite different images still "
+    "count as alike; with a large γ only near-copies do.",
+    "kernel": "The SVM's way of saying how alike two feature maps are (a number per "
+    "pair of images).",
+    "T(f)": "The score the filter is trained to lower: the SVM's own measure of how hard "
+    "its job is with this filter (the optimal value of its dual), plus the penalty r(f).",
+    "Σα": "The sum of all α: grows when many images are needed to hold up the street.",
+    "½aᵀKa": "The kernel-weighted size of the SVM's solution (a = α·y); T subtracts it.",
+    "r(f)": "A penalty on the filter that keeps it from simply growing; λ sets its weight.",
+    "λ (lambda)": "How strongly the penalty r(f) holds the filter back: 0 lets it grow "
+    "freely, larger values keep it near its start.",
+    "DFO₂": "Distance From One, squared: the penalty (‖f‖ − 1)², smallest when the "
+    "filter's size is exactly 1; DFO₁ is |‖f‖ − 1|.",
+    "dT/df": "For each weight of the filter, how much T would change if that weight grew "
+    "a little: the filter moves the other way, downhill.",
+    "η (eta)": "The step size: how far the filter moves downhill at each step (with "
+    "relative steps, a fraction of the filter's own size).",
+    "filter norm ‖f‖": "The filter's overall size (the square root of the sum of its "
+    "squared weights).",
+    "objective": "The number training lowers at each step (T(f) for the K-CSVM, E for "
+    "the L-CSVM); when it stops falling, training has settled.",
+    "p": "The chance of seeing a difference at least this large between two models on "
+    "these test images if they were in fact equally good (McNemar's test). Below 0.05 "
+    "we call the difference significant.",
+    "95 % interval": "The range in which the true accuracy lies with 95 % confidence, "
+    "given how few test images there are.",
+}
+
+
+def explain(*symbols: str) -> str:
+    """The plain-language lines of ``symbols``, one per line, for a ``help=`` tooltip."""
+    return "\n\n".join(f"**{s}**: {GLOSSARY[s]}" for s in symbols)
