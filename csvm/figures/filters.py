@@ -328,6 +328,23 @@ def _click_markers(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> 
     )
 
 
+#: The plot width (px) the grid is laid out for (the Train page at 1280 px with the
+#: sidebar open) and the most height it may take.
+_GRID_WIDTH, _GRID_HEIGHT = 800, 480
+
+
+def _grid_pixel(m: int, shape: tuple[int, int], cols: int) -> float:
+    """Screen pixels per filter pixel for ``m`` cells of ``shape`` (+ a 2-pixel gap) in
+    ``cols`` columns of a ``_GRID_WIDTH`` × ``_GRID_HEIGHT`` plot."""
+    rows = -(-m // cols)
+    return min(_GRID_WIDTH / (cols * (shape[1] + 2)), _GRID_HEIGHT / (rows * (shape[0] + 2)))
+
+
+def _grid_columns(m: int, shape: tuple[int, int]) -> int:
+    """The number of columns that gives the largest cells (the fewest among equals)."""
+    return max(range(1, m + 1), key=lambda c: (_grid_pixel(m, shape, c), -c))
+
+
 def filter_grid_figure(
     filters: Sequence[np.ndarray | None],
     titles: Sequence[str],
@@ -353,7 +370,8 @@ def filter_grid_figure(
     focus : int, optional
         The sub-problem in focus: its caption is bold and marked.
     cols : int, optional
-        Cells per row (default: up to 9, so that 45 one-vs-one filters make 5 rows).
+        Cells per row (default: the number that gives the largest cells in an 800 × 600
+        px plot, e.g. 7 × 7 for 45 one-vs-one sub-problems with two 5×5 filters each).
     clickable : bool, default False
         Add an invisible marker on each cell whose ``customdata`` is the sub-problem's
         index, so that a click on a filter can select it (``st.plotly_chart``'s
@@ -364,11 +382,11 @@ def filter_grid_figure(
     plotly.graph_objects.Figure
     """
     m = len(filters)
-    cols = cols or min(m, 9)
-    rows = -(-m // cols)
     captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
     cells = _grid_cells(filters)
     shape = next((z.shape for z in cells if z is not None), (5, 5))
+    cols = cols or _grid_columns(m, shape)
+    rows = -(-m // cols)
     empty = np.full(shape, np.nan)
     raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
     # One trace for the whole grid: each cell is divided by its own largest |weight| so
@@ -398,7 +416,12 @@ def filter_grid_figure(
     annotations = _tile_captions(captions, cols, shape, 2)
     for note in annotations:
         note["font"] = {"size": 11 if cols > 5 else 13}
-    fig.update_layout(title=title, height=90 + 110 * rows, annotations=annotations, **_LAYOUT)
+    # As tall as the grid is when laid out for the Train page's 800 px, so that it fills
+    # the width with no band of empty space above and below (45 filters in 9 columns used
+    # the middle third of a 640 px chart).
+    unit = _grid_pixel(m, shape, cols)
+    height = int(rows * (shape[0] + 2) * unit) + _LAYOUT["margin"]["t"] + 20
+    fig.update_layout(title=title, height=height, annotations=annotations, **_LAYOUT)
     if clickable:
         fig.update_layout(clickmode="event+select", dragmode=False)
     return fig

@@ -34,6 +34,16 @@ def test_clicking_a_filter_focuses_its_sub_problem(server, browser):
     page.wait_for_timeout(1000)
     # Before any click the focus follows the sub-problem trained last: 1 vs 2.
     page.wait_for_function(_TITLED, arg="Objective of 1 vs 2")
+    # The grid fills its plot area across or down (no band of empty space around it).
+    fill = page.evaluate(
+        """() => {
+            const p = document.querySelector('[class*="st-key-grid_"] .js-plotly-plot');
+            const L = p._fullLayout, m = L.margin;
+            return Math.max(L.xaxis._length / (L.width - m.l - m.r),
+                            L.yaxis._length / (L.height - m.t - m.b));
+        }"""
+    )
+    assert fill >= 0.9, f"the grid uses {fill:.0%} of its plot"
     for k, pair in ((0, "0 vs 1"), (1, "0 vs 2")):
         x, y = page.evaluate(_CELL, k)
         page.mouse.click(x, y)
