@@ -155,6 +155,34 @@ def submit_to_pool(kwargs: dict[str, Any], task: str, group: str) -> str:
     return get_pool().submit(lab_job, kwargs, name=f"lab:{task}", group=group, owner=owner())
 
 
+#: Seconds after a Re-solve click in which a hand edit still counts as made before it.
+#: The grid sends a cell's edit when it loses focus, which the click itself causes: the
+#: click's rerun could arrive first and solve the old filter (once in two tries).
+LATE_EDIT_SECONDS = 2.0
+
+
+def resolve_clicked(config: RunConfig, data, filters: np.ndarray) -> None:
+    """The Re-solve button: solve at ``filters`` and remember when it was asked."""
+    st.session_state["lab_resolve_at"] = time.monotonic()
+    resolve(config, data, filters)
+
+
+def catch_late_edit(config: RunConfig, data, filters: np.ndarray) -> None:
+    """Solve again when the grid's edit reached the page just after a Re-solve click."""
+    asked = st.session_state.get("lab_resolve_at")
+    if asked is None or time.monotonic() - asked > LATE_EDIT_SECONDS:
+        return
+    if fresh_result(config, filters) is None and not _solving(filters):
+        st.session_state.pop("lab_resolve_at")  # once: a later edit waits for a click
+        resolve(config, data, filters)
+
+
+def _solving(filters: np.ndarray) -> bool:
+    """Whether a solve of these very filters is already in the worker pool."""
+    job = st.session_state.get("lab_jobs", {}).get("solve")
+    return job is not None and np.array_equal(job["filters"], filters)
+
+
 def resolve(config: RunConfig, data, filters: np.ndarray) -> None:
     if in_process(data):
         solve_here(config, data, filters)

@@ -158,7 +158,9 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
         key="lab_resolve",
         help=f"Solves only the SVM, with the filter held fixed ({where}).",
     ):
-        lab.resolve(config, data, filters)
+        lab.resolve_clicked(config, data, filters)
+    else:
+        lab.catch_late_edit(config, data, filters)
     result = st.session_state.get("lab_result")
     if result is None:
         st.info("Press **Re-solve the SVM** to see what the SVM makes of this filter.")

@@ -143,3 +143,32 @@ def test_a_large_problem_is_solved_in_the_worker_pool():
     np.testing.assert_array_equal(result.filters[:, 0], starting_filters("laplacian", 5))
     assert _metric(at, "Test accuracy") == f"{100 * result.test_accuracy:.2f} %"
     assert not at.warning  # the result is for the filter on screen
+
+
+def test_an_edit_that_arrives_just_after_re_solve_is_solved_too(monkeypatch):
+    """The grid sends a cell's edit when it loses focus, which a click on Re-solve causes:
+    the click's rerun can come first.  The late edit is solved at once, not shown as
+    "changed since the last solve" with the old numbers."""
+    from explorer import lab
+
+    monkeypatch.setattr(lab, "LATE_EDIT_SECONDS", 60.0)  # a loaded CI machine is slow
+    at = _lab(SMALL)
+    at.button(key="lab_resolve").click().run()
+    assert not at.warning
+    before = at.session_state["lab_result"].test_accuracy
+    edited = at.session_state["lab_filters"].copy()
+    edited[0, 0, 2, 2] += 1.0  # the late edit, as the grid's commit would set it
+    at.session_state["lab_filters"] = edited
+    at.session_state["lab_version"] = at.session_state["lab_version"] + 1
+    at.run()
+    assert not at.warning
+    np.testing.assert_array_equal(at.session_state["lab_result"].filters, edited)
+    assert at.session_state["lab_result"].test_accuracy is not None and before is not None
+    # An edit long after the click waits for the next click, as before.
+    monkeypatch.setattr(lab, "LATE_EDIT_SECONDS", 0.0)
+    again = edited.copy()
+    again[0, 0, 0, 0] += 1.0
+    at.session_state["lab_filters"] = again
+    at.session_state["lab_version"] = at.session_state["lab_version"] + 1
+    at.run()
+    assert any("changed since the last solve" in w.value for w in at.warning)
