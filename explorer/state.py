@@ -53,6 +53,7 @@ class Playback:
     target: int = 0
     stop_at: float | None = None  # when a stop was asked for (time.monotonic())
     jump: bool = False  # show every recorded step at once (after Stop)
+    stopping: bool = False  # Stop was pressed: the headline says so until the run ends
     clock: float | None = None  # time.monotonic() of the last timed tick
     carry: float = 0.0  # a fraction of a step earned but not shown yet
 
@@ -126,6 +127,7 @@ class Playback:
         self.stop_at = now
         self.paused = False
         self.jump = True
+        self.stopping = True
 
     def stop_overdue(self, now: float, grace: float) -> bool:
         """True once (then forgotten) when a stop asked for ``grace`` seconds ago has not

@@ -63,7 +63,8 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     config: RunConfig = run.config
     finished = not is_running(views) and len(shown) >= len(steps_of(views, run))
     data = data_for(config)
-    paused = playback(run).paused
+    play = playback(run)
+    paused = play.paused
     st.markdown(
         headline(
             config,
@@ -73,6 +74,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
             data.y_test,
             paused=paused,
             total=steps_total(config),
+            stopping=play.stopping,
         )
     )
     if config.multiclass:

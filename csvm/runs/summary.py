@@ -54,6 +54,7 @@ def headline(
     y_test: np.ndarray | None = None,
     paused: bool = False,
     total: int | None = None,
+    stopping: bool = False,
 ) -> str:
     """One large line (markdown heading) on the state or outcome of a run.
 
@@ -70,6 +71,8 @@ def headline(
         The test labels: each baseline then gets McNemar's p against the CSVM.
     paused : bool
         Whether the owner has paused the run (or its playback).
+    stopping : bool
+        Whether the owner has pressed Stop and the run has not ended yet.
     total : int, optional
         Steps the run will take (default: those of one sub-problem; a multi-class run
         passes the sum over its sub-problems).
@@ -93,6 +96,8 @@ def headline(
     if not finished:
         if outcome.get("state") == "queued":
             return f"### {label}: waiting for a free worker"
+        if stopping:  # said at once; the best filter's test accuracy follows
+            return f"### {label}: stopping at step {len(shown)} of {total}…"
         if paused:
             return f"### {label}: paused at step {len(shown)} of {total}"
         return f"### {label}: step {len(shown)} of {total}"

@@ -149,6 +149,13 @@ def test_a_crashed_csvm_is_named_in_the_headline_at_once():
     assert not set("[]*<>") & set(headline(SMALL, {"csvm": hostile}, [], False))
 
 
+def test_a_stop_is_said_at_once_and_its_result_when_it_comes():
+    running = {"state": "running", "result": None, "events": []}
+    line = headline(SMALL, {"csvm": running}, [{}] * 4, False, stopping=True)
+    assert line == f"### K-CSVM: stopping at step 4 of {SMALL.n_iter}…"
+    assert "stopping" not in headline(SMALL, {"csvm": running}, [{}] * 4, False)
+
+
 def test_divergence_headline_names_the_step_and_a_safer_eta():
     # The thesis's constant-step recipe (the default's relative steps never blow up).
     config = SMALL.replace(
