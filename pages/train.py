@@ -171,30 +171,29 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     label, icon = (
         ("Resume", ":material/play_arrow:") if play.paused else ("Pause", ":material/pause:")
     )
-    if c3.button(
+    # Pause and Step act in the click's callback, before the script runs: the page then
+    # draws the paused state in that one run (a second, forced rerun made Pause take
+    # seconds to show on a loaded server).
+    c3.button(
         label,
         key="pause",
         icon=icon,
         disabled=not active,
         width="stretch",
-    ):
-        play.toggle()
-        _send(run, "pause" if play.paused else "resume")
-        st.rerun()  # the buttons sit outside the live fragment: redraw them
+        on_click=_toggle_pause,
+        args=(run,),
+    )
     label, what = _step_label(run)
-    if c4.button(
+    c4.button(
         label,
         key="step",
         icon=":material/skip_next:",
         disabled=not active,
         width="stretch",
         help=what,
-    ):
-        if not play.paused:
-            _send(run, "pause")
-        if play.step(len(steps_of(views, run))):  # not recorded yet: ask the worker
-            _send(run, "step")
-        st.rerun()
+        on_click=_step_once,
+        args=(run,),
+    )
     if st.session_state.get("confirm_replace"):
         st.warning("Your run is still training. Stop it and start a new one?")
         yes, no = st.columns(2)
@@ -205,6 +204,20 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
             st.session_state.pop("confirm_replace")
             st.rerun()
     return c5
+
+
+def _toggle_pause(run: Run) -> None:
+    play = playback(run)
+    play.toggle()
+    _send(run, "pause" if play.paused else "resume")
+
+
+def _step_once(run: Run) -> None:
+    play = playback(run)
+    if not play.paused:
+        _send(run, "pause")
+    if play.step(len(steps_of(poll_run(run), run))):  # not recorded yet: ask the worker
+        _send(run, "step")
 
 
 def _request_stop(run: Run) -> None:

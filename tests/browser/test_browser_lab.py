@@ -66,9 +66,13 @@ def test_the_filter_editor_shows_every_column_at_1280(server, browser):
     page.set_default_timeout(60_000)
     page.goto(f"{server}/filter_lab?n_filters=2&filter_size=5")
     page.get_by_text("Filter 2").first.wait_for()
-    page.wait_for_timeout(1500)
-    grids = page.locator('[data-testid="stDataFrame"]').filter(has=page.locator("canvas"))
-    assert grids.count() >= 2
+    # Both grids drawn (their canvases come a moment after the captions on a busy machine).
+    page.wait_for_function(
+        """() => document.querySelectorAll('[data-testid="stDataFrame"] canvas').length >= 2
+            && document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').length
+               >= 2"""
+    )
+    page.wait_for_timeout(500)
     # The grid's scroller: wider content than box means a horizontal scroll bar.
     hidden = page.evaluate(
         """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
