@@ -14,7 +14,7 @@ from csvm import figures
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.presets import load_presets
-from csvm.runs.targets import load_data, run_model
+from csvm.runs.targets import load_data, run_model, step_events
 from csvm.runs.tuned import run_tuned_model
 from explorer.owner_cookie import COOKIE, valid_token
 from explorer.playground import carry_params
@@ -263,6 +263,12 @@ def reattach(run_id: str, jobs: str) -> str | None:
         created=time.time(),
     )
     st.session_state["current_run"] = run_id
+    # A viewer joining a run (a shared link, a reload) sees where it is now, then follows
+    # it at the pace: replaying it from step 0 kept a second browser 8-9 s from the run's
+    # current state at load 8 (bench/bench_controls.py).
+    steps = step_events(views["csvm"].events, every_sub_problem=config.multiclass)
+    play = playback(runs()[run_id])
+    play.cursor = play.target = len(steps)
     if foreign:
         return (
             f"This link also named jobs of another run ({', '.join(foreign)}); they are left "

@@ -65,3 +65,15 @@ def test_a_link_to_jobs_that_are_gone_says_so():
     at = open_app({"run": "deadbeef", "jobs": "csvm:0123456789ab,svm:x"})
     assert not at.exception
     assert any("no longer on the server" in w.value for w in at.warning)
+
+
+def test_a_viewer_joins_a_run_where_it_is_not_at_step_zero():
+    """A second browser (or a reload) shows the run's current step at once and follows
+    it at the pace from there, rather than replaying it from the start at the pace."""
+    url, _ = _finished_run({})
+    viewer = open_app(url | {"pace": "2 s per step"})  # 4 s to replay from step 0
+    assert not viewer.exception
+    run = _run_of(viewer)
+    play = viewer.session_state[f"play_{run.id}"]
+    assert play.cursor == play.target == int(SMALL_RUN["n_iter"])
+    assert any(s.value == "Comparison on the same split" for s in viewer.subheader)
