@@ -13,7 +13,7 @@ from csvm import figures
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.persistence import export_run
-from csvm.runs.summary import comparisons, headline
+from csvm.runs.summary import ablation_verdict, comparisons, headline
 from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
 from explorer import train_multiclass
 from explorer.common import (
@@ -40,6 +40,15 @@ def steps_of(views: dict, run: Run) -> list:
     if view is None:
         return []
     return step_events(view.events, every_sub_problem=run.config.multiclass)
+
+
+def _ablation_headline(run: Run) -> None:
+    """The headline's second line once the ablation is in: learned or fixed filter."""
+    view = get_pool().get(run.ablation) if run.ablation else None
+    if view is not None and view.state == "done" and view.result:
+        st.markdown(f"**{md_escape(ablation_verdict(view.result))}**")
+    elif view is not None and view.state in ("queued", "running"):
+        st.caption("Comparing the learned filter with fixed filters at its norm…")
 
 
 def _status_line(model: str, view) -> str:
@@ -77,6 +86,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
             stopping=play.stopping,
         )
     )
+    _ablation_headline(run)
     if config.multiclass:
         st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
     # The CSVM's own state, not the run's: a crashed CSVM stops counting down at once,
@@ -294,6 +304,10 @@ def _export_button(run: Run, config: RunConfig, finished: dict, outs: dict, data
     )
 
 
+#: Up to this many training images a finished K-CSVM's ablation starts without a click.
+AUTO_ABLATION_MAX = 1000
+
+
 def ablation_panel(run: Run, result: dict) -> None:
     """Fixed filters against the learned one: one click, trained in the worker pool."""
     st.subheader("What did learning the filter buy?")
@@ -305,7 +319,11 @@ def ablation_panel(run: Run, result: dict) -> None:
     )
     job = run.ablation
     if job is None:
-        if owns(run) and st.button("Run the ablation", key=f"ablate_{run.id}"):
+        # On few images it runs by itself (one SVM solve per filter): what a class watched
+        # learn is set against fixed filters at once, and the headline says which won.
+        auto = run.config.n_train is not None and run.config.n_train <= AUTO_ABLATION_MAX
+        auto = auto and result.get("status", "done") == "done"
+        if owns(run) and (auto or st.button("Run the ablation", key=f"ablate_{run.id}")):
             run.ablation = get_pool().submit(
                 run_ablation,
                 {

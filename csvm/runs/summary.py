@@ -11,7 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import describe_difference, format_p, mcnemar_exact
+from csvm.analysis.stats import (
+    SIGNIFICANCE_LEVEL,
+    describe_difference,
+    format_p,
+    mcnemar_exact,
+)
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
 __all__ = ["comparisons", "headline", "run_name"]
@@ -175,3 +180,39 @@ def run_name(config: RunConfig) -> str:
     if config.classes == "all":
         task = "all classes"
     return ", ".join([parts[0], filters, images, task])
+
+
+#: The ablation's fixed filters at the learned norm (``csvm.analysis.ablation``'s names).
+_FIXED_AT_LEARNED_NORM = ("start", "delta", "gaussian")
+
+
+def ablation_verdict(result: Mapping[str, Any]) -> str:
+    """Which won: the learned filter or the best fixed filter at the learned norm.
+
+    Parameters
+    ----------
+    result : mapping
+        :func:`csvm.analysis.ablation.score_filter_sets`'s result (``rows`` with ``name``,
+        ``label``, ``test_accuracy`` and ``mcnemar`` against the learned filter).
+
+    Returns
+    -------
+    str
+        E.g. "Learned filter 92.5 % vs the best fixed filter at its norm (Gaussian) 93.0 %:
+        −0.50 points, p = 0.63 — no significant difference: a fixed filter does as well".
+    """
+    rows = {r["name"]: r for r in result["rows"]}
+    learned = rows["learned"]
+    fixed = [rows[n] for n in _FIXED_AT_LEARNED_NORM if rows.get(n) and rows[n]["mcnemar"]]
+    best = max(fixed, key=lambda r: r["test_accuracy"])
+    name = best["label"].split(",")[0]
+    test = best["mcnemar"]
+    gain = 100 * (learned["test_accuracy"] - best["test_accuracy"])
+    head = (
+        f"Learned filter {100 * learned['test_accuracy']:.1f} % vs the best fixed filter at "
+        f"its norm ({name}) {100 * best['test_accuracy']:.1f} %: {gain:+.2f} points, "
+        f"p {format_p(test['p_value'])}"
+    )
+    if test["p_value"] >= SIGNIFICANCE_LEVEL:
+        return f"{head} — no significant difference: a fixed filter does as well"
+    return f"{head} — " + ("learning the filter won" if gain > 0 else "the fixed filter won")
