@@ -176,7 +176,8 @@ def _filters_view(run: Run, shown: list) -> None:
     with big:
         chart(figures.filter_figure(last["filters"], None, None), f"filter_{run.id}")
     with small:
-        chart(figures.change_figure(last["filters"], previous), f"change_{run.id}")
+        title = "Last change" if previous is not None else "Last change: none recorded yet"
+        chart(figures.change_figure(last["filters"], previous, title), f"change_{run.id}")
 
 
 def _gradient_view(run: Run, shown: list) -> None:

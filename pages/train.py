@@ -40,6 +40,7 @@ from explorer.common import (
     url_extra,
 )
 from explorer.live import live_jobs
+from explorer.reload import reload_run
 from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,
@@ -115,10 +116,44 @@ def sidebar() -> RunConfig:
         sb.caption(next(p for p in offered if p["name"] == shown)["description"])
     _view_settings()
     config = render_settings(available_datasets())
+    _reload_box()
     if _matching_preset(offered, config) != shown and st.session_state.get("_renamed") != config:
         st.session_state["_renamed"] = config  # once per edit, never a loop
         st.rerun()  # an edit just left (or met) a preset: name it in the box at once
     return config
+
+
+def _reload_box() -> None:
+    """Upload a run's export zip to see the run again (settings, results, history, filters)."""
+    with st.sidebar.expander("Reload a run", icon=":material/upload_file:"):
+        st.file_uploader(
+            "The zip a run's Download gave",
+            type=["zip"],
+            key="reload_file",
+            help="Shows that run again here: its settings, results, steps and filters "
+            "(its filters then also appear in the Filter lab).",
+        )
+        st.button(
+            "Show this run",
+            key="reload_go",
+            on_click=_reload,
+            disabled=st.session_state.get("reload_file") is None,
+        )
+        problem = st.session_state.get("reload_problem")
+        if problem:
+            st.error(md_escape(problem))
+        for note in st.session_state.get("reload_notes", []):
+            st.warning(md_escape(note))
+
+
+def _reload() -> None:
+    """The button's callback: before the settings' widgets are drawn, so they can change."""
+    upload = st.session_state.get("reload_file")
+    if upload is None:
+        return
+    problem, unread = reload_run(upload.getvalue())
+    st.session_state["reload_problem"] = problem
+    st.session_state["reload_notes"] = unread  # settings that kept their defaults
 
 
 # -- controls -------------------------------------------------------------------------------

@@ -80,7 +80,9 @@ def export_run(
         else {
             k: _jsonable(v)
             for k, v in r.items()
-            if k not in ("history", "filters", "start_filters", "test_predictions")
+            # Test predictions stay: a run loaded back tests its models against each
+            # other with them (McNemar); history and filters have files of their own.
+            if k not in ("history", "filters", "start_filters")
         }
         for key, r in results.items()
     }
