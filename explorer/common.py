@@ -263,12 +263,14 @@ def reattach(run_id: str, jobs: str) -> str | None:
         created=time.time(),
     )
     st.session_state["current_run"] = run_id
-    # A viewer joining a run (a shared link, a reload) sees where it is now, then follows
-    # it at the pace: replaying it from step 0 kept a second browser 8-9 s from the run's
-    # current state at load 8 (bench/bench_controls.py).
-    steps = step_events(views["csvm"].events, every_sub_problem=config.multiclass)
+    # A viewer joining a run (a shared link, a reload) starts at the step its owner's page
+    # shows (every recorded step once the owner is gone), then follows at the pace:
+    # replaying from step 0 kept a second browser 8-9 s behind at load 8
+    # (bench/bench_controls.py), and the worker's last step would give the ending away.
+    recorded = len(step_events(views["csvm"].events, every_sub_problem=config.multiclass))
+    shown = _SHOWN.get(run_id)
     play = playback(runs()[run_id])
-    play.cursor = play.target = len(steps)
+    play.cursor = play.target = recorded if shown is None else min(shown, recorded)
     if foreign:
         return (
             f"This link also named jobs of another run ({', '.join(foreign)}); they are left "
@@ -338,6 +340,24 @@ DEFAULT_PACE = "1 s per step"
 def pace_seconds() -> float:
     """The chosen pace: seconds between shown steps (0: live)."""
     return PACES[st.session_state.get("pace", DEFAULT_PACE)]
+
+
+#: The step each run's owner page shows now, by run id (server-wide, bounded): where a
+#: shared view or the owner's reload joins the run.
+_SHOWN: dict[str, int] = {}
+_SHOWN_MAX = 2000
+_SHOWN_LOCK = threading.Lock()
+
+
+def publish_shown(run: Run, shown: int) -> None:
+    """The owner's page shows ``shown`` steps of ``run`` (a viewer joining starts there)."""
+    if not owns(run):
+        return
+    with _SHOWN_LOCK:  # every session's script thread writes here
+        _SHOWN.pop(run.id, None)  # re-inserted last: the oldest entries go first
+        _SHOWN[run.id] = shown
+        while len(_SHOWN) > _SHOWN_MAX:
+            _SHOWN.pop(next(iter(_SHOWN)))
 
 
 def playback(run: Run) -> Playback:

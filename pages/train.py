@@ -33,6 +33,7 @@ from explorer.common import (
     playback,
     poll_run,
     presets,
+    publish_shown,
     reattach,
     restore_view_from_url,
     runs,
@@ -441,6 +442,7 @@ def _watch(run: Run, stale: bool) -> bool:
             play.jump = True  # a crash shows its last recorded step at once, named
         _enforce_stop(run)
         shown = steps[: play.advance(len(steps), pace_seconds(), time.monotonic())]
+        publish_shown(run, len(shown))
         with st.container(key="stale" if stale else "live"):
             live_panel(run, views, shown)
 

@@ -77,3 +77,28 @@ def test_a_viewer_joins_a_run_where_it_is_not_at_step_zero():
     play = viewer.session_state[f"play_{run.id}"]
     assert play.cursor == play.target == int(SMALL_RUN["n_iter"])
     assert any(s.value == "Comparison on the same split" for s in viewer.subheader)
+
+
+def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
+    """The worker trains ahead of the paced page: a viewer (or the owner's reload) starts
+    where the owner's page is, so the ending is not given away."""
+    import time
+
+    from explorer import common
+
+    owner = open_app(SMALL_RUN | {"n_iter": "6", "pace": "2 s per step"})
+    owner.button(key="start").click().run()
+    deadline = time.time() + 60
+    run_id = owner.session_state["current_run"]
+    while time.time() < deadline:  # the worker records every step; the page shows one
+        owner.run()
+        view = common.get_pool().get(owner.session_state["runs"][run_id].jobs["csvm"])
+        if view.state == "done" and common._SHOWN.get(run_id, 0) >= 1:
+            break
+        time.sleep(0.3)
+    shown = common._SHOWN[run_id]
+    assert 1 <= shown < 6
+    url = {k: query(owner, k) for k in owner.query_params}
+    viewer = open_app(url)
+    play = viewer.session_state[f"play_{run_id}"]
+    assert play.target == shown and play.cursor <= shown + 1
