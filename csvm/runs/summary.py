@@ -19,7 +19,7 @@ from csvm.analysis.stats import (
 )
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
-__all__ = ["comparisons", "headline", "run_name"]
+__all__ = ["ablation_verdict", "comparisons", "headline", "run_name"]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
