@@ -272,7 +272,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
                 zmin=-gmax,
                 zmax=gmax,
                 showscale=i == cols - 1,
-                colorbar={"title": {"text": "dT/df"}, "exponentformat": "power"},
+                colorbar=_colour_bar("dT/df") | {"exponentformat": "power"},
                 hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
                 **_readable_values(plane, cols, "%{z:.2g}"),
             ),
