@@ -30,7 +30,14 @@ def test_clicking_a_filter_focuses_its_sub_problem(server, browser):
     page.goto(f"{server}/?classes=0,1,2&n_filters=1&n_train=150&n_iter=3&pace=live")
     page.get_by_role("button", name="▶ Start").click()
     page.get_by_text(re.compile(r"K-CSVM: [\d.]+ % test")).first.wait_for()
-    page.get_by_text("click one to focus it").first.scroll_into_view_if_needed()
+    from playwright.sync_api import Error as PlaywrightError
+
+    for _ in range(10):  # the grid's title is redrawn while the run's last ticks arrive
+        try:
+            page.get_by_text("click one to focus it").first.scroll_into_view_if_needed()
+            break
+        except PlaywrightError:
+            page.wait_for_timeout(500)
     page.wait_for_timeout(1000)
     # Before any click the focus follows the sub-problem trained last: 1 vs 2.
     page.wait_for_function(_TITLED, arg="Objective of 1 vs 2")
