@@ -191,32 +191,48 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
             icon=":material/block:",
         )
         return None
-    run_id = uuid.uuid4().hex[:8]
-    jobs = {}
+    targets = {}
+    for model in models:
+        kwargs = {"config": config.to_dict(), "model": model}
+        target = run_model
+        if model != "csvm" and config.tune_baselines:
+            target = run_tuned_model  # tuned on the validation split
+        elif model != "svm":
+            kwargs["paused"] = paused
+        targets[model] = (target, kwargs)
     try:
-        for model in models:
-            kwargs = {"config": config.to_dict(), "model": model}
-            target = run_model
-            if model != "csvm" and config.tune_baselines:
-                target = run_tuned_model  # tuned on the validation split
-            elif model != "svm":
-                kwargs["paused"] = paused
+        return start_run(config, targets).id
+    except QuotaExceeded as exc:
+        st.error(str(exc), icon=":material/block:")
+        return None
+
+
+def start_run(config: RunConfig, targets: dict[str, tuple[Any, dict]], **meta: Any) -> Run:
+    """Submit a Train run's jobs (model -> (target, kwargs)), all or none, and make it this
+    session's current run.  Each job's ``meta`` names the run and its settings (what a
+    shared link is drawn from).  Raises QuotaExceeded (after cancelling the jobs already
+    submitted) when the server's cap is reached."""
+    pool, me = get_pool(), owner()
+    run_id = uuid.uuid4().hex[:8]
+    jobs: dict[str, str] = {}
+    try:
+        for model, (target, kwargs) in targets.items():
             jobs[model] = pool.submit(
                 target,
                 kwargs,
                 name=f"{run_id}:{model}",
                 group="train",
                 owner=me,
-                meta={"run": run_id, "config": config.to_dict()},
+                meta={"run": run_id, "config": config.to_dict(), **meta},
             )
-    except QuotaExceeded as exc:
+    except QuotaExceeded:
         for job in jobs.values():
             pool.cancel(job, me)
-        st.error(str(exc), icon=":material/block:")
-        return None
-    runs()[run_id] = Run(id=run_id, config=config, jobs=jobs, owner=me, created=time.time())
+        raise
+    run = Run(id=run_id, config=config, jobs=jobs, owner=me, created=time.time())
+    runs()[run_id] = run
     st.session_state["current_run"] = run_id
-    return run_id
+    return run
 
 
 def parse_jobs_param(jobs: str) -> dict[str, str]:

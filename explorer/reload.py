@@ -9,20 +9,16 @@ playback, its results and its shared links treat it as any other run.
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
 import numpy as np
-import streamlit as st
 
 from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
 from csvm.runs.bundle import RunBundle, load_bundle
 from csvm.runs.replay import replay_model
-from explorer.common import data_for, get_pool, owner, playback, runs
+from explorer.common import data_for, get_pool, owner, playback, start_run
 from explorer.settings import set_config
-from explorer.state import Run
 
 
 def _mismatch(bundle: RunBundle, y_test: np.ndarray) -> str | None:
@@ -73,28 +69,15 @@ def reload_run(data: bytes) -> tuple[str | None, list[str]]:
     problem = _mismatch(bundle, pair.y_test)
     if problem:
         return problem, bundle.problems
-    pool, me = get_pool(), owner()
-    pool.cancel_owner(me, group="train")  # one Train run per session, as Start does
-    run_id = uuid.uuid4().hex[:8]
-    jobs: dict[str, str] = {}
-    meta = {"run": run_id, "config": bundle.config.to_dict(), "reloaded": True}
+    get_pool().cancel_owner(owner(), group="train")  # one Train run per session, as Start
+    targets = {
+        model: (replay_model, kwargs)
+        for model, kwargs in _jobs_of(bundle, len(pair.y_train)).items()
+    }
     try:
-        for model, kwargs in _jobs_of(bundle, len(pair.y_train)).items():
-            jobs[model] = pool.submit(
-                replay_model,
-                kwargs,
-                name=f"{run_id}:{model}",
-                group="train",
-                owner=me,
-                meta=meta,
-            )
+        run = start_run(bundle.config, targets, reloaded=True)
     except QuotaExceeded as exc:
-        for job in jobs.values():
-            pool.cancel(job, me)
         return str(exc), bundle.problems
-    run = Run(id=run_id, config=bundle.config, jobs=jobs, owner=me, created=time.time())
-    runs()[run_id] = run
     playback(run).jump = True  # a finished run: its last step and results at once
     set_config(bundle.config)
-    st.session_state["current_run"] = run_id
     return None, bundle.problems

@@ -385,7 +385,10 @@ def page() -> None:
     heartbeat()
     current = runs().get(st.session_state.get("current_run", ""))
     sync_url(url_extra())
-    st.title("CSVM Explorer")
+    if current is None or not st.session_state.get("projector"):
+        # On a projector the run's headline is the title: the app's name above it pushed
+        # the filter half below the fold of a 1280×720 screen.
+        st.title("CSVM Explorer")
     show_problems()
     _reattach_problem()
     errors, data = _errors(config)

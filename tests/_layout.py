@@ -58,7 +58,10 @@ _FILTER = """() => {
     const fonts = plot ? [...plot.querySelectorAll('.heatmaplayer text, g.textpoint text, '
                                                    + 'text.textpoint')]
         .map(t => parseFloat(getComputedStyle(t).fontSize)) : [];
-    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+    // The cells' bottom edge (the figure's own bottom margin may pass the fold).
+    const y = plot ? plot._fullLayout.yaxis : null;
+    const bottom = y ? plot.getBoundingClientRect().top + y._offset + y._length : r.bottom;
+    return {top: r.top, bottom: bottom, left: r.left, right: r.right,
             cells: sizes, fonts: fonts};
 }"""
 
@@ -74,6 +77,7 @@ def overlapping_figure_text(page) -> list[str]:
 
 
 def filter_view(page) -> dict[str, Any] | None:
-    """The Train page's filter: its box in the window, the width of each filter's cell
-    in pixels, and the type size of the numbers in the cells (None: not on the page)."""
+    """The Train page's filter: its box in the window (``bottom``: its cells' bottom
+    edge), the width of each filter's cell in pixels, and the type size of the numbers in
+    the cells (None: not on the page)."""
     return page.evaluate(_FILTER)
