@@ -45,9 +45,13 @@ def steps_of(views: dict, run: Run) -> list:
 def _ablation_headline(run: Run) -> None:
     """The headline's second line once the ablation is in: learned or fixed filter."""
     view = get_pool().get(run.ablation) if run.ablation else None
+    waiting = view is not None and view.state in ("queued", "running")
+    # Said for the ablation panel below: an ablation that ends while this same script
+    # run goes on must rerun the page, or this line would wait for ever.
+    st.session_state[f"_verdict_waits_{run.id}"] = waiting
     if view is not None and view.state == "done" and view.result:
         st.markdown(f"**{md_escape(ablation_verdict(view.result))}**")
-    elif view is not None and view.state in ("queued", "running"):
+    elif waiting:
         st.caption("Comparing the learned filter with fixed filters at its norm…")
 
 
@@ -98,8 +102,10 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
         text += f" · training done, playing back at {st.session_state.get('pace')}"
     status = " · ".join(_status_line(m, v) for m, v in views.items())
     # The jobs' states share the progress bar's line: every line above the filter pushes
-    # it towards the bottom of a 720 px projector screen.
-    st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
+    # it towards the bottom of a 720 px projector screen.  Once every job has ended and
+    # every step is shown, the headline says it all and the bar goes.
+    if not finished:
+        st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
     if not shown:
         return
     if config.multiclass:
@@ -340,7 +346,14 @@ def ablation_panel(run: Run, result: dict) -> None:
             )
             st.rerun()
         return
-    live_jobs(job, _ablation_view)
+
+    def draw(view) -> bool:
+        _ablation_view(view)
+        # Ended after the headline was drawn (as part of this page run): draw it again.
+        ended = view is not None and view.state not in ("queued", "running")
+        return ended and st.session_state.pop(f"_verdict_waits_{run.id}", False)
+
+    live_jobs(job, draw)
 
 
 def _ablation_view(view) -> None:

@@ -102,6 +102,12 @@ def test_preset_end_state_fits_the_screen(server, browser, preset):
 def _fits(page, fold: int) -> None:
     """The filter above the fold with cells of 200 px or more (up to two planes), its
     numbers 14 px or larger, no label cut off and no figure text over other text."""
+    # The ablation's verdict (a K-CSVM on few images) adds a line above the filter.
+    page.wait_for_function(
+        "() => !document.body.innerText.includes('Comparing the learned filter')",
+        timeout=180_000,
+    )
+    page.wait_for_timeout(500)
     view = filter_view(page)
     if view is not None:
         assert 0 <= view["top"] and view["bottom"] <= fold, f"filter at {view}"
