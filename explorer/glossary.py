@@ -50,6 +50,7 @@ GLOSSARY: dict[str, str] = {
 }
 
 
-def explain(*symbols: str) -> str:
-    """The plain-language lines of ``symbols``, one per line, for a ``help=`` tooltip."""
-    return "\n\n".join(f"**{s}**: {GLOSSARY[s]}" for s in symbols)
+def explain(*symbols: str, sep: str = "\n\n") -> str:
+    """The plain-language lines of ``symbols``: one per paragraph for a ``help=`` tooltip,
+    or run together (``sep=" "``) for a caption."""
+    return sep.join(f"**{s}**: {GLOSSARY[s]}" for s in symbols)

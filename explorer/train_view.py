@@ -55,6 +55,20 @@ def _ablation_headline(run: Run) -> None:
         st.caption("Comparing the learned filter with fixed filters at its norm…")
 
 
+def _progress_line(run: Run, views: dict, shown: list, paused: bool) -> None:
+    """The progress bar, its line holding the jobs' states too: every line above the
+    filter pushes it towards the bottom of a 720 px projector screen."""
+    # The CSVM's own state, not the run's: a crashed CSVM stops counting down at once,
+    # whatever its baselines still do.
+    csvm_view = views.get("csvm")
+    csvm_running = csvm_view is not None and csvm_view.state not in FINAL_STATES
+    fraction, text = progress(run.config, shown, running=csvm_running)
+    if not is_running(views):
+        text += f" · training done, playing back at {st.session_state.get('pace')}"
+    status = " · ".join(_status_line(m, v) for m, v in views.items())
+    st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
+
+
 def _status_line(model: str, view) -> str:
     label = "CSVM" if model == "csvm" else MODEL_LABELS[model]
     if view is None:
@@ -93,19 +107,9 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     _ablation_headline(run)
     if config.multiclass:
         st.caption(md_escape(train_multiclass.describe(config, data.class_names)))
-    # The CSVM's own state, not the run's: a crashed CSVM stops counting down at once,
-    # whatever its baselines still do.
     csvm_view = views.get("csvm")
-    csvm_running = csvm_view is not None and csvm_view.state not in FINAL_STATES
-    fraction, text = progress(config, shown, running=csvm_running)
-    if not is_running(views) and not finished:
-        text += f" · training done, playing back at {st.session_state.get('pace')}"
-    status = " · ".join(_status_line(m, v) for m, v in views.items())
-    # The jobs' states share the progress bar's line: every line above the filter pushes
-    # it towards the bottom of a 720 px projector screen.  Once every job has ended and
-    # every step is shown, the headline says it all and the bar goes.
-    if not finished:
-        st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
+    if not finished:  # once every job has ended and every step is shown, the bar goes
+        _progress_line(run, views, shown, paused)
     if not shown:
         return
     if config.multiclass:
@@ -138,7 +142,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
         if not linear:
             st.caption(
                 "T(f) = Σα − ½aᵀKa + r(f), lowered step by step. "
-                + " ".join(f"**{k}**: {GLOSSARY[k]}" for k in ("Σα", "½aᵀKa", "r(f)"))
+                + explain("Σα", "½aᵀKa", "r(f)", sep=" ")
             )
     with right:
         divergence = _divergence_event(csvm_view)
@@ -189,7 +193,7 @@ def _filters_view(run: Run, shown: list) -> None:
 def _gradient_view(run: Run, shown: list) -> None:
     last = next((e for e in reversed(shown) if e.get("filters") is not None), {})
     if last.get("gradient") is not None:
-        st.caption(f"**dT/df**: {GLOSSARY['dT/df']}")
+        st.caption(explain("dT/df"))
         chart(
             figures.filter_figure(
                 last["gradient"],
@@ -257,7 +261,7 @@ def results_panel(run: Run, views: dict) -> None:
     for line in lines:
         st.markdown(md_escape(line))
     if lines:  # only where there is a comparison to read
-        st.caption(" ".join(f"**{k}**: {GLOSSARY[k]}" for k in ("p", "95 % interval")))
+        st.caption(explain("p", "95 % interval", sep=" "))
         st.caption(
             "Why a CSVM can lose: with few training images and a hard margin the SVM "
             "separates the training set whatever the filter, so the filter has little to "

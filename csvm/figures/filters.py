@@ -89,7 +89,8 @@ def filter_figure(
     vmax = float(np.abs(f).max()) or 1.0
     # Values written in the cells make a colour bar redundant: its room goes to the cells
     # (two 5×5 filters keep 200 px cells on a 1280 px projector with the sidebar open).
-    written = values and rows == 1 and bool(_readable_values(f[0], cols, ""))
+    text = _readable_values(f[0], cols, "%{z:.2f}") if values and rows == 1 else {}
+    written = bool(text)
     for i, plane in enumerate(f):
         fig.add_trace(
             go.Heatmap(
@@ -101,7 +102,7 @@ def filter_figure(
                 showscale=i == cols - 1 and not written,
                 colorbar=_colour_bar(value_label) | ({"len": 0.45, "y": 0.78} if rows == 2 else {}),
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
-                **(_readable_values(plane, cols, "%{z:.2f}") if written else {}),
+                **text,
             ),
             row=1,
             col=i + 1,
@@ -112,7 +113,6 @@ def filter_figure(
             trace.update(colorbar={"len": 0.45, "y": 0.22})
             fig.add_trace(trace, row=2, col=i + 1)
     _heatmap_axes(fig)
-    # One row of cells of about 210 px in 300 px of height (the Train page's filter).
     # Without a title the subplot titles need 45 px above the cells, with one 80; a row of
     # cells gets 210 px (the Train page's filter, whose title is its column's).
     top = 80 if title else 45
@@ -279,9 +279,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
             row=1,
             col=i + 1,
         )
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    _square_pixels(fig)
+    _heatmap_axes(fig)
     fig.update_layout(
         title=title, height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
     )
@@ -370,7 +368,7 @@ def filter_grid_figure(
     focus : int, optional
         The sub-problem in focus: its caption is bold and marked.
     cols : int, optional
-        Cells per row (default: the number that gives the largest cells in an 800 × 600
+        Cells per row (default: the number that gives the largest cells in an 800 × 480
         px plot, e.g. 7 × 7 for 45 one-vs-one sub-problems with two 5×5 filters each).
     clickable : bool, default False
         Add an invisible marker on each cell whose ``customdata`` is the sub-problem's

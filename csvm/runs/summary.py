@@ -76,11 +76,11 @@ def headline(
         The test labels: each baseline then gets McNemar's p against the CSVM.
     paused : bool
         Whether the owner has paused the run (or its playback).
-    stopping : bool
-        Whether the owner has pressed Stop and the run has not ended yet.
     total : int, optional
         Steps the run will take (default: those of one sub-problem; a multi-class run
         passes the sum over its sub-problems).
+    stopping : bool
+        Whether the owner has pressed Stop and the run has not ended yet.
 
     Returns
     -------
