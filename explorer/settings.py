@@ -137,6 +137,9 @@ def _seed(name: str, value: Any) -> None:
     if name == "protocol":
         st.session_state.setdefault(key_of(name), value or spec.none_label)
         return
+    if name == "layers":  # a text box: empty stands for one layer
+        st.session_state.setdefault(key_of(name), value or "")
+        return
     if name == "classes":  # the class list itself is seeded where its options are known
         st.session_state.setdefault("w_classes__task", _TASKS[value is not None])
         st.session_state.setdefault("w_classes__all", value == "all")
@@ -220,7 +223,11 @@ def _widget(container, name: str, options: list | None = None) -> None:
         container.checkbox("Use all training images", key="w_n_train__none", help=_help(name))
         _number(container, name, disabled=st.session_state["w_n_train__none"])
         return
-    if spec.kind == "bool":
+    if spec.kind == "layers":
+        container.text_input(
+            spec.label, key=key, placeholder="one layer (the thesis's model)", help=_help(name)
+        )
+    elif spec.kind == "bool":
         container.checkbox(spec.label, key=key, help=_help(name))
     elif spec.kind == "set":
         container.multiselect(
@@ -263,6 +270,8 @@ def _read(name: str, fallback: Any) -> Any:
         return None if value in (None, SPECS[name].none_label) else value
     if name == "classes":
         return _read_classes(fallback)
+    if name == "layers":
+        return str(st.session_state.get(key, fallback or "")).strip() or None
     if SPECS[name].none_label is not None and st.session_state.get(f"{key}__none"):
         return None
     if key not in st.session_state:
@@ -313,6 +322,8 @@ def _visible(name: str, config: RunConfig) -> bool:
         return False
     if name == "C_last_only" and st.session_state.get("w_C__none", config.C is None):
         return False
+    if name in ("filter_size", "n_filters") and st.session_state.get(key_of("layers")):
+        return False  # a stack of layers names its own filters
     return spec.kernels is None or kernel in spec.kernels
 
 

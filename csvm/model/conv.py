@@ -19,6 +19,7 @@ import numpy as np
 __all__ = [
     "as_images",
     "correlate",
+    "correlate_input_gradient",
     "correlate_transpose",
     "map_shape",
     "patch_view",
@@ -195,4 +196,35 @@ def correlate_transpose(
         for b in range(q):
             window = X[:, :, a : a + h2, b : b + w2]
             out[:, :, :, a, b] = np.einsum("nchw,nkhw->nkc", window, V)
+    return out
+
+
+def correlate_input_gradient(
+    maps: np.ndarray, filters: np.ndarray, input_shape: tuple[int, ...]
+) -> np.ndarray:
+    """The adjoint of :func:`correlate` in its images: ``dL/dX`` from ``dL/dZ``.
+
+    Parameters
+    ----------
+    maps : array (n, k, H', W')
+        ``dL/dZ`` for ``Z = correlate(X, filters)``.
+    filters : array (k, C, p, q)
+    input_shape : tuple (n, C, H, W)
+
+    Returns
+    -------
+    array (n, C, H, W): ``dX[n, c, a+i, b+j] = sum_k f[k, c, a, b] dZ[n, k, i, j]`` (the
+    full convolution of the map gradients with the filters; one contraction per tap).
+    """
+    V = np.asarray(maps)
+    f = np.asarray(filters)
+    k, c, p, q = f.shape
+    h2, w2 = V.shape[-2:]
+    dtype = np.result_type(V.dtype, f.dtype, np.float32)
+    out = np.zeros(input_shape, dtype=dtype)
+    for a in range(p):
+        for b in range(q):
+            out[:, :, a : a + h2, b : b + w2] += np.einsum(
+                "nkhw,kc->nchw", V, f[:, :, a, b].astype(dtype, copy=False)
+            )
     return out

@@ -16,168 +16,35 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
-from csvm.model.conv import correlate
-from csvm.model.kernels import KERNELS, KernelOverflowError, kernel_gradient, kernel_matrix
-from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
-from csvm.model.regularisers import (
-    REGULARISERS,
-    check_regulariser,
-    regulariser_gradient,
-    regulariser_value,
+from csvm.model.kernel_state import (  # noqa: F401 (re-exported: the lab and tests use them)
+    HARD_MARGIN_C,
+    _gradient,
+    _KernelState,
+    _solve,
+    outer_objective,
 )
-from csvm.model.validation import Whole
+from csvm.model.kernels import KERNELS, KernelOverflowError
+from csvm.model.layers import Network, parse_layers
+from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
+from csvm.model.regularisers import REGULARISERS, check_regulariser
+from csvm.model.validation import Whole, check_init_filters
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
-#: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
-HARD_MARGIN_C = 1e10
 #: Sufficient-decrease constant of the Armijo rule.
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACKS = 20
 #: Consecutive rises of T under a constant step that count as divergence.
 _RISING_PATIENCE = 4
-
-
-@dataclass
-class _KernelState:
-    """One solved SVM at one filter: everything needed to predict and to step."""
-
-    filters: np.ndarray  # (k, C, p, q) float64
-    support: np.ndarray
-    dual_coef: np.ndarray  # a_i = alpha_i y_i of the support vectors
-    intercept: float
-    Z_sv: np.ndarray  # (s, k, H', W') float32 feature maps of the support vectors
-    K_sv: np.ndarray = field(repr=False)  # kernel among the support vectors
-    objective: float
-    terms: dict[str, float]
-    train_accuracy: float
-    kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
-    svm_iterations: int = 0  # LIBSVM's iterations for this solve
-    svm_hit_max_iter: bool = False  # it stopped at its bound, not at its tolerance
-    # A hard-margin solve with an alpha at HARD_MARGIN_C: no separating solution exists
-    # (scikit-learn 1.9's LIBSVM gets there in ~100 iterations; older ones ran to the bound).
-    svm_at_hard_cap: bool = False
-
-    def decision_function(self, X4: np.ndarray) -> np.ndarray:
-        n = len(X4)
-        out = np.empty(n)
-        # Chunks keep the (chunk x n_sv) test kernel small for large test sets.
-        for start in range(0, n, 2048):
-            # float64 here: predictions must not depend on how the rows are batched.
-            Z = correlate(X4[start : start + 2048], self.filters.astype(np.float64))
-            K = kernel_matrix(
-                Z.reshape(len(Z), -1),
-                self.Z_sv.reshape(len(self.Z_sv), -1).astype(np.float64),
-                **self.kernel_params,
-            )
-            out[start : start + 2048] = K @ self.dual_coef + self.intercept
-        return out
-
-
-def outer_objective(
-    X4: np.ndarray,
-    y: np.ndarray,
-    filters: np.ndarray,
-    *,
-    kernel: str = "poly",
-    degree: float = 2,
-    gamma: float = 1.0,
-    coef0: float = 1.0,
-    C: float | None = None,
-    regulariser: str = "dfo1",
-    lam: float = 0.01,
-    svm_tol: float = 1e-3,
-) -> tuple[float, np.ndarray]:
-    """T(f) at the SVM optimum and its gradient, for one binary problem.
-
-    Parameters
-    ----------
-    X4 : array (n, C, H, W)
-    y : array (n,) of +-1
-    filters : array (k, C, p, q)
-
-    Returns
-    -------
-    objective : float
-    gradient : array like ``filters``
-    """
-    params = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
-    state, _ = _solve(
-        X4,
-        y,
-        np.asarray(filters, dtype=np.float64),
-        params,
-        HARD_MARGIN_C if C is None else C,
-        regulariser,
-        lam,
-        svm_tol,
-    )
-    grad = _gradient(X4, state, params, regulariser, lam)
-    return state.objective, grad
-
-
-def _solve(X4, y, filters, params, C, regulariser, lam, svm_tol, K_buffer=None, max_iter=-1):
-    """Kernel + SVM at ``filters``: the solved state and the timings.
-
-    ``K_buffer`` (n x n float64) is overwritten with the training kernel; the state keeps
-    only the support vectors' block, so line-search trials never hold two n x n kernels.
-    ``max_iter`` bounds LIBSVM's iterations (-1: no bound); whether the solve stopped
-    there is read from ``n_iter_``, not from scikit-learn's ConvergenceWarning, because
-    catching warnings swaps process-wide filters and the sub-problems run in threads.
-    """
-    t0 = time.perf_counter()
-    Z = correlate(X4, filters.astype(X4.dtype))
-    K = kernel_matrix(Z.reshape(len(Z), -1), out=K_buffer, **params)
-    t1 = time.perf_counter()
-    svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200, max_iter=max_iter)
-    svc.fit(K, y)
-    iterations = int(svc.n_iter_[0])
-    t2 = time.perf_counter()
-    support = svc.support_
-    a = svc.dual_coef_[0].astype(np.float64)
-    K_ss = K[np.ix_(support, support)]
-    sum_alpha = float(np.abs(a).sum())
-    margin = 0.5 * float(a @ K_ss @ a)
-    reg = regulariser_value(regulariser, filters, lam)
-    decision = K[:, support] @ a + svc.intercept_[0]
-    state = _KernelState(
-        filters=filters,
-        support=support,
-        dual_coef=a,
-        intercept=float(svc.intercept_[0]),
-        Z_sv=Z[support],
-        K_sv=K_ss,
-        objective=sum_alpha - margin + reg,
-        terms={"sum_alpha": sum_alpha, "margin_term": margin, "regulariser": reg},
-        train_accuracy=float(np.mean(np.where(decision > 0, 1, -1) == y)),
-        kernel_params=dict(params),
-        svm_iterations=iterations,
-        svm_hit_max_iter=bool(max_iter > 0 and iterations >= max_iter),
-        svm_at_hard_cap=bool(C >= HARD_MARGIN_C and np.abs(a).max(initial=0.0) >= 0.5 * C),
-    )
-    return state, {"kernel": t1 - t0, "svm": t2 - t1}
-
-
-def _gradient(X4, state, params, regulariser, lam):
-    quad = kernel_gradient(
-        X4[state.support],
-        state.Z_sv,
-        state.dual_coef,
-        state.filters.shape[-2:],
-        K_sv=state.K_sv,
-        **params,
-    )
-    return regulariser_gradient(regulariser, state.filters, lam) - 0.5 * quad
 
 
 class KernelCSVM(BaseCSVM):
@@ -254,9 +121,18 @@ class KernelCSVM(BaseCSVM):
         L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
         ``filter_shape`` (None takes their shape) and the images' channels.
 
+    layers : str or None
+        A stack of convolutional layers with pooling (:mod:`csvm.model.layers`), e.g.
+        ``"5x5x2-abs-avg2,3x3x4-relu-avg2"``: the SVM works on the last layer's pooled
+        maps and every layer's filters are learned by backpropagating dT/df.  It replaces
+        ``filter_shape`` and ``n_filters``; ``init_filters`` (if given) starts layer 1.
+        None (or one plain layer such as ``"5x5x2"``) is the thesis's one-layer model.
+
     Attributes
     ----------
-    classes_, filters_ (n_classifiers, n_filters, p, q), filter_shape_, history_,
+    classes_, filters_ (n_classifiers, n_filters, p, q; layer 1's with ``layers``),
+    layer_filters_ (per sub-problem, every layer's filters), layers_ (the parsed stack,
+    empty for one plain layer), filter_shape_, history_,
     estimators_, support_, dual_coef_, n_support_, intercept_, pairs_ (see BaseCSVM),
     n_features_in_, stopped_.
     """
@@ -281,6 +157,7 @@ class KernelCSVM(BaseCSVM):
         "tol": [Interval(Real, 0, 1e6, closed="both")],
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
         "svm_max_iter": [Whole(1, None, closed="left")],
+        "layers": [None, str],
     }
 
     def __init__(
@@ -309,6 +186,7 @@ class KernelCSVM(BaseCSVM):
         svm_max_iter: int = 10**6,
         random_state: int | np.random.RandomState | None = None,
         init_filters: Any = None,
+        layers: str | None = None,
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -333,6 +211,7 @@ class KernelCSVM(BaseCSVM):
         self.svm_max_iter = svm_max_iter
         self.random_state = random_state
         self.init_filters = init_filters
+        self.layers = layers
 
     def _check_dependent_params(self) -> None:
         # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
@@ -342,6 +221,61 @@ class KernelCSVM(BaseCSVM):
                 f"eta must be greater than 0 with step='armijo' (its first trial step), "
                 f"got {self.eta!r}."
             )
+
+    def _resolve_filters(self, image_shape: tuple[int, ...]) -> None:
+        """Read ``layers``: a stack builds the :class:`~csvm.model.layers.Network`; one plain
+        layer (or None) is the thesis's model with that filter shape and count."""
+        specs = parse_layers(self.layers)
+        self.layers_ = () if len(specs) == 1 and specs[0].is_plain else specs
+        self._network = None
+        self._n_first = int(self.n_filters)
+        if not specs:
+            super()._resolve_filters(image_shape)
+            return
+        first = specs[0]
+        self._n_first = first.n_filters
+        self._start_filters = None
+        if self.init_filters is not None:
+            self._start_filters = check_init_filters(
+                self.init_filters, first.n_filters, image_shape[0], first.filter_shape
+            )
+        self.filter_shape_ = first.filter_shape
+        # Network checks that every layer's filter and window fit the maps it receives.
+        network = Network(specs, image_shape)
+        self._network = network if self.layers_ else None
+
+    def _first_filters(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
+        if self._start_filters is not None:
+            return self._start_filters.copy()
+        filters = rng.random((self._n_first, n_channels, *self.filter_shape_))
+        return filters / np.abs(filters).sum()
+
+    def _start_theta(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
+        """The first filters (every layer's, flat, with a stack of layers)."""
+        if self._network is None:
+            filters = self._first_filters(rng, n_channels)
+        else:
+            filters = self._network.initial(rng, self._start_filters)
+        if self.step == "relative" and not np.any(filters):
+            raise ValueError(
+                "step='relative' moves the filter by a fraction of its own norm, so the first "
+                "filter must not be all zeros: give non-zero init_filters."
+            )
+        return filters
+
+    def _set_sub_problem_attributes(self, tasks: list[dict[str, Any]]) -> None:
+        super()._set_sub_problem_attributes(tasks)
+        self.layer_filters_ = [m.layer_filters for m in self.estimators_]
+
+    def feature_maps(self, X: Any) -> np.ndarray:
+        """Feature maps as images: (n, k, H', W') for two classes, else
+        (n, n_classifiers, k, H', W'); with ``layers``, the last layer's pooled maps."""
+        check_is_fitted(self, "estimators_")
+        if not getattr(self, "layers_", ()):
+            return super().feature_maps(X)
+        X4 = self._images(X, reset=False)
+        maps = np.stack([m.features(X4) for m in self.estimators_], axis=1)
+        return np.ascontiguousarray(maps[:, 0] if len(self.estimators_) == 1 else maps)
 
     def _C_at(self, iteration: int) -> float:
         if self.C is None:
@@ -360,22 +294,26 @@ class KernelCSVM(BaseCSVM):
             "coef0": float(self.coef0),
         }
         regulariser, lam = check_regulariser(self.regulariser), float(self.lam)
-        filters = self._first_filters(rng, X4.shape[1])
-        if self.step == "relative" and not np.any(filters):
-            raise ValueError(
-                "step='relative' moves the filter by a fraction of its own norm, so the first "
-                "filter must not be all zeros: give non-zero init_filters."
-            )
+        network = self._network
+        filters = self._start_theta(rng, X4.shape[1])
         start = time.perf_counter()
-
         K_buffer = np.empty((len(X4), len(X4)))  # reused by every solve of this problem
-
         warned = []  # one warning per sub-problem, at its first solve that hits the bound
 
         def solve(f, iteration):
             C = self._C_at(iteration)
             state, timings = _solve(
-                X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer, self.svm_max_iter
+                X4,
+                y,
+                f,
+                params,
+                C,
+                regulariser,
+                lam,
+                self.svm_tol,
+                K_buffer,
+                self.svm_max_iter,
+                network,
             )
             if (state.svm_hit_max_iter or state.svm_at_hard_cap) and not warned:
                 warned.append(iteration)
@@ -388,7 +326,7 @@ class KernelCSVM(BaseCSVM):
         track = {"velocity": np.zeros_like(filters), "rises": 0}
         converged = False
         for it in range(int(self.n_iter)):
-            norm = float(np.linalg.norm(state.filters))
+            norm = float(np.linalg.norm(state.theta))
             if not np.isfinite(state.objective):
                 raise self._diverged(
                     best, "non-finite", "the objective became non-finite", recorder, it, None, norm
@@ -431,18 +369,24 @@ class KernelCSVM(BaseCSVM):
         """The iteration's event (csvm.events.IterationEvent); True when training goes on."""
         timings = dict(timings)
         seconds = timings.pop("seconds")
+        arrays = {
+            "gradient": grad,
+            "support": np.array(state.support, copy=True),
+            "alpha": np.abs(state.dual_coef),
+        }
+        if state.network is not None:  # the figures show every layer; "gradient" is layer 1's
+            arrays["layer_filters"] = [f.copy() for f in state.layer_filters]
+            if grad is not None:
+                arrays["layer_gradients"] = state.network.unpack(grad)
+                arrays["gradient"] = arrays["layer_gradients"][0]
         return recorder.record(
             state.filters,
-            {
-                "gradient": grad,
-                "support": np.array(state.support, copy=True),
-                "alpha": np.abs(state.dual_coef),
-            },
+            arrays,
             iteration=iteration,
             step="iteration",
             objective=state.objective,
             **state.terms,
-            filter_norm=float(np.linalg.norm(state.filters)),
+            filter_norm=float(np.linalg.norm(state.theta)),
             n_support=int(len(state.support)),
             train_accuracy=state.train_accuracy,
             svm_iterations=state.svm_iterations,
@@ -463,21 +407,24 @@ class KernelCSVM(BaseCSVM):
         N, C and the kernel's scale), and halves eta whenever T rises ("bold driver");
         docs/step_size.md derives it.
         """
-        norm = float(np.linalg.norm(state.filters))
-        scale = eta
+        norm = float(np.linalg.norm(state.theta))
+        step = -eta * grad
         if self.step == "relative":
             g_norm = float(np.linalg.norm(grad))
             if g_norm == 0.0:
                 return None, None, eta
-            scale = eta * norm / g_norm
-        velocity = self.momentum * track["velocity"] - scale * grad
+            network = state.network
+            step = -eta * norm / g_norm * grad
+            if network is not None:
+                step = network.relative_move(state.theta, grad, eta)
+        velocity = self.momentum * track["velocity"] + step
         track["velocity"] = velocity
         if not self.momentum:
-            move = -scale * grad
+            move = step
         else:
-            move = self.momentum * velocity - scale * grad if self.nesterov else velocity
-        new_filters = state.filters + move
-        self._check_growth(best, state.filters, new_filters, recorder, iteration)
+            move = self.momentum * velocity + step if self.nesterov else velocity
+        new_filters = state.theta + move
+        self._check_growth(best, state.theta, new_filters, recorder, iteration)
         new, timings = solve(new_filters, iteration + 1)
         rose = new.objective > state.objective
         if self.step == "relative":
@@ -491,7 +438,7 @@ class KernelCSVM(BaseCSVM):
                 recorder,
                 iteration,
                 norm,
-                float(np.linalg.norm(new.filters)),
+                float(np.linalg.norm(new.theta)),
             )
         return new, timings, eta
 
@@ -503,10 +450,10 @@ class KernelCSVM(BaseCSVM):
         g2 = float(np.sum(grad * grad))
         # Start from twice the last accepted step, but never move the filter by more than
         # its own norm at once: the gradient can be huge where the kernel is steep.
-        trial = min(2.0 * eta, np.linalg.norm(state.filters) / max(np.sqrt(g2), 1e-300))
+        trial = min(2.0 * eta, np.linalg.norm(state.theta) / max(np.sqrt(g2), 1e-300))
         spent = {"kernel": 0.0, "svm": 0.0}
         for _ in range(_MAX_BACKTRACKS):
-            new_filters = state.filters - trial * grad
+            new_filters = state.theta - trial * grad
             if np.all(np.isfinite(new_filters)):
                 new, timings = solve(new_filters, iteration)
                 spent = {key: spent[key] + timings[key] for key in spent}

@@ -22,7 +22,14 @@ import numpy as np
 from csvm.exceptions import CSVMError
 from csvm.model.conv import correlate_transpose
 
-__all__ = ["KERNELS", "KernelOverflowError", "check_kernel", "kernel_gradient", "kernel_matrix"]
+__all__ = [
+    "KERNELS",
+    "KernelOverflowError",
+    "check_kernel",
+    "kernel_gradient",
+    "kernel_map_gradient",
+    "kernel_matrix",
+]
 
 KERNELS: dict[str, str] = {
     "poly": "polynomial (gamma z_i.z_j + coef0)^degree",
@@ -144,6 +151,58 @@ def _overflow(Z1: np.ndarray, Z2: np.ndarray, degree: float, gamma: float, coef0
     )
 
 
+def kernel_map_gradient(
+    Z_sv: np.ndarray,
+    a_sv: np.ndarray,
+    *,
+    kernel: str = "poly",
+    degree: float = 2,
+    gamma: float = 1.0,
+    coef0: float = 1.0,
+    K_sv: np.ndarray | None = None,
+) -> np.ndarray:
+    """``d(a^T K a)/dZ``: the derivative of the quadratic term in every support vector's
+    maps, the first half of the filter gradient (the second carries it back through the
+    correlation: :func:`kernel_gradient` for one layer, :class:`csvm.model.layers.Network`
+    for a stack).
+
+    Parameters
+    ----------
+    Z_sv : array (s, ...)
+        The support vectors' feature maps (any shape after the first axis).
+    a_sv : array (s,)
+        ``a_i = alpha_i y_i`` (scikit-learn's ``dual_coef_``).
+    kernel, degree, gamma, coef0 : as in :func:`kernel_matrix`.
+    K_sv : array (s, s), optional
+        The kernel among the support vectors (recomputed when not given).
+
+    Returns
+    -------
+    float64 array shaped like ``Z_sv``.
+    """
+    kernel = check_kernel(kernel)
+    s = Z_sv.shape[0]
+    Zf = np.asarray(Z_sv, dtype=np.float64).reshape(s, -1)
+    a = np.asarray(a_sv, dtype=np.float64)
+    if kernel in ("poly", "linear"):
+        if kernel == "linear":
+            degree, gamma, coef0 = 1, 1.0, 0.0
+        G = Zf @ Zf.T
+        M = degree * gamma * (gamma * G + coef0) ** (degree - 1)
+        U = (M * a[None, :]) @ Zf
+        weights = a[:, None] * U
+        scale = 2.0
+    else:
+        if K_sv is None:
+            K_sv = kernel_matrix(Zf, kernel="rbf", gamma=gamma)
+        Ka = K_sv * a[None, :]
+        s_vec = Ka.sum(axis=1)
+        U = Ka @ Zf
+        weights = a[:, None] * (s_vec[:, None] * Zf - U)
+        scale = -4.0 * gamma
+    return (scale * weights).reshape(Z_sv.shape)
+
+
 def kernel_gradient(
     X_sv: np.ndarray,
     Z_sv: np.ndarray,
@@ -177,27 +236,9 @@ def kernel_gradient(
         The gradient of ``a^T K a`` with respect to the filters.  The outer objective's
         gradient is ``dr/df - grad / 2``.
     """
-    kernel = check_kernel(kernel)
-    s, k = Z_sv.shape[:2]
-    Zf = np.asarray(Z_sv, dtype=np.float64).reshape(s, -1)
-    a = np.asarray(a_sv, dtype=np.float64)
-    if kernel in ("poly", "linear"):
-        if kernel == "linear":
-            degree, gamma, coef0 = 1, 1.0, 0.0
-        G = Zf @ Zf.T
-        M = degree * gamma * (gamma * G + coef0) ** (degree - 1)
-        U = (M * a[None, :]) @ Zf
-        weights = a[:, None] * U
-        scale = 2.0
-    else:
-        if K_sv is None:
-            K_sv = kernel_matrix(Zf, kernel="rbf", gamma=gamma)
-        Ka = K_sv * a[None, :]
-        s_vec = Ka.sum(axis=1)
-        U = Ka @ Zf
-        weights = a[:, None] * (s_vec[:, None] * Zf - U)
-        scale = -4.0 * gamma
-    maps = weights.reshape(Z_sv.shape)
-    return scale * correlate_transpose(
+    maps = kernel_map_gradient(
+        Z_sv, a_sv, kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, K_sv=K_sv
+    )
+    return correlate_transpose(
         np.asarray(X_sv, dtype=np.float64), maps, filter_shape, sum_samples=True
     )

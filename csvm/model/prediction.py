@@ -132,7 +132,9 @@ def map_sq_norms(X4: np.ndarray, filters: np.ndarray) -> np.ndarray:
 
 
 def _kind(model: Any) -> str:
-    if all(hasattr(model, a) for a in ("Z_sv", "dual_coef", "kernel_params", "filters")):
+    kernel_state = ("Z_sv", "dual_coef", "kernel_params", "filters")
+    # A layered model's maps are not one correlation: it predicts through its own network.
+    if all(hasattr(model, a) for a in kernel_state) and getattr(model, "network", None) is None:
         return "kernel"
     if hasattr(model, "w") and hasattr(model, "filters"):
         return "linear"

@@ -75,17 +75,17 @@ def _refit_one(
     # a_i = alpha_i y_i with alpha_i > 0, so its sign is the support vector's label.
     labels = np.where(np.asarray(model.dual_coef) > 0, 1, -1)
     X_v, y_v = _virtual_set(images, labels, shifts)
-    filters = np.asarray(model.filters, dtype=np.float64)
     state, timings = _solve(
         X_v,
         y_v,
-        filters,
+        np.asarray(model.theta, dtype=np.float64),
         model.kernel_params,
         C,
         solver["regulariser"],
         solver["lam"],
         solver["svm_tol"],
         max_iter=solver["max_iter"],
+        network=model.network,
     )
     # The support vectors' kernel only serves a filter step, and none follows: 45 of them
     # held ~3 GB on full MNIST with 8 shifts.

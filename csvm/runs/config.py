@@ -108,6 +108,7 @@ class RunConfig:
     n_iter: int = _field("n_iter")
     filter_size: int = _field("filter_size")
     n_filters: int = _field("n_filters")
+    layers: str | None = _field("layers")
     seed: int = _field("seed")
     baselines: tuple[str, ...] = _field("baselines")
     tune_baselines: bool = _field("tune_baselines")
@@ -195,6 +196,8 @@ class RunConfig:
         spec = SPECS[name]
         if self.model not in spec.models:
             return False
+        if name in _LAYERS_REPLACE and self.layers and self.model == "kcsvm":
+            return False
         return spec.kernels is None or self.kernel in spec.kernels
 
     def differences(self, other: RunConfig) -> list[str]:
@@ -247,7 +250,10 @@ class RunConfig:
                 "Momentum applies to the constant step rule only: set it to 0 "
                 "or choose the constant step."
             )
-        if image_shape is not None:
+        if image_shape is not None and self.layers and self.model == "kcsvm":
+            # The stack names its own filter sizes; the one-layer size check does not apply.
+            errors.extend(_layer_problems(self.layers, image_shape))
+        elif image_shape is not None:
             h, w = image_shape[-2:]
             if self.filter_size > min(h, w):
                 errors.append(
@@ -268,6 +274,8 @@ class RunConfig:
             for name, spec in SPECS.items()
             if spec.param is not None and self.model in spec.models
         }
+        if params.get("layers", "") is None:
+            del params["layers"]  # the estimator's default: scripts written before it agree
         params.update(
             image_shape=tuple(int(s) for s in image_shape),
             filter_shape=(self.filter_size, self.filter_size),
@@ -288,6 +296,22 @@ class RunConfig:
 
         cls = LinearCSVM if self.model == "lcsvm" else KernelCSVM
         return cls(**self.estimator_params(image_shape))
+
+
+#: The settings a stack of layers replaces (its first layer names its filters).
+_LAYERS_REPLACE = ("filter_size", "n_filters")
+
+
+def _layer_problems(layers: str, image_shape: tuple[int, ...]) -> list[str]:
+    """Why a stack of layers does not fit these images (empty when it does)."""
+    from csvm.model.layers import Network, parse_layers
+
+    shape = tuple(int(s) for s in image_shape)
+    try:
+        Network(parse_layers(layers), shape if len(shape) == 3 else (1, *shape))
+    except ValueError as err:
+        return [f"Layers {layers!r}: {err}"]
+    return []
 
 
 # The class's fields are the table's entries, in its order (widgets and flags follow it).

@@ -38,9 +38,10 @@ class Spec:
 
     Parameters
     ----------
-    kind : {"int", "float", "str", "bool", "set", "classes"}
+    kind : {"int", "float", "str", "bool", "set", "classes", "layers"}
         ``"set"`` is a tuple of choices (the baselines); ``"classes"`` a comma list of
-        3 to 10 class names, or "all" (multi-class runs).
+        3 to 10 class names, or "all" (multi-class runs); ``"layers"`` a stack of layers
+        (:mod:`csvm.model.layers`), None for the one-layer model.
     label, help : str
         What a widget shows; help is one line (what it does, typical range).
     group : {"data", "model", "baselines"}
@@ -86,6 +87,9 @@ class Spec:
             )
         if self.kind == "str":
             return "a name of up to 64 printable characters"
+        if self.kind == "layers":
+            return 'empty or "none" (one layer), or layers such as 5x5x2-abs-avg2,3x3x4-abs-avg2'
+
         if self.kind == "bool":
             return "true or false"
         low, high = fmt(self.low), fmt(self.high)
@@ -396,6 +400,20 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             low=1,
             high=8,
             param="n_filters",
+        ),
+    ),
+    "layers": (
+        None,
+        Spec(
+            "layers",
+            "Layers",
+            "Empty: one layer of the filters above (the thesis's model). Or a stack, "
+            "e.g. 5x5x2-abs-avg2,3x3x4-abs-avg2: layer 1 has 2 filters of 5×5, then |x| "
+            "and 2×2 average pooling; layer 2 has 4 filters of 3×3 over layer 1's maps. "
+            "Every layer's filters are learned; -relu and -max2 also work.",
+            "model",
+            models=("kcsvm",),
+            param="layers",
         ),
     ),
     "seed": (

@@ -9,9 +9,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from csvm.model.layers import format_layers, parse_layers
 from csvm.runs.fields import MAX_CLASSES, MAX_RAW_LENGTH, MIN_CLASSES, SPECS, Spec, fmt
 
-__all__ = ["parse_classes", "parse_number", "parse_value", "show", "shorten"]
+__all__ = [
+    "parse_classes",
+    "parse_layers_value",
+    "parse_number",
+    "parse_value",
+    "show",
+    "shorten",
+]
 
 
 def shorten(raw: str, limit: int = 40) -> str:
@@ -62,6 +70,8 @@ def parse_value(name: str, raw: Any) -> Any:
     )
     if spec.kind == "classes":
         return parse_classes(raw)
+    if spec.kind == "layers":
+        return parse_layers_value(raw)
     if spec.none_label is not None and (
         is_none or (isinstance(raw, str) and raw.strip() == spec.none_label)
     ):
@@ -101,6 +111,24 @@ def parse_value(name: str, raw: Any) -> Any:
     if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
         raise ValueError("is out of range")
     return value
+
+
+def parse_layers_value(raw: Any) -> str | None:
+    """The canonical ``layers`` value: None (one layer) or the stack written back in its
+    canonical form ("5x5x2-abs-avg2,3x3x4")."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ValueError("is not text")
+    text = raw.strip()
+    if text.lower() in ("", "none", "null"):
+        return None
+    try:
+        return format_layers(parse_layers(text))
+    except ValueError as err:
+        # parse_layers's message quotes the value and shows the format; keep its reason.
+        reason = str(err).split(": ", 1)[-1].split(". ", 1)[0]
+        raise ValueError(f"cannot be read ({reason})") from None
 
 
 def parse_classes(raw: Any) -> str | None:

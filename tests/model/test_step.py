@@ -3,9 +3,9 @@ eta that works from 600 to 11,552 MNIST images (issue 13, item 4; docs/step_size
 
 import numpy as np
 import pytest
-from test_datasets import SHARED, needs_cifar, needs_mnist
 
 from csvm import DivergenceError, KernelCSVM
+from tests.data.test_datasets import SHARED, needs_cifar, needs_mnist
 
 
 def _blobs(n, seed=0):

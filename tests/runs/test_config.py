@@ -42,6 +42,15 @@ def _value(name: str):
                 ",".join
             ),
         )
+    elif spec.kind == "layers":
+        layer = st.builds(
+            lambda p, n, act, pool: f"{p}x{p}x{n}{act}{pool}",
+            st.integers(1, 5),
+            st.integers(1, 4),
+            st.sampled_from(["", "-abs", "-relu"]),
+            st.sampled_from(["", "-avg2", "-max2", "-avg3s2"]),
+        )
+        base = st.lists(layer, min_size=1, max_size=2).map(",".join)
     elif spec.kind == "int":
         base = st.integers(int(spec.low), int(spec.high))
     elif spec.scale == "log" and spec.low > 0:
@@ -75,7 +84,7 @@ def test_estimator_params_agree_with_the_config(config):
     params = clf.get_params()
     for name, spec in SPECS.items():
         if spec.param and config.model in spec.models:
-            assert params[spec.param] == getattr(config, name), name
+            assert params.get(spec.param) == getattr(config, name), name
     assert params["filter_shape"] == (config.filter_size, config.filter_size)
     assert params["random_state"] == config.seed
 

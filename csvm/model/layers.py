@@ -1,0 +1,242 @@
+"""Stacks of learned convolutions with pooling: the features a layered K-CSVM feeds its SVM.
+
+A stack is written as one short string (it travels in RunConfig, URLs and the CLI)::
+
+    "5x5x2-abs-avg2,3x3x4-relu-max2s1"
+
+Layers are separated by commas.  Each layer is ``PxQ`` or ``PxQxN`` (N filters of P x Q,
+default 1), then optionally a nonlinearity (``abs``, ``relu``) and a pooling
+(``avg<size>`` or ``max<size>``, stride = size unless ``s<stride>`` follows).  Layer l's
+filters have one channel per map of layer l-1 (the image's channels for layer 1), so the
+second layer combines the first layer's maps, as a CNN's does.
+
+:class:`Network` runs the stack forward and carries ``dL/dZ`` of its output maps back to
+every layer's filters (the chain rule through pooling, nonlinearity and correlation), so a
+K-CSVM's ``dT/df`` for every layer is the one-layer gradient's first half (the kernel's
+derivative in the maps, :func:`csvm.model.kernels.kernel_map_gradient`) followed by this
+backward pass.  All filters travel as one flat float64 vector ``theta``; :meth:`Network.unpack`
+gives them back layer by layer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from csvm.model.conv import correlate, correlate_input_gradient, correlate_transpose, map_shape
+from csvm.model.pooling import (
+    ACTIVATIONS,
+    activate,
+    activation_gradient,
+    pool,
+    pool_backward,
+    pooled_shape,
+)
+from csvm.model.regularisers import regulariser_gradient, regulariser_value
+
+__all__ = ["LayerSpec", "Network", "format_layers", "parse_layers"]
+
+_CONV = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$")
+_POOL = re.compile(r"^(avg|max)(\d+)(?:s(\d+))?$")
+#: Bounds that keep a typed stack from asking for absurd work.
+MAX_LAYERS = 4
+MAX_FILTERS_PER_LAYER = 64
+MAX_SIDE = 64
+
+LAYERS_HELP = (
+    "Layers are separated by commas; each is PxQ or PxQxN (N filters), then optionally "
+    "-abs or -relu and -avg<size> or -max<size> (stride = size, or s<stride>), e.g. "
+    "'5x5x2-abs-avg2,3x3x4-relu-max2'."
+)
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One layer: ``n_filters`` correlations of ``filter_shape``, then ``activation``,
+    then ``pool`` over ``pool_size`` windows every ``pool_stride`` pixels."""
+
+    n_filters: int = 1
+    filter_shape: tuple[int, int] = (5, 5)
+    activation: str = "none"
+    pool: str = "none"
+    pool_size: int = 1
+    pool_stride: int = 1
+
+    @property
+    def is_plain(self) -> bool:
+        """A bare correlation: the thesis's one-layer model when it is the only layer."""
+        return self.activation == "none" and (self.pool == "none" or self.pool_size == 1)
+
+    def __str__(self) -> str:
+        p, q = self.filter_shape
+        parts = [f"{p}x{q}" + (f"x{self.n_filters}" if self.n_filters != 1 else "")]
+        if self.activation != "none":
+            parts.append(self.activation)
+        if self.pool != "none":
+            stride = "" if self.pool_stride == self.pool_size else f"s{self.pool_stride}"
+            parts.append(f"{self.pool}{self.pool_size}{stride}")
+        return "-".join(parts)
+
+
+def _bad(text: str, why: str) -> ValueError:
+    return ValueError(f"Cannot read the layers {text!r}: {why}. {LAYERS_HELP}")
+
+
+def _parse_layer(text: str, token_text: str) -> LayerSpec:
+    tokens = token_text.strip().lower().split("-")
+    conv = _CONV.match(tokens[0])
+    if not conv:
+        raise _bad(text, f"{tokens[0]!r} is not a filter size like 5x5 or 5x5x2")
+    p, q, n = int(conv[1]), int(conv[2]), int(conv[3] or 1)
+    if not (1 <= p <= MAX_SIDE and 1 <= q <= MAX_SIDE):
+        raise _bad(text, f"filter sides must be 1 to {MAX_SIDE}, got {p}x{q}")
+    if not 1 <= n <= MAX_FILTERS_PER_LAYER:
+        raise _bad(text, f"a layer holds 1 to {MAX_FILTERS_PER_LAYER} filters, got {n}")
+    activation, mode, size, stride = "none", "none", 1, 1
+    for token in tokens[1:]:
+        pooled = _POOL.match(token)
+        if token in ACTIVATIONS:
+            activation = token
+        elif pooled:
+            mode, size = pooled[1], int(pooled[2])
+            stride = int(pooled[3] or size)
+            if not (1 <= size <= MAX_SIDE and 1 <= stride <= MAX_SIDE):
+                raise _bad(text, f"pooling windows and strides must be 1 to {MAX_SIDE}")
+        else:
+            raise _bad(text, f"{token!r} is neither a nonlinearity (abs, relu) nor a pooling")
+    return LayerSpec(n, (p, q), activation, mode, size, stride)
+
+
+def parse_layers(text: str | None) -> tuple[LayerSpec, ...]:
+    """The layers a string describes (empty for None or ""), or a ValueError that says
+    what was wrong and shows the format."""
+    if text is None or not str(text).strip():
+        return ()
+    parts = [part for part in str(text).split(",")]
+    if len(parts) > MAX_LAYERS:
+        raise _bad(text, f"at most {MAX_LAYERS} layers, got {len(parts)}")
+    return tuple(_parse_layer(str(text), part) for part in parts)
+
+
+def format_layers(specs: tuple[LayerSpec, ...]) -> str:
+    """The string :func:`parse_layers` reads back as ``specs``."""
+    return ",".join(str(spec) for spec in specs)
+
+
+class Network:
+    """The forward and backward passes of a stack of layers on images of one shape.
+
+    Parameters
+    ----------
+    specs : sequence of LayerSpec
+    image_shape : tuple (C, H, W)
+
+    Raises
+    ------
+    ValueError
+        When a layer's filter or pooling window does not fit the maps it receives,
+        naming the layer and the sizes.
+    """
+
+    def __init__(self, specs: tuple[LayerSpec, ...], image_shape: tuple[int, int, int]):
+        self.specs = tuple(specs)
+        self.image_shape = tuple(int(s) for s in image_shape)
+        self.filter_shapes: list[tuple[int, int, int, int]] = []
+        self.map_shapes: list[tuple[int, int, int]] = []  # after each layer's pooling
+        channels, hw = self.image_shape[0], self.image_shape[1:]
+        for index, spec in enumerate(self.specs, start=1):
+            try:
+                hw = map_shape(hw, spec.filter_shape)
+                if spec.pool != "none":
+                    hw = pooled_shape(hw, spec.pool_size, spec.pool_stride)
+            except ValueError as err:
+                where = "the image" if index == 1 else f"layer {index - 1}'s maps"
+                raise ValueError(
+                    f"Layer {index} ({spec}) does not fit {where} ({hw[0]}x{hw[1]}): {err}"
+                ) from None
+            self.filter_shapes.append((spec.n_filters, channels, *spec.filter_shape))
+            channels = spec.n_filters
+            self.map_shapes.append((channels, *hw))
+        self.sizes = [int(np.prod(s)) for s in self.filter_shapes]
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        """``(k, H'', W'')`` of the maps the SVM sees."""
+        return self.map_shapes[-1]
+
+    def unpack(self, theta: np.ndarray) -> list[np.ndarray]:
+        """Every layer's filters ``(k, C, p, q)`` from the flat vector (views, no copy)."""
+        bounds = np.cumsum([0, *self.sizes])
+        return [
+            theta[bounds[i] : bounds[i + 1]].reshape(shape)
+            for i, shape in enumerate(self.filter_shapes)
+        ]
+
+    @staticmethod
+    def pack(filters: list[np.ndarray]) -> np.ndarray:
+        """The flat float64 vector of a list of per-layer filters."""
+        return np.concatenate([np.asarray(f, dtype=np.float64).ravel() for f in filters])
+
+    def initial(self, rng: np.random.Generator, first: np.ndarray | None = None) -> np.ndarray:
+        """Starting filters: ``first`` for layer 1 when given, else uniform random weights
+        with unit L1 norm per filter (each map starts as a local weighted average of the
+        maps below it, so the scale of the values stays that of the image)."""
+        filters = []
+        for i, shape in enumerate(self.filter_shapes):
+            if i == 0 and first is not None:
+                filters.append(np.asarray(first, dtype=np.float64).reshape(shape))
+                continue
+            f = rng.random(shape)
+            filters.append(f / f.reshape(shape[0], -1).sum(axis=1)[:, None, None, None])
+        return self.pack(filters)
+
+    def forward(self, X4: np.ndarray, theta: np.ndarray, keep: bool = False):
+        """The output maps ``(n, k, H'', W'')`` in X4's precision (float32 at least); with
+        ``keep`` also the per-layer cache :meth:`backward` needs."""
+        A, cache = X4, []
+        for spec, f in zip(self.specs, self.unpack(theta), strict=True):
+            Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
+            H = activate(Z, spec.activation)
+            P, pool_cache = pool(H, spec.pool, spec.pool_size, spec.pool_stride)
+            if keep:
+                cache.append((A, Z, pool_cache))
+            A = P
+        return (A, cache) if keep else A
+
+    def backward(self, X4: np.ndarray, theta: np.ndarray, dA: np.ndarray) -> np.ndarray:
+        """``sum_i <dA_i, d out_i / d theta>``: the flat gradient of every layer's filters,
+        given ``dA`` (n, k, H'', W''), the derivative of a loss in the output maps of X4."""
+        X4 = np.asarray(X4, dtype=np.float64)
+        _, cache = self.forward(X4, theta, keep=True)
+        filters = self.unpack(theta)
+        grads: list[np.ndarray] = [np.empty(0)] * len(self.specs)
+        dA = np.asarray(dA, dtype=np.float64)
+        for i in range(len(self.specs) - 1, -1, -1):
+            A_in, Z, pool_cache = cache[i]
+            dZ = activation_gradient(Z, pool_backward(dA, pool_cache), self.specs[i].activation)
+            grads[i] = correlate_transpose(A_in, dZ, self.specs[i].filter_shape, sum_samples=True)
+            if i:
+                dA = correlate_input_gradient(dZ, filters[i], A_in.shape)
+        return self.pack(grads)
+
+    def regulariser(self, name: str, theta: np.ndarray, lam: float) -> float:
+        """``sum_l r(f_l)``: each layer is kept near its own scale (a joint norm would let
+        one layer grow while another shrinks, which changes nothing the SVM sees)."""
+        return sum(regulariser_value(name, f, lam) for f in self.unpack(theta))
+
+    def regulariser_gradient(self, name: str, theta: np.ndarray, lam: float) -> np.ndarray:
+        """The flat gradient of :meth:`regulariser`."""
+        return self.pack([regulariser_gradient(name, f, lam) for f in self.unpack(theta)])
+
+    def relative_move(self, theta: np.ndarray, grad: np.ndarray, eta: float) -> np.ndarray:
+        """The step that moves each layer's filters by the fraction ``eta`` of their own
+        norm along minus their gradient (a layer whose gradient is zero stays).  Per layer,
+        because the layers' gradients differ by orders of magnitude: one joint norm would
+        move only the steepest layer."""
+        moves = []
+        for f, g in zip(self.unpack(theta), self.unpack(grad), strict=True):
+            g_norm = float(np.linalg.norm(g))
+            moves.append(np.zeros_like(g) if g_norm == 0 else -eta * np.linalg.norm(f) / g_norm * g)
+        return self.pack(moves)
