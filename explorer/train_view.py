@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
+from csvm.figures.layers import layer_filters_figure, layer_maps_figure
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.persistence import export_run
@@ -188,6 +189,9 @@ def _filters_view(run: Run, shown: list) -> None:
     with small:
         title = "Last change" if previous is not None else "Last change: none recorded yet"
         chart(figures.change_figure(last["filters"], previous, title), f"change_{run.id}")
+    # A stack of layers: layer 1 is the figure above; every later layer below it.
+    for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
+        chart(layer_filters_figure(filters, number), f"layer{number}_{run.id}")
 
 
 def _gradient_view(run: Run, shown: list) -> None:
@@ -216,6 +220,15 @@ def _examples_view(run: Run, shown: list) -> None:
             figures.feature_maps_figure(data.X_train[pinned], last["pinned_maps"], labels),
             f"maps_{run.id}",
         )
+    layered = next((e for e in reversed(shown) if e.get("layer_maps") is not None), None)
+    if layered is not None:
+        pinned = pinned_indices(data.y_train)
+        columns = st.columns(2)
+        for j, index in enumerate((pinned[0], pinned[len(pinned) // 2])):
+            label = names[0 if data.y_train[index] < 0 else 1]
+            maps = [m[j] for m in layered["layer_maps"]]
+            with columns[j]:
+                chart(layer_maps_figure(data.X_train[index], maps, label), f"lmaps{j}_{run.id}")
     support = last.get("support")
     if support is not None and len(support):
         st.caption(f"**α**: {GLOSSARY['α (alpha)']}")
@@ -322,6 +335,12 @@ AUTO_ABLATION_MAX = 1000
 def ablation_panel(run: Run, result: dict) -> None:
     """Fixed filters against the learned one: one click, trained in the worker pool."""
     st.subheader("What did learning the filter buy?")
+    if run.config.layers:
+        st.caption(
+            "This comparison swaps one layer's filters for fixed ones; a stack of layers is "
+            "compared layer by layer by `python bench/bench_layers_small.py` (docs/layers.md)."
+        )
+        return
     st.caption(
         "The same kernel and SVM on fixed filters — the random start, a delta and a Gaussian, "
         "each rescaled to the learned filter's norm — and the learned filter shrunk to the "

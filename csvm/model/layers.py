@@ -205,6 +205,15 @@ class Network:
             A = P
         return (A, cache) if keep else A
 
+    def layer_outputs(self, X4: np.ndarray, theta: np.ndarray) -> list[np.ndarray]:
+        """Every layer's pooled maps of X4, first layer first (what the page draws)."""
+        outputs, A = [], X4
+        for spec, f in zip(self.specs, self.unpack(theta), strict=True):
+            Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
+            A, _ = pool(activate(Z, spec.activation), spec.pool, spec.pool_size, spec.pool_stride)
+            outputs.append(A)
+        return outputs
+
     def backward(self, X4: np.ndarray, theta: np.ndarray, dA: np.ndarray) -> np.ndarray:
         """``sum_i <dA_i, d out_i / d theta>``: the flat gradient of every layer's filters,
         given ``dA`` (n, k, H'', W''), the derivative of a loss in the output maps of X4."""

@@ -241,6 +241,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
     clf = c.build_estimator(data.image_shape)
     pinned = data.X_train[pinned_indices(data.y_train)]
     first: list[np.ndarray] = []  # the random start, for the ablation view
+    network = _network_of(c, data.image_shape)
 
     def callback(event: dict[str, Any]) -> bool:
         if event["kind"] == "divergence":  # no step: nothing to draw or to wait for
@@ -250,7 +251,12 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
         if not first:
             first.append(np.array(filters))
         maps = correlate(pinned, filters.astype(np.float32))
-        emit({**event, "filters": filters, "pinned_maps": maps})
+        extra = {}
+        if network is not None and event.get("layer_filters") is not None:
+            # Every layer's maps of the first two pinned images (one of each class).
+            theta = network.pack(event["layer_filters"])
+            extra["layer_maps"] = network.layer_outputs(pinned[[0, len(pinned) // 2]], theta)
+        emit({**event, "filters": filters, "pinned_maps": maps, **extra})
         return control.after_step()
 
     seconds, exc = fit_timed(clf, data, callback)
@@ -263,6 +269,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
             "filters": np.asarray(clf.filters_[0]),
             # The same layout as "filters" (one sub-problem, channels dropped when 1).
             "start_filters": first[0].reshape(np.shape(clf.filters_[0])) if first else None,
+            "layer_filters": clf.layer_filters_[0] if network is not None else None,
             "support": np.asarray(clf.support_).ravel()[order].tolist(),
             "support_alpha": np.abs(a[order]).tolist() if len(a) else [],
             "n_support": int(np.asarray(clf.support_).size),
@@ -272,6 +279,18 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
         }
     )
     return result
+
+
+def _network_of(c: RunConfig, image_shape: tuple[int, ...]):
+    """The run's stack of layers (None for the one-layer model)."""
+    if c.model != "kcsvm" or not c.layers:
+        return None
+    from csvm.model.layers import Network, parse_layers
+
+    specs = parse_layers(c.layers)
+    if len(specs) == 1 and specs[0].is_plain:
+        return None
+    return Network(specs, tuple(image_shape))
 
 
 def confused_pairs(

@@ -69,6 +69,28 @@ def test_csvm_job_emits_typed_events_and_a_result():
     assert result["start_filters"].shape == result["filters"].shape
 
 
+def test_a_layered_run_sends_every_layer_and_the_maps_through_them():
+    emit = FakeEmit()
+    config = SMALL.replace(layers="5x5x2-abs-avg2,3x3x3-abs-avg2")
+    result = run_model(emit, config.to_dict(), "csvm")
+    last = step_events(emit.events)[-1]
+    assert [f.shape for f in last["layer_filters"]] == [(2, 1, 5, 5), (3, 2, 3, 3)]
+    # The first pinned image of each class, after layer 1 (12x12) and layer 2 (5x5).
+    assert [m.shape for m in last["layer_maps"]] == [(2, 2, 12, 12), (2, 3, 5, 5)]
+    assert [f.shape for f in result["layer_filters"]] == [(2, 1, 5, 5), (3, 2, 3, 3)]
+    assert result["status"] == "done" and 0.5 < result["test_accuracy"] <= 1
+    from csvm.figures.layers import layer_filters_figure, layer_maps_figure
+
+    assert layer_filters_figure(result["layer_filters"][1], 2).layout.title.text.startswith(
+        "Layer 2: 3 filters, each over layer 1's 2 maps"
+    )
+    figure = layer_maps_figure(np.zeros((1, 28, 28)), [m[0] for m in last["layer_maps"]], "3")
+    assert [a.text for a in figure.layout.annotations][1:] == [
+        "after layer 1 (2 maps)",
+        "after layer 2 (3 maps)",
+    ]
+
+
 def test_pause_then_step_runs_exactly_one_more_step_then_waits():
     # Paused from the start; one "step" command: exactly one iteration, then it waits
     # (here the fake ends the wait with "stop"), and the stopped run is still evaluated.
