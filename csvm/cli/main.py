@@ -37,11 +37,18 @@ def _sweep(argv: list[str]) -> int:
     return main_sweep(argv)
 
 
+def _curve(argv: list[str]) -> int:
+    from csvm.cli.curve import main_curve
+
+    return main_curve(argv)
+
+
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "data": _data,
     "train": _train,
     "reproduce": _reproduce,
     "sweep": _sweep,
+    "curve": _curve,
 }
 
 

@@ -127,6 +127,11 @@ class KernelCSVM(BaseCSVM):
         maps and every layer's filters are learned by backpropagating dT/df.  It replaces
         ``filter_shape`` and ``n_filters``; ``init_filters`` (if given) starts layer 1.
         None (or one plain layer such as ``"5x5x2"``) is the thesis's one-layer model.
+    filter_init : {"uniform", "zero-mean"}
+        The random first filters (of layer 1; later layers start uniform): "uniform"
+        weights in [0, 1) (each map a local average of the image, the thesis's scale), or
+        "zero-mean" Gaussian weights minus their mean (each map a local contrast, which
+        |x| then pools), both scaled to unit L1 norm over all filters.
 
     Attributes
     ----------
@@ -158,6 +163,7 @@ class KernelCSVM(BaseCSVM):
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
         "svm_max_iter": [Whole(1, None, closed="left")],
         "layers": [None, str],
+        "filter_init": [StrOptions({"uniform", "zero-mean"})],
     }
 
     def __init__(
@@ -187,6 +193,7 @@ class KernelCSVM(BaseCSVM):
         random_state: int | np.random.RandomState | None = None,
         init_filters: Any = None,
         layers: str | None = None,
+        filter_init: str = "uniform",
     ):
         self.image_shape = image_shape
         self.filter_shape = filter_shape
@@ -212,6 +219,7 @@ class KernelCSVM(BaseCSVM):
         self.random_state = random_state
         self.init_filters = init_filters
         self.layers = layers
+        self.filter_init = filter_init
 
     def _check_dependent_params(self) -> None:
         # eta = 0 freezes the first filter (an SVM on a random filter, a useful baseline),
@@ -247,7 +255,12 @@ class KernelCSVM(BaseCSVM):
     def _first_filters(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
         if self._start_filters is not None:
             return self._start_filters.copy()
-        filters = rng.random((self._n_first, n_channels, *self.filter_shape_))
+        shape = (self._n_first, n_channels, *self.filter_shape_)
+        if self.filter_init == "zero-mean":
+            filters = rng.standard_normal(shape)
+            filters -= filters.mean(axis=(-2, -1), keepdims=True)
+        else:
+            filters = rng.random(shape)
         return filters / np.abs(filters).sum()
 
     def _start_theta(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
@@ -255,7 +268,10 @@ class KernelCSVM(BaseCSVM):
         if self._network is None:
             filters = self._first_filters(rng, n_channels)
         else:
-            filters = self._network.initial(rng, self._start_filters)
+            first = self._start_filters
+            if first is None and self.filter_init != "uniform":
+                first = self._first_filters(rng, n_channels)
+            filters = self._network.initial(rng, first)
         if self.step == "relative" and not np.any(filters):
             raise ValueError(
                 "step='relative' moves the filter by a fraction of its own norm, so the first "

@@ -109,6 +109,7 @@ class RunConfig:
     filter_size: int = _field("filter_size")
     n_filters: int = _field("n_filters")
     layers: str | None = _field("layers")
+    filter_init: str = _field("filter_init")
     seed: int = _field("seed")
     baselines: tuple[str, ...] = _field("baselines")
     tune_baselines: bool = _field("tune_baselines")

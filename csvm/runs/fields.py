@@ -416,6 +416,20 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             param="layers",
         ),
     ),
+    "filter_init": (
+        "uniform",
+        Spec(
+            "str",
+            "First filters",
+            "How the random first filters are drawn: uniform weights (each map starts as a "
+            "local average, the thesis's start) or zero-mean weights (each map starts as a "
+            "local contrast, which a stack with -abs then pools).",
+            "model",
+            choices=("uniform", "zero-mean"),
+            models=("kcsvm",),
+            param="filter_init",
+        ),
+    ),
     "seed": (
         0,
         Spec(

@@ -262,3 +262,14 @@ def test_the_sweep_page_names_an_unreachable_cluster_and_uses_its_own_pool(monke
     assert any("Cannot reach the Dask scheduler" in w.value for w in at.warning)
     assert any("own workers" in w.value for w in at.warning)
     assert not at.button(key="sw_start").disabled
+
+
+def test_curve_cells_on_the_cluster_equal_the_local_ones(cluster):
+    from csvm.analysis.curves import run_curve
+
+    args = ("mnist-5k", ("4", "9"), ["svm", "layers"], [20], [0, 1])
+    local = run_curve(*args)
+    with backend(cluster.scheduler_address):
+        remote = run_curve(*args)
+    keep = ("method", "n_train", "seed", "params", "test_accuracy", "correct")
+    assert [{k: c[k] for k in keep} for c in remote] == [{k: c[k] for k in keep} for c in local]

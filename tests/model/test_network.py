@@ -183,3 +183,16 @@ def test_a_stack_that_does_not_fit_the_images_is_named():
     X, y = _pair(20, side=8)
     with pytest.raises(ValueError, match="Layer 2 .*does not fit|Layer 2 .*larger than"):
         KernelCSVM(layers="5x5-avg2,3x3").fit(X, y)
+
+
+def test_zero_mean_first_filters_have_zero_mean_planes_and_unit_l1_norm():
+    X, y = _pair(30)
+    for layers in (None, "3x3x2-abs-avg2,2x2x2"):
+        clf = KernelCSVM(
+            filter_shape=(3, 3), n_filters=2, layers=layers, filter_init="zero-mean", n_iter=1
+        ).fit(X, y)
+        first = clf.layer_filters_[0][0]
+        np.testing.assert_allclose(first.mean(axis=(-2, -1)), 0, atol=1e-12)
+        assert np.isclose(np.abs(first).sum(), 1.0)
+    uniform = KernelCSVM(filter_shape=(3, 3), n_iter=1, random_state=0).fit(X, y)
+    assert np.all(uniform.filters_ >= 0)

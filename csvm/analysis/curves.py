@@ -1,0 +1,216 @@
+"""When does a learned filter pay?  Test accuracy of several methods against the number of
+training images (issue 21): one cell per (method, size, seed), each method tuned on a
+validation draw of its own, the test set fixed.
+
+A cell is a module-level function of plain arguments, so :func:`csvm.parallel.run_tasks`
+runs the cells in local threads or on a Dask cluster alike, and a cell's result depends
+only on its arguments (every estimator is seeded; one BLAS thread per task).
+
+Each cell keeps which test images it got right (packed bits), so the summary can set
+every method against the tuned plain SVM of the same draw with an exact McNemar test,
+pooled over the seeds' discordant counts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.svm import SVC
+
+from csvm.analysis.stats import mcnemar_p, wilson_interval
+
+__all__ = ["METHODS", "curve_cells", "run_cell", "summarise_curve"]
+
+#: Validation images drawn for each cell's tuning (from the pair's validation split).
+N_VALIDATION = 200
+
+#: method -> (label, the settings tried on validation).  Small grids: a cell must stay
+#: cheap enough for a live page, and every method gets a comparable number of fits.
+METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
+    "svm": (
+        "plain SVM (RBF, tuned)",
+        [{"gamma": g, "C": C} for g in (0.005, 0.01, 0.02, 0.05) for C in (1.0, 10.0, 1e10)],
+    ),
+    "kcsvm": (
+        "K-CSVM, one layer (2 filters 5×5)",
+        [{"gamma": g, "C": C} for g in (0.01, 0.02, 0.05) for C in (10.0, None)],
+    ),
+    "layers": (
+        "K-CSVM, two layers with pooling",
+        [{"gamma": g, "C": C} for g in (0.05, 0.1, 0.2) for C in (10.0, None)],
+    ),
+    "hog": ("HOG + RBF SVM", [{"C": C} for C in (1.0, 10.0, 100.0)]),
+    "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
+}
+#: The stack of the "layers" method (bench/bench_layers_small.py, chosen on validation).
+LAYERS = "5x5x4-abs-avg2,3x3x8-abs-avg2"
+
+
+def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
+    if method == "svm":
+        return SVC(kernel="rbf", **params)
+    if method in ("kcsvm", "layers"):
+        from csvm.model.kernelised import KernelCSVM
+
+        common = {"kernel": "rbf", "regulariser": "dfo2", "lam": 0.1, "eta": 0.1, "n_iter": 10}
+        if method == "layers":
+            common.update(layers=LAYERS, filter_init="zero-mean")
+        else:
+            common.update(filter_shape=(5, 5), n_filters=2)
+        return KernelCSVM(image_shape=image_shape, random_state=seed, **common, **params)
+    if method == "hog":
+        from csvm.model.hog import HOGSVC
+
+        return HOGSVC(image_shape=image_shape[-2:], hog_kernel="rbf", product=False, **params)
+    if method == "mkl":
+        from csvm.model.mkl import FilterBankMKL
+
+        return FilterBankMKL(image_shape=image_shape, **params)
+    raise ValueError(f"Unknown method {method!r}: choose from {', '.join(METHODS)}.")
+
+
+def _flat(method: str, X: np.ndarray) -> np.ndarray:
+    return X.reshape(len(X), -1) if method in ("svm", "hog") else X
+
+
+def _validation_draw(data, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(10_000 + seed)
+    pick = rng.permutation(len(data.y_val))[:N_VALIDATION]
+    return data.X_val[pick], data.y_val[pick]
+
+
+def run_cell(
+    dataset: str,
+    a: str,
+    b: str,
+    method: str,
+    n_train: int,
+    seed: int,
+    data_dir: str | None = None,
+) -> dict[str, Any]:
+    """One cell of the curve: ``method`` tuned on a validation draw and scored on the test set.
+
+    Parameters
+    ----------
+    dataset, a, b : str
+        The pair (as :func:`csvm.data.load_pair` reads them).
+    method : str
+        A key of :data:`METHODS`.
+    n_train : int
+        Training images (a stratified draw seeded by ``seed``).
+    seed : int
+    data_dir : str, optional
+
+    Returns
+    -------
+    dict
+        ``method``, ``n_train``, ``seed``, ``params`` (chosen), ``validation``,
+        ``test_accuracy``, ``n_test``, ``correct`` (hex of the packed right/wrong bits of
+        the test images), ``seconds``.
+    """
+    from csvm.data import load_pair
+
+    start = time.perf_counter()
+    data = load_pair(dataset, a, b, data_dir=data_dir, n_train=n_train, random_state=seed)
+    X_val, y_val = _validation_draw(data, seed)
+    best, best_score = None, -1.0
+    for params in METHODS[method][1]:
+        clf = _estimator(method, params, data.image_shape, seed)
+        try:
+            clf.fit(_flat(method, data.X_train), data.y_train)
+        except Exception:  # noqa: BLE001 (a setting that diverges is not chosen)
+            continue
+        score = float(np.mean(clf.predict(_flat(method, X_val)) == y_val))
+        if score > best_score:
+            best, best_score = (params, clf), score
+    if best is None:
+        raise RuntimeError(f"{method}: every setting failed on n={n_train}, seed {seed}.")
+    params, clf = best
+    correct = clf.predict(_flat(method, data.X_test)) == data.y_test
+    return {
+        "method": method,
+        "n_train": int(len(data.y_train)),
+        "seed": int(seed),
+        "params": {k: v for k, v in params.items()},
+        "validation": best_score,
+        "test_accuracy": float(correct.mean()),
+        "n_test": int(len(correct)),
+        "correct": np.packbits(correct).tobytes().hex(),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def curve_cells(
+    methods: Sequence[str], sizes: Sequence[int], seeds: Sequence[int]
+) -> list[tuple[str, int, int]]:
+    """Every (method, size, seed), the plain SVM first (it is every other's reference)."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"Unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}.")
+    ordered = ["svm"] + [m for m in methods if m != "svm"]
+    return [(m, int(n), int(s)) for m in ordered for n in sizes for s in seeds]
+
+
+def _bits(cell: dict[str, Any]) -> np.ndarray:
+    raw = np.frombuffer(bytes.fromhex(cell["correct"]), dtype=np.uint8)
+    return np.unpackbits(raw)[: cell["n_test"]].astype(bool)
+
+
+def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (method, size): mean test accuracy over the seeds, a 95 % Wilson interval
+    on the pooled test predictions, and the gain over the tuned plain SVM of the same draws
+    with the exact McNemar p of the pooled discordant counts."""
+    by_key: dict[tuple[str, int], list[dict]] = {}
+    for cell in cells:
+        by_key.setdefault((cell["method"], cell["n_train"]), []).append(cell)
+    rows = []
+    for (method, n), group in sorted(by_key.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        right = sum(int(_bits(c).sum()) for c in group)
+        total = sum(c["n_test"] for c in group)
+        low, high = wilson_interval(right, total)
+        row = {
+            "method": method,
+            "label": METHODS[method][0],
+            "n_train": n,
+            "seeds": len(group),
+            "accuracy": float(np.mean([c["test_accuracy"] for c in group])),
+            "interval": [low, high],
+        }
+        reference = {c["seed"]: c for c in by_key.get(("svm", n), [])}
+        if method != "svm" and reference:
+            won = lost = 0
+            for c in group:
+                if c["seed"] in reference:
+                    mine, theirs = _bits(c), _bits(reference[c["seed"]])
+                    won += int(np.sum(mine & ~theirs))
+                    lost += int(np.sum(~mine & theirs))
+            row["gain_over_svm"] = row["accuracy"] - float(
+                np.mean([reference[c["seed"]]["test_accuracy"] for c in group])
+            )
+            row["mcnemar_p"] = mcnemar_p(won, lost)
+        rows.append(row)
+    return rows
+
+
+def run_curve(
+    dataset: str,
+    pair: tuple[str, str],
+    methods: Sequence[str],
+    sizes: Sequence[int],
+    seeds: Sequence[int],
+    data_dir: str | None = None,
+    n_jobs: int | None = None,
+    on_cell: Callable[[int, dict], Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Every cell of the curve (locally in ``n_jobs`` threads, or on the active Dask
+    cluster), in :func:`curve_cells` order; ``on_cell(index, cell)`` as each finishes."""
+    from csvm.parallel import run_tasks
+
+    args = [
+        (dataset, pair[0], pair[1], m, n, s, data_dir)
+        for m, n, s in curve_cells(methods, sizes, seeds)
+    ]
+    return run_tasks(run_cell, args, n_jobs, on_result=on_cell)
