@@ -335,12 +335,12 @@ AUTO_ABLATION_MAX = 1000
 def ablation_panel(run: Run, result: dict) -> None:
     """Fixed filters against the learned one: one click, trained in the worker pool."""
     st.subheader("What did learning the filter buy?")
-    if run.config.layers:
+    if result.get("layer_filters") is not None:
         st.caption(
-            "This comparison swaps one layer's filters for fixed ones; a stack of layers is "
-            "compared layer by layer by `python bench/bench_layers_small.py` (docs/layers.md)."
+            "A stack of layers: each fixed set replaces every layer — the random start, or a "
+            "delta or Gaussian in layer 1 with the later layers at their start — each layer "
+            "rescaled to the learned layer's norm."
         )
-        return
     st.caption(
         "The same kernel and SVM on fixed filters — the random start, a delta and a Gaussian, "
         "each rescaled to the learned filter's norm — and the learned filter shrunk to the "
@@ -362,6 +362,7 @@ def ablation_panel(run: Run, result: dict) -> None:
                     "start_filters": None
                     if result.get("start_filters") is None
                     else np.asarray(result["start_filters"]).tolist(),
+                    **_layer_arguments(result),
                 },
                 name=f"{run.id}:ablation",
                 group="ablation",
@@ -377,6 +378,16 @@ def ablation_panel(run: Run, result: dict) -> None:
         return ended and st.session_state.pop(f"_verdict_waits_{run.id}", False)
 
     live_jobs(job, draw)
+
+
+def _layer_arguments(result: dict) -> dict:
+    """A stack's every layer, learned and first, for the ablation job (nothing for one layer)."""
+    if result.get("layer_filters") is None or result.get("start_layer_filters") is None:
+        return {}
+    return {
+        "learned_layers": [np.asarray(f).tolist() for f in result["layer_filters"]],
+        "start_layers": [np.asarray(f).tolist() for f in result["start_layer_filters"]],
+    }
 
 
 def _ablation_view(view) -> None:

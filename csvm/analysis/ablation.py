@@ -35,6 +35,7 @@ __all__ = [
     "one_solve",
     "rescale_to_norm",
     "score_filter_sets",
+    "score_layered_sets",
 ]
 
 #: What the ablation table means, for the page that shows it.
@@ -212,15 +213,24 @@ def _variants(learned: np.ndarray, start: np.ndarray) -> list[tuple[str, str, np
 def _score_variant(name, label, filters, data, estimator, reference: dict | None) -> dict:
     """One filter set's SVM scored on the test (and validation) images, with McNemar's
     test against the reference row (the learned filter)."""
-    pred_test, pred_val = fixed_filter_predictions(
+    preds = fixed_filter_predictions(
         data.X_train, data.y_train, filters, [data.X_test, data.X_val], estimator
     )
+    row = _row(name, label, filters, float(np.linalg.norm(filters)), preds, data)
+    if reference is not None:
+        _compare(row, reference, data)
+    return row
+
+
+def _row(name, label, filters, norm, predictions, data) -> dict:
+    """A scored filter set: test accuracy with its Wilson interval, validation accuracy."""
+    pred_test, pred_val = predictions
     n_test = int(len(data.y_test))
     correct = int(np.sum(pred_test == data.y_test))
-    row = {
+    return {
         "name": name,
         "label": label,
-        "norm": float(np.linalg.norm(filters)),
+        "norm": norm,
         "test_accuracy": correct / n_test,
         "n_correct": correct,
         "interval": wilson_interval(correct, n_test),
@@ -230,11 +240,13 @@ def _score_variant(name, label, filters, data, estimator, reference: dict | None
         "filters": filters,
         "predictions": pred_test,
     }
-    if reference is not None:
-        result = mcnemar_exact(data.y_test, pred_test, reference["predictions"])
-        row["mcnemar"] = result._asdict()
-        row["verdict"] = describe_difference(label, "learned filter", result)
-    return row
+
+
+def _compare(row: dict, reference: dict, data) -> None:
+    """McNemar's exact test of ``row`` against the reference row (the learned filters)."""
+    result = mcnemar_exact(data.y_test, row["predictions"], reference["predictions"])
+    row["mcnemar"] = result._asdict()
+    row["verdict"] = describe_difference(row["label"], "learned filter", result)
 
 
 def score_filter_sets(
@@ -286,6 +298,105 @@ def score_filter_sets(
         "rows": rows,
         "learned_norm": float(np.linalg.norm(learned)),
         "start_norm": float(np.linalg.norm(start)),
+        "n_test": int(len(data.y_test)),
+        "seconds": time.perf_counter() - start_time,
+        "explanation": ABLATION_EXPLANATION,
+    }
+
+
+def _layered_variants(
+    learned: list[np.ndarray], start: list[np.ndarray]
+) -> list[tuple[str, str, list[np.ndarray]]]:
+    """A stack's filter sets: every fixed set keeps each layer at the learned layer's norm
+    (per layer: a layer's scale acts on the next layer's input, not only on γ)."""
+
+    def at(layers, norms_of):
+        pairs = zip(layers, norms_of, strict=True)
+        return [rescale_to_norm(f, float(np.linalg.norm(g))) for f, g in pairs]
+
+    shape = learned[0].shape
+    return [
+        ("learned", "learned filters (every layer)", learned),
+        ("start", "random start, at the learned norms", at(start, learned)),
+        (
+            "delta",
+            "delta in layer 1, at the learned norms",
+            at([delta_filters(shape), *start[1:]], learned),
+        ),
+        (
+            "gaussian",
+            "Gaussian in layer 1, at the learned norms",
+            at([gaussian_filters(shape), *start[1:]], learned),
+        ),
+        ("learned_at_start_norm", "learned shapes, at the start's norms", at(learned, start)),
+    ]
+
+
+def score_layered_sets(
+    data: Any,
+    estimator: Any,
+    learned_layers: Any,
+    start_layers: Any,
+    on_row: Callable[[dict[str, Any]], Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`score_filter_sets` for a stack of layers (``estimator.layers`` set).
+
+    Each fixed set replaces every layer's filters: the random start, or a delta or a
+    Gaussian in layer 1 with the later layers at their start, each layer rescaled to the
+    learned layer's norm; and the learned shapes at the start's norms.  Each is one SVM
+    solve of the same kernel and C on the stack's maps.
+
+    Parameters
+    ----------
+    data : PairData
+    estimator : KernelCSVM
+        The run's unfitted estimator, with its ``layers``.
+    learned_layers, start_layers : sequence of arrays (k_l, C_l, p_l, q_l)
+        Every layer's learned and first filters (``layer_filters_[0]`` of the run).
+    on_row : callable, optional
+
+    Returns
+    -------
+    dict
+        As :func:`score_filter_sets`; a row's ``filters`` are layer 1's, its ``norm`` that
+        of every layer's filters together.
+    """
+    from csvm.model.kernel_state import HARD_MARGIN_C, _solve
+    from csvm.model.layers import Network, parse_layers
+
+    start_time = time.perf_counter()
+    network = Network(parse_layers(estimator.layers), tuple(data.image_shape))
+    learned = [np.asarray(f, dtype=np.float64) for f in learned_layers]
+    start = [np.asarray(f, dtype=np.float64) for f in start_layers]
+    expected = [tuple(s) for s in network.filter_shapes]
+    for name, layers in (("learned_layers", learned), ("start_layers", start)):
+        if [f.shape for f in layers] != expected:
+            raise ValueError(
+                f"{name} have shapes {[f.shape for f in layers]}, expected {expected}."
+            )
+        if not all(np.isfinite(f).all() and np.linalg.norm(f) for f in layers):
+            raise ValueError(f"{name} hold a layer that is all zero or not finite.")
+    params = {k: estimator.get_params()[k] for k in ("kernel", "degree", "gamma", "coef0")}
+    C = HARD_MARGIN_C if estimator.C is None else float(estimator.C)
+    rows: list[dict[str, Any]] = []
+    for name, label, layers in _layered_variants(learned, start):
+        theta = network.pack(layers)
+        state, _ = _solve(
+            data.X_train, data.y_train, theta, params, C, "none", 0.0, 1e-3, network=network
+        )
+        preds = [np.where(state.decision_function(X) > 0, 1, -1) for X in (data.X_test, data.X_val)]
+        row = _row(name, label, layers[0], float(np.linalg.norm(theta)), preds, data)
+        if rows:
+            _compare(row, rows[0], data)
+        rows.append(row)
+        if on_row is not None:
+            on_row({k: v for k, v in row.items() if k not in ("filters", "predictions")})
+    for row in rows:
+        row.pop("predictions")
+    return {
+        "rows": rows,
+        "learned_norm": float(np.linalg.norm(network.pack(learned))),
+        "start_norm": float(np.linalg.norm(network.pack(start))),
         "n_test": int(len(data.y_test)),
         "seconds": time.perf_counter() - start_time,
         "explanation": ABLATION_EXPLANATION,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from csvm.analysis.ablation import score_filter_sets
+from csvm.analysis.ablation import score_filter_sets, score_layered_sets
 from csvm.runs.targets import as_config, load_data
 
 __all__ = ["run_ablation"]
@@ -19,6 +19,8 @@ def run_ablation(
     learned_filters: list,
     start_filters: list | None = None,
     data_dir: str | None = None,
+    learned_layers: list | None = None,
+    start_layers: list | None = None,
 ) -> dict[str, Any]:
     """Fixed-filter ablations of a finished K-CSVM run (a :class:`csvm.jobs.JobPool` target).
 
@@ -39,6 +41,10 @@ def run_ablation(
         estimator does.
     data_dir : str, optional
         Where the dataset files are.
+    learned_layers, start_layers : list of array-like, optional
+        A stack of layers' learned and first filters, every layer (the run's
+        ``result["layer_filters"]`` and ``["start_layer_filters"]``): then each fixed set
+        replaces every layer (:func:`csvm.analysis.ablation.score_layered_sets`).
 
     Returns
     -------
@@ -56,4 +62,6 @@ def run_ablation(
     def on_row(row: dict[str, Any]) -> None:
         emit({"kind": "ablation", "model": "ablation", "step": row["name"], **row})
 
+    if learned_layers is not None and start_layers is not None:
+        return score_layered_sets(data, estimator, learned_layers, start_layers, on_row)
     return score_filter_sets(data, c, estimator, learned_filters, start_filters, on_row)

@@ -242,6 +242,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
     pinned = data.X_train[pinned_indices(data.y_train)]
     first: list[np.ndarray] = []  # the random start, for the ablation view
     network = _network_of(c, data.image_shape)
+    first_layers: list[np.ndarray] = []  # every layer's start, for a stack's ablation
 
     def callback(event: dict[str, Any]) -> bool:
         if event["kind"] == "divergence":  # no step: nothing to draw or to wait for
@@ -250,6 +251,8 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
         filters = event["filters"]
         if not first:
             first.append(np.array(filters))
+            if event.get("layer_filters") is not None:
+                first_layers.extend(np.array(f) for f in event["layer_filters"])
         maps = correlate(pinned, filters.astype(np.float32))
         extra = {}
         if network is not None and event.get("layer_filters") is not None:
@@ -270,6 +273,7 @@ def _train_csvm(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]
             # The same layout as "filters" (one sub-problem, channels dropped when 1).
             "start_filters": first[0].reshape(np.shape(clf.filters_[0])) if first else None,
             "layer_filters": clf.layer_filters_[0] if network is not None else None,
+            "start_layer_filters": first_layers or None,
             "support": np.asarray(clf.support_).ravel()[order].tolist(),
             "support_alpha": np.abs(a[order]).tolist() if len(a) else [],
             "n_support": int(np.asarray(clf.support_).size),

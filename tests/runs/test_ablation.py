@@ -132,3 +132,38 @@ def test_runs_as_a_job_in_the_worker_pool(run):
     assert view.state == "done", view.error
     assert view.result["rows"][0]["test_accuracy"] == clf.score(data.X_test, data.y_test)
     assert [e["kind"] for e in view.events] == ["start"] + ["ablation"] * 5
+
+
+def test_a_stack_is_ablated_layer_by_layer_and_its_learned_row_reproduces_the_run():
+    from csvm.runs.summary import ablation_verdict
+    from csvm.runs.targets import run_model
+
+    config = RunConfig(
+        n_train=100, n_iter=4, seed=2, layers="5x5x2-abs-avg2,3x3x2-abs-avg2"
+    ).to_dict()
+    events, emit = _events()
+    result = run_model(emit, {**config, "baselines": ()}, "csvm")
+    out = run_ablation(
+        emit,
+        config,
+        result["filters"],
+        None,
+        learned_layers=result["layer_filters"],
+        start_layers=result["start_layer_filters"],
+    )
+    rows = {r["name"]: r for r in out["rows"]}
+    assert list(rows) == ["learned", "start", "delta", "gaussian", "learned_at_start_norm"]
+    assert rows["learned"]["test_accuracy"] == pytest.approx(result["test_accuracy"])
+    assert rows["start"]["norm"] == pytest.approx(out["learned_norm"], rel=1e-12)
+    assert rows["learned_at_start_norm"]["norm"] == pytest.approx(out["start_norm"], rel=1e-12)
+    assert all(rows[n]["mcnemar"] is not None for n in ("start", "delta", "gaussian"))
+    assert ablation_verdict(out).startswith("Learned filter")
+    with pytest.raises(ValueError, match="expected"):
+        run_ablation(
+            emit,
+            config,
+            result["filters"],
+            None,
+            learned_layers=result["layer_filters"][:1],
+            start_layers=result["start_layer_filters"],
+        )
