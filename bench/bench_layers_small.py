@@ -87,6 +87,47 @@ for _stack in (
     for _gamma in (0.05, 0.1, 0.2):
         CANDIDATES[f"{_stack} zm g{_gamma}"] = (_stack, _gamma, 0.1, 10, True)
 
+# The third round, around the best of the second (layer 1 max-pooled), still on validation:
+# more steps or larger steps (a shape that moves further), more filters, the rectifier.
+_BEST = "5x5x4-abs-max2,3x3x4-abs-avg2"
+CANDIDATES.update(
+    {
+        f"{_BEST} zm g0.05 it15": (_BEST, 0.05, 0.1, 15, True),
+        f"{_BEST} zm g0.05 eta0.15": (_BEST, 0.05, 0.15, 10, True),
+        f"{_BEST} zm g0.05 eta0.2": (_BEST, 0.05, 0.2, 10, True),
+        f"{_BEST} zm g0.02": (_BEST, 0.02, 0.1, 10, True),
+        "5x5x8-abs-max2,3x3x8-abs-avg2 zm g0.05": (
+            "5x5x8-abs-max2,3x3x8-abs-avg2",
+            0.05,
+            0.1,
+            10,
+            True,
+        ),
+        "5x5x4-relu-max2,3x3x4-abs-avg2 zm g0.05": (
+            "5x5x4-relu-max2,3x3x4-abs-avg2",
+            0.05,
+            0.1,
+            10,
+            True,
+        ),
+        "5x5x4-abs-max2,3x3x4-abs-max2 zm g0.05": (
+            "5x5x4-abs-max2,3x3x4-abs-max2",
+            0.05,
+            0.1,
+            10,
+            True,
+        ),
+        "5x5x4-abs-max2,3x3x8-abs-avg2 zm g0.05": (
+            "5x5x4-abs-max2,3x3x8-abs-avg2",
+            0.05,
+            0.1,
+            10,
+            True,
+        ),
+        "5x5x4-abs-max2 zm g0.05": ("5x5x4-abs-max2", 0.05, 0.1, 10, True),
+    }
+)
+
 
 def _load():
     root = SHARED / "mnist"

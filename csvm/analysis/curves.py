@@ -13,8 +13,10 @@ pooled over the seeds' discordant counts.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,8 +24,21 @@ from sklearn.svm import SVC
 
 from csvm.analysis.stats import mcnemar_p, wilson_interval
 
-__all__ = ["METHODS", "curve_cells", "run_cell", "summarise_curve"]
+__all__ = [
+    "METHODS",
+    "RUNS_DIR",
+    "CurveFileError",
+    "curve_cells",
+    "estimate_seconds",
+    "load_curve",
+    "run_cell",
+    "run_curve",
+    "saved_curves",
+    "summarise_curve",
+]
 
+#: Where the saved curves are (``assets/runs/curve*.json``).
+RUNS_DIR = Path(__file__).resolve().parents[2] / "assets" / "runs"
 #: Validation images drawn for each cell's tuning (from the pair's validation split).
 N_VALIDATION = 200
 
@@ -214,3 +229,64 @@ def run_curve(
         for m, n, s in curve_cells(methods, sizes, seeds)
     ]
     return run_tasks(run_cell, args, n_jobs, on_result=on_cell)
+
+
+#: A saved curve is refused above this size (it is read whole).
+MAX_CURVE_BYTES = 20 * 2**20
+_REQUIRED = {"kind": str, "dataset": str, "pair": list, "rows": list, "cells": list, "command": str}
+
+
+class CurveFileError(ValueError):
+    """A saved curve that cannot be shown; the message names the file and the problem."""
+
+
+def load_curve(path: str | Path) -> dict[str, Any]:
+    """A curve saved by ``python -m csvm curve --out``, checked field by field."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_CURVE_BYTES:
+            raise CurveFileError(f"{path.name} is larger than {MAX_CURVE_BYTES >> 20} MB.")
+        record = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise CurveFileError(f"{path.name} cannot be read: {err}") from None
+    if not isinstance(record, dict):
+        raise CurveFileError(f"{path.name} does not hold a curve (not a JSON object).")
+    for key, kind in _REQUIRED.items():
+        if not isinstance(record.get(key), kind):
+            raise CurveFileError(f"{path.name} lacks {key!r} (or it is not a {kind.__name__}).")
+    if record["kind"] != "curve":
+        raise CurveFileError(f"{path.name} is a {record['kind']!r} record, not a curve.")
+    return record
+
+
+def saved_curves(
+    folder: str | Path | None = None,
+) -> list[tuple[Path, dict[str, Any] | CurveFileError]]:
+    """Every ``curve*.json`` of ``folder``, each loaded or with the reason it cannot be."""
+    out: list[tuple[Path, dict[str, Any] | CurveFileError]] = []
+    for path in sorted(Path(RUNS_DIR if folder is None else folder).glob("curve*.json")):
+        try:
+            out.append((path, load_curve(path)))
+        except CurveFileError as err:
+            out.append((path, err))
+    return out
+
+
+def estimate_seconds(
+    cells: Sequence[tuple[str, int, int]], saved: Sequence[dict[str, Any]] = ()
+) -> float | None:
+    """Seconds of one core for ``cells``, from the saved curves' measured cells: each cell
+    costs what the nearest measured size of its method cost, scaled by (n / n_measured)²
+    (the kernel and the SVM grow about with n²).  None when a method was never measured."""
+    measured: dict[str, list[tuple[int, float]]] = {}
+    for record in saved:
+        for cell in record.get("cells", []):
+            if isinstance(cell, dict) and "seconds" in cell:
+                measured.setdefault(cell["method"], []).append((cell["n_train"], cell["seconds"]))
+    total = 0.0
+    for method, n, _ in cells:
+        if method not in measured:
+            return None
+        n_ref, seconds = min(measured[method], key=lambda p: abs(np.log(p[0] / n)))
+        total += seconds * max(1.0, (n / n_ref) ** 2) if n > n_ref else seconds
+    return total

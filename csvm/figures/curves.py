@@ -1,0 +1,69 @@
+"""Figures of learning curves: test accuracy of each method against the training-set size.
+
+No Streamlit here: pages only draw what these return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from csvm.figures.style import _layout
+
+__all__ = ["curve_figure"]
+
+#: One colour per method, the same on every curve (the plain SVM, the reference, in grey).
+_COLOURS = {
+    "svm": "#6b6b6b",
+    "kcsvm": "#1f77b4",
+    "layers": "#d62728",
+    "hog": "#2ca02c",
+    "mkl": "#9467bd",
+}
+
+
+def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figure:
+    """Mean test accuracy (%) against training images (log axis), one line per method,
+    with its 95 % interval as error bars.
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        :func:`csvm.analysis.curves.summarise_curve`'s rows (``method``, ``label``,
+        ``n_train``, ``accuracy``, ``interval``).
+    title : str
+    """
+    fig = go.Figure()
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for method in methods:
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n_train"])
+        y = [100 * r["accuracy"] for r in mine]
+        fig.add_trace(
+            go.Scatter(
+                x=[r["n_train"] for r in mine],
+                y=y,
+                name=mine[0]["label"],
+                mode="lines+markers",
+                line={"color": _COLOURS.get(method), "dash": "dot" if method == "svm" else None},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [100 * r["interval"][1] - v for r, v in zip(mine, y, strict=True)],
+                    "arrayminus": [
+                        v - 100 * r["interval"][0] for r, v in zip(mine, y, strict=True)
+                    ],
+                },
+                hovertemplate="%{x} images: %{y:.2f} %<extra>" + mine[0]["label"] + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis={"title": "training images", "type": "log"},
+        yaxis={"title": "test accuracy (%)"},
+        legend={"orientation": "h", "y": -0.25},
+        height=460,
+        **_layout(),
+    )
+    return fig

@@ -1,0 +1,189 @@
+"""When does the filter pay?  Test accuracy of each method against the number of training
+images, from curves saved in the repository (instant) or run here, one job per cell."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from csvm.analysis.curves import (
+    METHODS,
+    CurveFileError,
+    curve_cells,
+    estimate_seconds,
+    saved_curves,
+    summarise_curve,
+)
+from csvm.analysis.reproduced import describe_environment
+from csvm.figures.curves import curve_figure
+from csvm.jobs import QuotaExceeded
+from csvm.runs.curve_job import run_curve_cell
+from explorer.app import ensure_app
+from explorer.common import get_pool, heartbeat, owner
+from explorer.live import live_jobs
+from explorer.settings import current_config, md_escape
+
+ensure_app()  # a page's own URL on a fresh server: run it inside the app
+
+MAX_CELLS = 60
+
+
+def _table(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "training images": r["n_train"],
+                "method": r["label"],
+                "test accuracy (%)": round(100 * r["accuracy"], 2),
+                "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
+                "gain over the tuned SVM (points)": (
+                    round(100 * r["gain_over_svm"], 2) if "gain_over_svm" in r else None
+                ),
+                "McNemar p (pooled over seeds)": (
+                    f"{r['mcnemar_p']:.3g}" if "mcnemar_p" in r else "reference"
+                ),
+            }
+            for r in rows
+        ]
+    )
+
+
+def _saved(record: dict, key: str) -> None:
+    a, b = record["pair"]
+    st.subheader(f"{record['dataset']}: {a} v {b}")
+    st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
+    st.dataframe(_table(record["rows"]), hide_index=True, width="stretch")
+    st.code(record["command"], language="bash")
+    if "machine" in record and "versions" in record and "date" in record:
+        st.caption(describe_environment(record) + f"; {record.get('seconds', 0):.0f} s in all.")
+
+
+st.title("When does the filter pay?")
+st.caption(
+    "Test accuracy against the number of training images of a pair. Every method is tuned "
+    "on a validation draw of its own (never on the test images) and scored on the same "
+    "test set; the gain is over the tuned plain SVM of the same draws, with McNemar's exact "
+    "test on the discordant test images pooled over the seeds."
+)
+heartbeat()
+records = []
+for path, record in saved_curves():
+    if isinstance(record, CurveFileError):
+        st.error(md_escape(str(record)), icon=":material/error:")
+        continue
+    records.append(record)
+    _saved(record, path.stem)
+if not records:
+    st.info(
+        "No saved curve yet. Produce one with\n\n`python -m csvm curve --dataset mnist "
+        "--pair 3,5 --out assets/runs/curve_mnist_3v5.json`",
+        icon=":material/hourglass_empty:",
+    )
+
+st.header("Run a curve here")
+base = current_config()
+st.caption(
+    f"On {md_escape(base.dataset)} {md_escape(base.class_a)} v {md_escape(base.class_b)} "
+    "(change the pair on the Train page). One job per cell on the server's workers."
+)
+c1, c2, c3 = st.columns([3, 2, 1])
+methods = c1.multiselect(
+    "Methods",
+    list(METHODS),
+    default=["svm", "kcsvm", "layers"],
+    format_func=lambda m: METHODS[m][0],
+    key="cv_methods",
+)
+sizes_text = c2.text_input("Training images", "20,50,100", key="cv_sizes", help="Comma list.")
+seeds = int(c3.number_input("Seeds", 1, 10, 2, key="cv_seeds"))
+
+
+def _sizes(text: str) -> list[int]:
+    """The sizes typed, or a ValueError that says what to type."""
+    hint = "give a comma list of sizes from 10 to 5,000 images, e.g. 20,50,100"
+    try:
+        sizes = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise ValueError(f"Training images {text!r}: {hint}.") from None
+    if not sizes or min(sizes) < 10 or max(sizes) > 5000:
+        raise ValueError(f"Training images {text!r}: {hint}.")
+    return sizes
+
+
+error, cells = "", []
+try:
+    cells = curve_cells(methods or ["svm"], _sizes(sizes_text), range(seeds))
+except ValueError as exc:
+    error = str(exc)
+if cells and len(cells) > MAX_CELLS:
+    error = f"{len(cells)} cells: at most {MAX_CELLS} here (fewer sizes, seeds or methods)."
+pool = get_pool()
+if error:
+    st.error(md_escape(error))
+else:
+    seconds = estimate_seconds(cells, records)
+    cost = (
+        "unknown (no saved curve measured these methods)"
+        if seconds is None
+        else (f"about {seconds:.0f} s of one core")
+    )
+    st.caption(f"{len(cells)} cells; estimated cost {cost}.")
+
+
+def _stop_curve() -> None:
+    state = st.session_state.get("curve")
+    if state:
+        state["pending"] = []
+    pool.cancel_owner(owner(), group="curve")
+
+
+def _curve_jobs() -> list[str]:
+    """The curve's jobs, topped up from its pending cells: a browser may have only
+    ``max_active_per_owner`` jobs queued or running, so cells go in as others finish."""
+    state = st.session_state["curve"]
+    active = sum(1 for v in pool.jobs(owner=owner()) if v.state in ("queued", "running"))
+    while state["pending"] and active < pool.settings.max_active_per_owner:
+        m, n, s = state["pending"].pop(0)
+        kwargs = {"dataset": state["dataset"], "a": state["a"], "b": state["b"]}
+        kwargs.update(method=m, n_train=n, seed=s)
+        try:
+            job = pool.submit(
+                run_curve_cell, kwargs, name=f"curve {m} {n} {s}", group="curve", owner=owner()
+            )
+        except QuotaExceeded:
+            state["pending"].insert(0, (m, n, s))
+            break
+        state["jobs"].append(job)
+        active += 1
+    return state["jobs"]
+
+
+b1, b2 = st.columns([1, 4])
+b2.button("■ Stop", key="cv_stop", on_click=_stop_curve)
+if b1.button("▶ Start curve", type="primary", disabled=bool(error), key="cv_start"):
+    _stop_curve()  # one curve per session: the new one replaces it
+    st.session_state["curve"] = {
+        "dataset": base.dataset,
+        "a": base.class_a,
+        "b": base.class_b,
+        "pending": list(cells),
+        "jobs": [],
+        "total": len(cells),
+    }
+
+
+def _live(views: list) -> None:
+    done = [v.result for v in views if v is not None and v.result is not None]
+    total = st.session_state["curve"]["total"]
+    st.progress(len(done) / max(1, total), text=f"{len(done)} of {total} cells done")
+    for v in views:
+        if v is not None and v.state == "error":
+            st.warning(f"{md_escape(v.name)}: {md_escape(v.error.strip().splitlines()[0])}")
+    if done:
+        rows = summarise_curve(done)
+        st.plotly_chart(curve_figure(rows), key="curve_live", width="stretch")
+        st.dataframe(_table(rows), hide_index=True, width="stretch")
+
+
+if st.session_state.get("curve"):
+    live_jobs(_curve_jobs, _live)

@@ -1,0 +1,91 @@
+"""The "When does the filter pay?" page: saved curves drawn from their files, a live curve
+run one job per cell, bad input named."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from csvm.analysis import curves
+from csvm.analysis.curves import load_curve, run_curve, summarise_curve
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "curve.py")
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return run_curve("mnist-5k", ("3", "5"), ["svm", "kcsvm"], [20], [0, 1])
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    monkeypatch.setattr(curves, "RUNS_DIR", folder)
+    return folder
+
+
+def _save(folder: Path, cells, name="curve_test.json") -> dict:
+    record = {
+        "kind": "curve",
+        "command": "python -m csvm curve --sizes 20 --seeds 2 --methods svm,kcsvm",
+        "dataset": "mnist-5k",
+        "pair": ["3", "5"],
+        "rows": summarise_curve(cells),
+        "cells": cells,
+    }
+    (folder / name).write_text(json.dumps(record))
+    return record
+
+
+def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
+    record = _save(runs_dir, cells)
+    (runs_dir / "curve_broken.json").write_text("{not json")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert [s.value for s in at.subheader] == ["mnist-5k: 3 v 5"]
+    table = at.dataframe[0].value
+    svm = record["rows"][[r["method"] for r in record["rows"]].index("svm")]
+    row = table[table["method"] == svm["label"]].iloc[0]
+    assert row["test accuracy (%)"] == round(100 * svm["accuracy"], 2)
+    assert row["McNemar p (pooled over seeds)"] == "reference"
+    assert [c.value for c in at.code] == [record["command"]]
+    assert any("curve_broken.json cannot be read" in e.value.replace("\\", "") for e in at.error)
+    assert any("cells; estimated cost" in c.value for c in at.caption)
+
+
+def test_bad_sizes_are_named_and_hold_start(runs_dir):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.text_input(key="cv_sizes").set_value("20,abc").run()
+    assert any("Training images '20,abc'" in e.value.replace("\\", "") for e in at.error)
+    assert at.button(key="cv_start").disabled
+
+
+def test_a_live_curve_runs_more_cells_than_a_browser_may_queue(runs_dir):
+    # 10 cells, and a browser may have 8 jobs queued or running: they go in as others end.
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.multiselect(key="cv_methods").set_value(["svm"]).run()
+    at.text_input(key="cv_sizes").set_value("20,30,40,50,60").run()
+    at.number_input(key="cv_seeds").set_value(2).run()
+    at.button(key="cv_start").click().run()
+    deadline = time.time() + 180
+    while time.time() < deadline and not any(
+        "10 of 10" in str(p.proto) for p in at.get("progress")
+    ):
+        time.sleep(0.5)
+        at.run()
+    assert not at.exception
+    table = at.dataframe[-1].value
+    assert list(table["training images"]) == [20, 30, 40, 50, 60]
+
+
+def test_load_curve_refuses_what_is_not_a_curve(tmp_path):
+    path = tmp_path / "curve_x.json"
+    path.write_text(json.dumps({"kind": "table", "rows": []}))
+    with pytest.raises(curves.CurveFileError, match="lacks"):
+        load_curve(path)
