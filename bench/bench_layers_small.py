@@ -128,6 +128,27 @@ CANDIDATES.update(
     }
 )
 
+# The fourth round: max pooling in both layers won the third; steps that move the shape
+# further (more iterations, a larger eta), and the one-layer max-pooled model likewise.
+_MAX2 = "5x5x4-abs-max2,3x3x4-abs-max2"
+CANDIDATES.update(
+    {
+        f"{_MAX2} zm g0.05 it15": (_MAX2, 0.05, 0.1, 15, True),
+        f"{_MAX2} zm g0.05 it20": (_MAX2, 0.05, 0.1, 20, True),
+        f"{_MAX2} zm g0.05 eta0.15": (_MAX2, 0.05, 0.15, 10, True),
+        f"{_MAX2} zm g0.1": (_MAX2, 0.1, 0.1, 10, True),
+        f"{_MAX2} zm g0.1 it15": (_MAX2, 0.1, 0.1, 15, True),
+        "5x5x4-abs-max2 zm g0.05 it15": ("5x5x4-abs-max2", 0.05, 0.1, 15, True),
+        "5x5x8-abs-max2,3x3x8-abs-max2 zm g0.05 it15": (
+            "5x5x8-abs-max2,3x3x8-abs-max2",
+            0.05,
+            0.1,
+            15,
+            True,
+        ),
+    }
+)
+
 
 def _load():
     root = SHARED / "mnist"

@@ -37,7 +37,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
                 "test accuracy (%)": round(100 * r["accuracy"], 2),
                 "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
                 "gain over the tuned SVM (points)": (
-                    round(100 * r["gain_over_svm"], 2) if "gain_over_svm" in r else None
+                    f"{100 * r['gain_over_svm']:+.2f}" if "gain_over_svm" in r else "—"
                 ),
                 "McNemar p (pooled over seeds)": (
                     f"{r['mcnemar_p']:.3g}" if "mcnemar_p" in r else "reference"
