@@ -17,6 +17,7 @@ import numpy as np
 from csvm.exceptions import DivergenceError
 from csvm.model.conv import correlate
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.confusion import confused_pairs, confusion_counts
 
 __all__ = [
     "STEP_KINDS",
@@ -168,15 +169,6 @@ class RunControl:
         return not self.stopped
 
 
-def _confusion(y_true: np.ndarray, y_pred: np.ndarray, labels: Sequence[int]) -> list[list[int]]:
-    """Counts of (true, predicted) label pairs: rows true, columns predicted."""
-    labels = np.asarray(labels)
-    k = len(labels)
-    t = np.searchsorted(labels, y_true)  # labels are sorted: (-1, 1) or 0..k-1
-    p = np.searchsorted(labels, y_pred)
-    return np.bincount(t * k + p, minlength=k * k).reshape(k, k).tolist()
-
-
 def _labels(data) -> tuple[int, ...]:
     """The label of each class of the data: (-1, +1) for a pair, 0..k-1 for several."""
     k = len(data.class_names)
@@ -187,7 +179,7 @@ def model_summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
     pred_test = clf.predict(data.X_test)
     wrong = np.flatnonzero(pred_test != data.y_test)
     labels = _labels(data)
-    confusion = _confusion(data.y_test, pred_test, labels)
+    confusion = confusion_counts(data.y_test, pred_test, labels)
     extra = {}
     if labels != (-1, 1):
         m = np.asarray(confusion, dtype=float)
@@ -295,46 +287,6 @@ def _network_of(c: RunConfig, image_shape: tuple[int, ...]):
     if len(specs) == 1 and specs[0].is_plain:
         return None
     return Network(specs, tuple(image_shape))
-
-
-def confused_pairs(
-    confusion: Sequence[Sequence[int]], multi_class: str, top: int = 3
-) -> list[dict[str, Any]]:
-    """The pairs of classes most often mistaken for each other, and their filters.
-
-    Parameters
-    ----------
-    confusion : (k, k) counts
-        Rows true class, columns predicted (labels 0..k-1).
-    multi_class : {"ovo", "ovr"}
-        How the sub-problems were built: one-vs-one has one classifier per pair (in
-        ``itertools.combinations`` order, as :attr:`BaseCSVM.pairs_`), one-vs-rest one
-        per class.
-    top : int
-        How many pairs at most; pairs never confused are left out.
-
-    Returns
-    -------
-    list of dict
-        ``classes`` (i, j) with i < j, ``count`` (mistakes both ways), ``i_as_j``,
-        ``j_as_i``, and ``classifiers``: the indices of the filters that separate them
-        (one in one-vs-one, the two classes' own in one-vs-rest), most confused first.
-    """
-    m = np.asarray(confusion, dtype=np.int64)
-    k = len(m)
-    i, j = np.triu_indices(k, 1)  # the same order as itertools.combinations(range(k), 2)
-    both = m[i, j] + m[j, i]
-    order = [n for n in np.argsort(-both, kind="stable")[:top] if both[n] > 0]
-    return [
-        {
-            "classes": (int(i[n]), int(j[n])),
-            "count": int(both[n]),
-            "i_as_j": int(m[i[n], j[n]]),
-            "j_as_i": int(m[j[n], i[n]]),
-            "classifiers": [int(n)] if multi_class == "ovo" else [int(i[n]), int(j[n])],
-        }
-        for n in order
-    ]
 
 
 def _train_csvm_multi(emit, c: RunConfig, data, control: RunControl) -> dict[str, Any]:
