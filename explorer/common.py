@@ -12,7 +12,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
-from csvm.runs.config import RunConfig, parse
+from csvm.runs.config import SPECS, RunConfig, parse
 from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data, run_model, step_events
 from csvm.runs.tuned import run_tuned_model
@@ -195,7 +195,7 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     for model in models:
         kwargs = {"config": config.to_dict(), "model": model}
         target = run_model
-        if model != "csvm" and config.tune_baselines:
+        if model in ("svm", "cnn") and config.tune_baselines:
             target = run_tuned_model  # tuned on the validation split
         elif model != "svm":
             kwargs["paused"] = paused
@@ -235,12 +235,16 @@ def start_run(config: RunConfig, targets: dict[str, tuple[Any, dict]], **meta: A
     return run
 
 
+#: The jobs a Train run may hold: the CSVM, the baselines and the comparison models.
+_RUN_MODELS = ("csvm", *SPECS["baselines"].choices)
+
+
 def parse_jobs_param(jobs: str) -> dict[str, str]:
     """``"csvm:ID,svm:ID"`` as ``{model: job id}``; unknown models and empty ids dropped."""
     pairs = {}
     for item in jobs[:200].split(","):
         model, _, job = item.partition(":")
-        if model in ("csvm", "svm", "cnn") and job and len(job) <= 32:
+        if model in _RUN_MODELS and job and len(job) <= 32:
             pairs[model] = job
     return pairs
 

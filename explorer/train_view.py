@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
+from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
 from csvm.figures.layers import layer_filters_figure, layer_maps_figure
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -255,6 +256,36 @@ def _baselines_view(run: Run, views: dict) -> None:
             ),
             f"cnn_{run.id}",
         )
+    _comparison_pictures(run, views)
+
+
+def _comparison_pictures(run: Run, views: dict) -> None:
+    """Each comparison model's own picture, once its result is in."""
+    pictures = {
+        m: v.result["picture"]
+        for m, v in views.items()
+        if v is not None and v.result is not None and "picture" in v.result
+    }
+    if "mkl" in pictures:
+        p = pictures["mkl"]
+        figure = mkl_weights_figure(p["filter_names"], p["bank"], p["weights"])
+        chart(figure, f"mkl_{run.id}")
+    if "hog" in pictures:
+        chart(hog_figure(pictures["hog"]["image"], pictures["hog"]["hog_image"]), f"hog_{run.id}")
+    if "mlsvm" in pictures:
+        data = data_for(run.config)
+        names = class_labels(data)
+        p = pictures["mlsvm"]
+        labels = [_class_name(names, data.y_train[i]) for i in p["pinned"]]
+        chart(hidden_outputs_figure(p["hidden"], labels), f"mlsvm_{run.id}")
+
+
+def _class_name(names, label) -> str:
+    """A training label's class name (±1 in a pair, 0..k-1 with several classes)."""
+    label = int(label)
+    if label in (-1, 1) and len(names) == 2:
+        return str(names[0 if label < 0 else 1])
+    return str(names[label]) if 0 <= label < len(names) else str(label)
 
 
 # -- results --------------------------------------------------------------------------------
@@ -289,14 +320,17 @@ def results_panel(run: Run, views: dict) -> None:
         _export_button(run, config, finished, outs, data)
         return
     names = class_labels(data)
-    cols = st.columns(len(finished))
-    for col, (model, result) in zip(cols, finished.items(), strict=True):
-        label = MODEL_LABELS[config.model if model == "csvm" else model]
-        fig = figures.confusion_figure(
-            np.array(result["confusion"]), names, f"{label}: test confusion"
-        )
-        with col:
-            chart(fig, f"conf_{run.id}_{model}")
+    # At most three to a row: five side by side cut their titles at 1280 px.
+    items = list(finished.items())
+    for start in range(0, len(items), 3):
+        cols = st.columns(3 if len(items) > 3 else len(items))
+        for col, (model, result) in zip(cols, items[start : start + 3], strict=False):
+            label = MODEL_LABELS[config.model if model == "csvm" else model]
+            fig = figures.confusion_figure(
+                np.array(result["confusion"]), names, f"{label}: test confusion"
+            )
+            with col:
+                chart(fig, f"conf_{run.id}_{model}")
     csvm_result = finished.get("csvm")
     if csvm_result is None:
         return

@@ -161,7 +161,7 @@ def _reload() -> None:
 def _send(run: Run, command: str) -> None:
     pool = get_pool()
     for model, job in run.jobs.items():
-        if model != "svm":
+        if model in ("csvm", "cnn"):  # the others train in one go and take no commands
             view = pool.get(job)
             if view is not None and view.state == "running":
                 pool.send(job, {"cmd": command}, owner())

@@ -401,7 +401,8 @@ def run_model(
         ``receive`` (a worker of :class:`csvm.jobs.JobPool`), the owner's pause, resume,
         step and stop commands are obeyed between steps (:class:`RunControl`).
     config : RunConfig or dict
-    model : {"csvm", "svm", "cnn"}
+    model : {"csvm", "svm", "cnn", "mkl", "hog", "mlsvm"}
+        The CSVM, a baseline, or a comparison model (:mod:`csvm.runs.comparison_models`).
     paused : bool
         Start paused: the first step waits for a "step" or "resume" command.
 
@@ -414,8 +415,13 @@ def run_model(
         ``"diverged"`` (the message and a safer eta) when training diverged.  A stopped or
         diverged run is evaluated with its best state.
     """
-    if model not in ("csvm", "svm", "cnn"):
-        raise ValueError(f"Unknown model {model!r}: expected 'csvm', 'svm' or 'cnn'.")
+    from csvm.runs.comparison_models import COMPARISON_MODELS, train_comparison
+
+    if model not in ("csvm", "svm", "cnn", *COMPARISON_MODELS):
+        raise ValueError(
+            f"Unknown model {model!r}: expected 'csvm', 'svm', 'cnn' or one of "
+            f"{', '.join(COMPARISON_MODELS)}."
+        )
     c = as_config(config)
     data = load_data(c, data_dir)
     emit({"kind": "start", "model": model, "n_train": int(len(data.y_train))})
@@ -426,6 +432,8 @@ def run_model(
         return _train_csvm(emit, c, data, control)
     if model == "svm":
         return _train_svm(emit, c, data)
+    if model in COMPARISON_MODELS:
+        return train_comparison(emit, c, data, model)
     return _train_cnn(emit, c, data, control)
 
 

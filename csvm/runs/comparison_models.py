@@ -1,0 +1,115 @@
+"""The other answers to "let the SVM learn its features", trained beside a Train run on the
+same split (issue 21): MKL over a fixed filter bank, HOG features with an RBF SVM, and the
+two-layer SVM.  Each gives the same result fields as the baselines (so it gets its row,
+interval and McNemar test) plus what its picture needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["COMPARISON_MODELS", "train_comparison"]
+
+#: model -> what it is, for the settings' help and the page.
+COMPARISON_MODELS = {
+    "mkl": "MKL over a fixed filter bank (Varma & Babu's GMKL): weights d ≥ 0 per filter",
+    "hog": "HOG features (scikit-image) with an RBF SVM",
+    "mlsvm": "two-layer SVM (Wiering & Schomaker): hidden SVMs, then an output SVM",
+}
+
+
+def _mkl(c, data):
+    from csvm.model.mkl import FilterBankMKL
+
+    clf = FilterBankMKL(
+        image_shape=data.image_shape,
+        kernel=c.kernel if c.kernel in ("rbf", "poly") else "rbf",
+        gamma=c.gamma,
+        degree=c.degree,
+        coef0=c.coef0,
+        C=1e10 if c.C is None else c.C,
+    )
+    clf.fit(data.X_train, data.y_train)
+    weights = np.asarray(clf.weights_, dtype=float)
+    picture = {
+        "filter_names": list(clf.filter_names_),
+        "bank": [np.asarray(f, dtype=np.float32) for f in clf.filters_],
+        "weights": weights if weights.ndim == 1 else weights.mean(axis=0),
+    }
+    return clf, picture
+
+
+def _hog(c, data):
+    from skimage.feature import hog
+
+    from csvm.model.hog import HOGSVC
+
+    h, w = data.image_shape[-2:]
+    clf = HOGSVC(image_shape=(h, w), hog_kernel="rbf", product=False)
+    flat = data.X_train.reshape(len(data.X_train), -1)
+    clf.fit(flat, data.y_train)
+    image = np.asarray(data.X_test[0], dtype=float).reshape(-1, h, w)[0]
+    _, cells = hog(
+        image,
+        orientations=clf.orientations,
+        pixels_per_cell=clf.pixels_per_cell,
+        cells_per_block=clf.cells_per_block,
+        block_norm=clf.block_norm,
+        visualize=True,
+    )
+    picture = {"image": image.astype(np.float32), "hog_image": cells.astype(np.float32)}
+    return _Flat(clf), picture
+
+
+def _mlsvm(c, data):
+    from csvm.model.mlsvm import MultiLayerSVM
+    from csvm.runs.targets import pinned_indices
+
+    clf = MultiLayerSVM(random_state=c.seed)
+    flat = data.X_train.reshape(len(data.X_train), -1)
+    clf.fit(flat, data.y_train)
+    pinned = pinned_indices(data.y_train)
+    picture = {
+        "hidden": np.asarray(clf.hidden_outputs(flat[pinned]), dtype=np.float32),
+        "pinned": pinned.tolist(),
+    }
+    return _Flat(clf), picture
+
+
+class _Flat:
+    """A classifier on flat rows, used on images (n, C, H, W)."""
+
+    def __init__(self, clf):
+        self.clf = clf
+
+    def predict(self, X):
+        return self.clf.predict(np.asarray(X).reshape(len(X), -1))
+
+
+_TRAIN: dict[str, Callable] = {"mkl": _mkl, "hog": _hog, "mlsvm": _mlsvm}
+
+
+def train_comparison(emit: Callable[[dict[str, Any]], Any], c, data, model: str) -> dict:
+    """Train comparison ``model`` on the run's split; its result as a baseline's, plus
+    ``"picture"`` (the bank's weights, a test image's HOG cells, or the hidden SVMs'
+    outputs for the pinned images)."""
+    from csvm.runs.targets import model_summary
+
+    start = time.perf_counter()
+    clf, picture = _TRAIN[model](c, data)
+    result = model_summary(model, clf, data, time.perf_counter() - start)
+    result["picture"] = picture
+    emit(
+        {
+            "kind": "result",
+            "model": model,
+            "seconds": result["seconds"],
+            "train_accuracy": result["train_accuracy"],
+            "test_accuracy": result["test_accuracy"],
+        }
+    )
+    return result
