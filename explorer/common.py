@@ -127,8 +127,30 @@ def dataset_table() -> list[dict[str, Any]]:
 
 
 def available_datasets() -> dict[str, dict[str, Any]]:
-    """The datasets on this machine, by name."""
-    return {d["name"]: d for d in dataset_table() if d["available"]}
+    """The datasets on this machine, by name, and this session's own images if any."""
+    found = {d["name"]: d for d in dataset_table() if d["available"]}
+    own = st.session_state.get("own_dataset")
+    if own:
+        from csvm.data.own_images import touch_own
+        from csvm.data.registry import spec
+        from csvm.exceptions import DatasetError
+
+        try:
+            entry = spec(own)
+        except DatasetError:  # removed (an idle sweep, a server restart): forget it
+            st.session_state.pop("own_dataset", None)
+            return found
+        touch_own(own)
+        found[own] = {
+            "name": own,
+            "description": entry.description,
+            "image_shape": entry.image_shape,
+            "classes": list(entry.classes),
+            "available": True,
+            "location": "uploaded",
+            "fetch_command": "",
+        }
+    return found
 
 
 @st.cache_data

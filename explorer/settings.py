@@ -55,6 +55,7 @@ _FORMAT = {
     "baselines": MODEL_LABELS.get,
     "regulariser": lambda r: f"{r}: {REGULARISERS[r]}",
     "multi_class": {"ovo": "one-vs-one", "ovr": "one-vs-rest"}.get,
+    "dataset": lambda d: f"your own images ({d})" if str(d).startswith("own-") else d,
 }
 
 

@@ -41,6 +41,7 @@ from explorer.common import (
     url_extra,
 )
 from explorer.live import live_jobs
+from explorer.own_data import own_images_box
 from explorer.reload import reload_run
 from explorer.settings import (
     FORM_ERRORS_KEY,
@@ -117,6 +118,7 @@ def sidebar() -> RunConfig:
         sb.caption(next(p for p in offered if p["name"] == shown)["description"])
     _view_settings()
     config = render_settings(available_datasets())
+    own_images_box()
     _reload_box()
     if _matching_preset(offered, config) != shown and st.session_state.get("_renamed") != config:
         st.session_state["_renamed"] = config  # once per edit, never a loop

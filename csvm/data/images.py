@@ -124,6 +124,13 @@ def _decode(data: bytes, max_pixels: int) -> Image.Image:
         raise UploadError(
             f"The file is {_what_is_it(data)}, which cannot be used: upload a PNG or JPEG."
         ) from None
+    except (OSError, SyntaxError, ValueError, EOFError, struct.error, AttributeError) as exc:
+        # A damaged header can trip the parser itself (Pillow raised AttributeError on a
+        # PNG signature followed by junk).
+        raise UploadError(
+            f"The file is damaged ({type(exc).__name__}): export or save it again and upload "
+            "the new file."
+        ) from None
     # The header parser already checked the size; this repeats it for any format that
     # reports its size late, before a single pixel is decoded.
     width, height = img.size

@@ -16,6 +16,7 @@ __all__ = [
     "mnist_5k",
     "offline_arrays",
     "offline_split",
+    "stratified_split",
 ]
 
 
@@ -60,11 +61,14 @@ def offline_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
 @functools.lru_cache(maxsize=2)
 def offline_split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train / validation / test indices: 70 / 10 / 20 %, stratified, seed 0 always."""
+    return stratified_split(offline_arrays(name)[1])
+
+
+def stratified_split(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train / validation / test indices of labels ``y``: 70 / 10 / 20 %, stratified,
+    seed 0 always (the test set must be the same for every run so that runs compare)."""
     from sklearn.model_selection import train_test_split
 
-    y = offline_arrays(name)[1]
-    # A fixed seed, independent of the run's random_state: the test set must be the same
-    # for every run so that runs can be compared.
     rest, test = train_test_split(np.arange(len(y)), test_size=0.2, stratify=y, random_state=0)
     train, val = train_test_split(rest, test_size=0.125, stratify=y[rest], random_state=0)
     return np.sort(train), np.sort(val), np.sort(test)

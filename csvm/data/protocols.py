@@ -19,7 +19,7 @@ import numpy as np
 
 from csvm.data import cifar, idx
 from csvm.data.cifar import cifar_batch, cifar_classes, cifar_float
-from csvm.data.offline import offline_arrays, offline_split
+from csvm.data.offline import offline_arrays, offline_split, stratified_split
 from csvm.data.registry import CIFAR_EXTRA, COLORS, PROTOCOLS, locate, spec
 from csvm.exceptions import DatasetError
 
@@ -95,7 +95,29 @@ def _check_protocol(protocol: str | None) -> None:
         raise DatasetError(f"Unknown protocol {protocol!r}: use None or 'thesis'.")
 
 
+def _own_raw(name: str, protocol: str | None) -> _Raw:
+    """A person's uploaded images: the built-in sets' stratified 70/10/20 % split."""
+    from csvm.data.own_images import load_own
+
+    if protocol == "thesis":
+        raise DatasetError("The thesis protocol is for MNIST and CIFAR-10: use protocol=None.")
+    X, y, names = load_own(name)
+    tr, va, te = stratified_split(y)
+    return _Raw(
+        (X[tr], y[tr]),
+        (X[va], y[va]),
+        (X[te], y[te]),
+        lambda a: a.astype(np.float32) * np.float32(1 / 255),
+        names,
+        "your own images, uploaded to this server; stratified 70/10/20 % split (seed 0)",
+    )
+
+
 def _raw(name: str, protocol: str | None, data_dir, color: str, multiclass: bool) -> _Raw:
+    from csvm.data.own_images import is_own
+
+    if is_own(name):
+        return _own_raw(name, protocol)
     entry = spec(name)
     _check_protocol(protocol)
     if color not in COLORS:

@@ -144,7 +144,19 @@ def data_home(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def spec(name: str) -> DatasetSpec:
-    """The registry entry of ``name``, or a DatasetError listing the valid names."""
+    """The registry entry of ``name``, or a DatasetError listing the valid names.
+
+    ``own-<16 hex>`` names a person's uploaded images (:mod:`csvm.data.own_images`)."""
+    from csvm.data.own_images import is_own, own_meta
+
+    if is_own(name):
+        meta = own_meta(name)
+        return DatasetSpec(
+            name,
+            f"Your own images: {len(meta['classes'])} classes, uploaded to this server",
+            tuple(int(s) for s in meta["image_shape"]),
+            tuple(str(c) for c in meta["classes"]),
+        )
     if name not in DATASETS:
         raise DatasetError(f"Unknown dataset {name!r}: choose one of {', '.join(DATASETS)}.")
     return DATASETS[name]
@@ -217,6 +229,14 @@ def available(name: str, data_dir: str | os.PathLike | None = None) -> bool:
         Always True for the offline datasets; for the others, whether every required
         file was found (not whether it is intact: that is checked on load).
     """
+    from csvm.data.own_images import is_own
+
+    if is_own(name):
+        try:
+            spec(name)
+        except DatasetError:
+            return False
+        return True
     if spec(name).offline:
         return True
     try:

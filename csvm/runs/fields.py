@@ -83,11 +83,13 @@ class Spec:
     param: str | None = None
     cli: bool = True
     kernels: tuple[str, ...] | None = None  # kernels that use it (None: every kernel)
+    pattern: str | None = None  # a "str" value matching it is allowed besides the choices
 
     def describe_range(self) -> str:
         """The allowed values in words, for messages."""
         if self.choices is not None:
-            return "one of " + ", ".join(str(c) for c in self.choices)
+            own = " (or an uploaded dataset's own-… name)" if self.pattern else ""
+            return "one of " + ", ".join(str(c) for c in self.choices) + own
         if self.kind == "classes":
             return (
                 f"a comma list of {MIN_CLASSES} to {MAX_CLASSES} different classes "
@@ -130,9 +132,11 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "str",
             "Dataset",
-            "Which images to learn from. mnist-5k ships with the app (no download).",
+            "Which images to learn from. mnist-5k ships with the app (no download); "
+            "'Your own images' in the sidebar adds a zip of your own class folders.",
             "data",
             choices=_DATASETS,
+            pattern=r"own-[0-9a-f]{16}",
             cli=True,
         ),
     ),

@@ -7,6 +7,7 @@ setting's name, so callers can word it for their source (a link, a flag, a const
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from csvm.model.layers import format_layers, parse_layers
@@ -102,7 +103,8 @@ def parse_value(name: str, raw: Any) -> Any:
         if not isinstance(raw, str | int) or isinstance(raw, bool):
             raise ValueError("is not text")
         value = str(raw).strip()
-        if spec.choices is not None and value not in spec.choices:
+        allowed = spec.pattern is not None and re.fullmatch(spec.pattern, value)
+        if spec.choices is not None and value not in spec.choices and not allowed:
             raise ValueError("is not a known choice")
         if not value or len(value) > 64 or not value.isprintable():
             raise ValueError("is not a valid name")
