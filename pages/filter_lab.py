@@ -25,6 +25,7 @@ from explorer.app import ensure_app
 from explorer.common import data_for, heartbeat
 from explorer.glossary import GLOSSARY
 from explorer.lab_settings import LabSettings
+from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
 from explorer.settings import current_config, md_escape
 
@@ -375,6 +376,7 @@ def page() -> None:
     eta = _gradient_section(config, data, fresh)
     _landscape_section(config, fresh, eta)
     _digit_section(data)
+    stack_section(config)
 
 
 page()
