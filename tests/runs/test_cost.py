@@ -2,6 +2,7 @@
 
 import pytest
 
+from csvm.runs.config import RunConfig
 from csvm.runs.cost import estimate_breakdown, estimate_seconds, format_duration, load_model
 
 MNIST = (1, 28, 28)
@@ -59,3 +60,10 @@ def test_durations_read_as_people_say_them():
 
 # How close an estimate comes to a measured run is a speed figure, not behaviour: it is
 # measured by bench/bench_cost.py (every run's measured and fitted seconds, printed).
+
+
+def test_a_stack_of_layers_is_costed_by_its_own_maps():
+    base = RunConfig(n_train=500, n_iter=15).to_dict()
+    small = estimate_breakdown({**base, "layers": "5x5x2-abs-max2"}, 500, (1, 28, 28))
+    big = estimate_breakdown({**base, "layers": "5x5x8-abs-max2,3x3x8-abs-max2"}, 500, (1, 28, 28))
+    assert 0 < small["csvm"] < big["csvm"]  # eight filters in two layers cost more
