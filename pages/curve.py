@@ -11,6 +11,7 @@ from csvm.analysis.curves import (
     CurveFileError,
     curve_cells,
     estimate_seconds,
+    pairwise,
     saved_curves,
     summarise_curve,
 )
@@ -48,11 +49,35 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     )
 
 
+def _against_each_other(record: dict) -> None:
+    """Where the learned filters beat each other method: differences with McNemar's p."""
+    methods = [m for m in METHODS if any(c["method"] == m for c in record["cells"])]
+    learned = [m for m in ("layers", "kcsvm") if m in methods]
+    if not learned:
+        return
+    rows = []
+    for mine in learned:
+        for other in (m for m in methods if m not in ("svm", mine)):
+            for r in pairwise(record["cells"], mine, other):
+                rows.append(
+                    {
+                        "training images": r["n_train"],
+                        "learned": METHODS[mine][0],
+                        "against": METHODS[other][0],
+                        "difference (points)": f"{100 * r['difference']:+.2f}",
+                        "McNemar p": f"{r['mcnemar_p']:.3g}",
+                    }
+                )
+    with st.expander("The learned filters against each other method"):
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
 def _saved(record: dict, key: str) -> None:
     a, b = record["pair"]
     st.subheader(f"{record['dataset']}: {a} v {b}")
     st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
     st.dataframe(_table(record["rows"]), hide_index=True, width="stretch")
+    _against_each_other(record)
     st.code(record["command"], language="bash")
     if "machine" in record and "versions" in record and "date" in record:
         st.caption(describe_environment(record) + f"; {record.get('seconds', 0):.0f} s in all.")

@@ -31,6 +31,7 @@ __all__ = [
     "curve_cells",
     "estimate_seconds",
     "load_curve",
+    "pairwise",
     "run_cell",
     "run_curve",
     "saved_curves",
@@ -209,6 +210,29 @@ def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             row["mcnemar_p"] = mcnemar_p(won, lost)
         rows.append(row)
     return rows
+
+
+def pairwise(cells: Sequence[dict[str, Any]], a: str, b: str) -> list[dict[str, Any]]:
+    """Method ``a`` against method ``b`` at every size both ran: the mean difference of
+    test accuracy over the seeds they share and the exact McNemar p of the pooled
+    discordant counts (the summary's test, with ``b`` in the plain SVM's place)."""
+    index = {(c["method"], c["n_train"], c["seed"]): c for c in cells}
+    out = []
+    for n in sorted({c["n_train"] for c in cells if c["method"] == a}):
+        seeds = [s for (m, k, s) in index if m == a and k == n and (b, n, s) in index]
+        if not seeds:
+            continue
+        won = lost = 0
+        diffs = []
+        for s in seeds:
+            mine, theirs = _bits(index[(a, n, s)]), _bits(index[(b, n, s)])
+            won += int(np.sum(mine & ~theirs))
+            lost += int(np.sum(~mine & theirs))
+            diffs.append(float(mine.mean() - theirs.mean()))
+        out.append(
+            {"n_train": n, "difference": float(np.mean(diffs)), "mcnemar_p": mcnemar_p(won, lost)}
+        )
+    return out
 
 
 def run_curve(

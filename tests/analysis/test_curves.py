@@ -76,3 +76,26 @@ def test_the_cli_saves_the_curve_and_names_bad_arguments(tmp_path, capsys):
         with pytest.raises(SystemExit):
             main(["curve", *bad])
         assert says in capsys.readouterr().err
+
+
+def test_pairwise_sets_any_two_methods_against_each_other():
+    from csvm.analysis.curves import pairwise
+
+    def cell(method, seed, bits):
+        correct = np.array(bits, dtype=bool)
+        return {
+            "method": method,
+            "n_train": 10,
+            "seed": seed,
+            "test_accuracy": float(correct.mean()),
+            "n_test": len(correct),
+            "correct": np.packbits(correct).tobytes().hex(),
+        }
+
+    cells = [cell("hog", 0, [1, 1, 0, 0]), cell("layers", 0, [1, 0, 1, 1])]
+    (row,) = pairwise(cells, "layers", "hog")
+    assert row["difference"] == pytest.approx(0.25)
+    from csvm.analysis.stats import mcnemar_p
+
+    assert row["mcnemar_p"] == pytest.approx(mcnemar_p(2, 1))
+    assert pairwise(cells, "layers", "mkl") == []
