@@ -69,7 +69,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/sweep.py", "Sweep", ":material/grid_view:"),
     ("pages/stability.py", "Stability", ":material/stacked_line_chart:"),
     ("pages/filter_lab.py", "Filter lab", ":material/tune:"),
-    ("pages/curve.py", "When does the filter pay?", ":material/show_chart:"),
+    ("pages/curve.py", "Learning curves", ":material/show_chart:"),
     ("pages/reproduce.py", "Reproduce", ":material/fact_check:"),
     ("pages/about.py", "About", ":material/menu_book:"),
 )

@@ -38,6 +38,9 @@ _TEXT_MAX_SIDE = 5
 _TEXT_MAX_FILTERS = 2
 #: Type size of the values in the cells (never scaled down below what a class can read).
 TEXT_PX = 14
+#: More filters than this wrap into rows of this many, each row this many pixels tall.
+_WRAP = 4
+_WRAP_ROW = 150
 
 
 def _readable_values(plane: np.ndarray, cols: int, fmt: str) -> dict:
@@ -78,13 +81,20 @@ def filter_figure(
     """
     f = np.asarray(filters, dtype=float)
     f = f.reshape(-1, *f.shape[-2:])  # every (filter, channel) plane
-    rows = 2 if previous is not None else 1
-    cols = len(f)
-    titles = [f"filter {i + 1}" for i in range(cols)]
+    # More than four planes wrap into rows of four: eight in one row were 38 px each on a
+    # 1280 px projector (a stack's eight first-layer filters).
+    wrap = previous is None and len(f) > _WRAP
+    rows = -(-len(f) // _WRAP) if wrap else (2 if previous is not None else 1)
+    cols = _WRAP if wrap else len(f)
+    titles = [f"filter {i + 1}" for i in range(len(f))]
     if previous is not None:
         titles += [f"change {i + 1}" for i in range(cols)]
     fig = make_subplots(
-        rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.05, vertical_spacing=0.12
+        rows=rows,
+        cols=cols,
+        subplot_titles=titles,
+        horizontal_spacing=0.05,
+        vertical_spacing=0.16 if wrap else 0.12,
     )
     vmax = float(np.abs(f).max()) or 1.0
     # Values written in the cells make a colour bar redundant: its room goes to the cells
@@ -104,8 +114,8 @@ def filter_figure(
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
                 **text,
             ),
-            row=1,
-            col=i + 1,
+            row=i // cols + 1,
+            col=i % cols + 1,
         )
     if previous is not None:
         d = f - np.asarray(previous, dtype=float).reshape(f.shape)
@@ -116,7 +126,8 @@ def filter_figure(
     # Without a title the subplot titles need 45 px above the cells, with one 80; a row of
     # cells gets 210 px (the Train page's filter, whose title is its column's).
     top = 80 if title else 45
-    fig.update_layout(title=title, height=top + (220 if rows == 1 else 500), **_LAYOUT)
+    height = _WRAP_ROW * rows if wrap else (220 if rows == 1 else 500)
+    fig.update_layout(title=title, height=top + height, **_LAYOUT)
     # Colour bars (if any) at the right.
     return _fixed_margins(fig, left=10, right=10 if written else 90, top=top, bottom=10)
 
@@ -140,14 +151,16 @@ def change_figure(
     f = np.asarray(filters, dtype=float)
     f = f.reshape(-1, *f.shape[-2:])
     d = f - np.asarray(previous, dtype=float).reshape(f.shape) if previous is not None else 0 * f
-    cols = len(d)
+    cols = min(len(d), _WRAP)  # rows of four, as filter_figure wraps them
+    rows = -(-len(d) // cols)
     # No subplot titles: the changes sit in the filters' order beside them, and "change 1"
     # "change 2" ran together in a narrow column on a projector.
-    fig = make_subplots(rows=1, cols=cols, horizontal_spacing=0.08)
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.08, vertical_spacing=0.16)
     for i, trace in enumerate(_change_traces(d)):
-        fig.add_trace(trace, row=1, col=i + 1)
+        fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
     _heatmap_axes(fig)
-    fig.update_layout(title=title, height=265, **_LAYOUT)  # the height of filter_figure's
+    height = 265 if rows == 1 else 45 + _WRAP_ROW * rows  # the height of filter_figure's
+    fig.update_layout(title=title, height=height, **_LAYOUT)
     return _fixed_margins(fig, left=10, right=90, top=45, bottom=10)  # untitled row
 
 

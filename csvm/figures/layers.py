@@ -41,7 +41,7 @@ def layer_filters_figure(filters: np.ndarray, layer: int) -> go.Figure:
         [f"filter {i + 1}" for i in range(k)],
         f"Layer {layer}: {k} filter{'s' if k != 1 else ''}, each over layer {layer - 1}'s "
         f"{c} map{'s' if c != 1 else ''} (one plane per map, left to right)",
-        cols=min(k, 4),
+        cols=min(k, 4 if c < 4 else 2),  # many planes per cell: fewer, wider cells
     )
 
 
