@@ -149,6 +149,7 @@ def run_cell(
     correct = clf.predict(_flat(method, data.X_test)) == data.y_test
     return {
         "method": method,
+        "size": int(n_train),  # as asked; n_train is what the split held
         "n_train": int(len(data.y_train)),
         "seed": int(seed),
         "params": {k: v for k, v in params.items()},
@@ -244,14 +245,18 @@ def run_curve(
     data_dir: str | None = None,
     n_jobs: int | None = None,
     on_cell: Callable[[int, dict], Any] | None = None,
+    skip: Sequence[tuple[str, int, int]] = (),
 ) -> list[dict[str, Any]]:
     """Every cell of the curve (locally in ``n_jobs`` threads, or on the active Dask
-    cluster), in :func:`curve_cells` order; ``on_cell(index, cell)`` as each finishes."""
+    cluster), in :func:`curve_cells` order but for the (method, size, seed) in ``skip``
+    (cells already measured); ``on_cell(index, cell)`` as each finishes."""
     from csvm.parallel import run_tasks
 
+    done = set(skip)
     args = [
         (dataset, pair[0], pair[1], m, n, s, data_dir)
         for m, n, s in curve_cells(methods, sizes, seeds)
+        if (m, n, s) not in done
     ]
     return run_tasks(run_cell, args, n_jobs, on_result=on_cell)
 

@@ -63,8 +63,56 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="run on a Dask cluster"
     )
-    parser.add_argument("--out", type=output_file, default=None, help="write the curve as JSON")
+    parser.add_argument(
+        "--out", type=output_file, default=None, help="write the curve as JSON (after every cell)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the cells --out already holds for the same dataset and pair; run the rest",
+    )
     return parser
+
+
+def _earlier_cells(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The cells of an earlier run of the same curve in ``--out`` (with ``--resume``)."""
+    if not (args.resume and args.out and Path(args.out).exists()):
+        return []
+    from csvm.analysis.curves import CurveFileError, load_curve
+
+    try:
+        record = load_curve(args.out)
+    except CurveFileError as err:
+        raise CSVMError(f"--resume cannot use {args.out}: {err}") from None
+    if record["dataset"] != args.dataset or record["pair"] != list(args.pair):
+        raise CSVMError(
+            f"--resume: {args.out} holds a curve of {record['dataset']} {record['pair']}, not "
+            f"{args.dataset} {list(args.pair)}: give another --out."
+        )
+    wanted = {(m, n, s) for m in args.methods for n in args.sizes for s in range(args.seeds)}
+    return [c for c in record["cells"] if (c["method"], c.get("size"), c["seed"]) in wanted]
+
+
+def _record(args, env, cells, seconds: float, complete: bool) -> dict[str, Any]:
+    from csvm.analysis.curves import METHODS, summarise_curve
+
+    return {
+        "kind": "curve",
+        **env,
+        "dataset": args.dataset,
+        "pair": list(args.pair),
+        "methods": {m: METHODS[m][0] for m in args.methods},
+        "sizes": args.sizes,
+        "seeds": args.seeds,
+        "seconds": seconds,
+        "complete": complete,
+        "rows": summarise_curve(cells),
+        "cells": cells,
+    }
+
+
+def _write(path: str, record: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 
 
 def _print_rows(rows: list[dict[str, Any]]) -> None:
@@ -82,14 +130,19 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 
 def main_curve(argv: list[str]) -> int:
     """Run the curve's cells, print one row per method and size, and save the JSON."""
-    from csvm.analysis.curves import METHODS, run_curve, summarise_curve
+    from csvm.analysis.curves import run_curve, summarise_curve
     from csvm.analysis.reproduced import environment
     from csvm.parallel import backend
 
     args = _parser().parse_args(argv)
     env = environment(["curve", *argv])
     start = time.perf_counter()
-    done = []
+    try:
+        done = _earlier_cells(args)
+    except CSVMError as err:
+        print(f"error: {err}")
+        return 1
+    earlier = sum(c.get("seconds", 0.0) for c in done)
 
     def on_cell(index: int, cell: dict[str, Any]) -> None:
         done.append(cell)
@@ -98,10 +151,13 @@ def main_curve(argv: list[str]) -> int:
             f"{100 * cell['test_accuracy']:.2f} % ({cell['seconds']:.1f} s)",
             flush=True,
         )
+        if args.out:  # after every cell: an interrupted run keeps what it measured
+            _write(args.out, _record(args, env, done, earlier + time.perf_counter() - start, False))
 
+    skip = [(c["method"], c["size"], c["seed"]) for c in done]
     try:
         with backend(args.scheduler):
-            cells = run_curve(
+            run_curve(
                 args.dataset,
                 args.pair,
                 args.methods,
@@ -110,25 +166,13 @@ def main_curve(argv: list[str]) -> int:
                 args.data_dir,
                 args.jobs,
                 on_cell,
+                skip=skip,
             )
     except CSVMError as err:
         print(f"error: {err}")
         return 1
-    rows = summarise_curve(cells)
-    _print_rows(rows)
+    _print_rows(summarise_curve(done))
     if args.out:
-        record = {
-            "kind": "curve",
-            **env,
-            "dataset": args.dataset,
-            "pair": list(args.pair),
-            "methods": {m: METHODS[m][0] for m in args.methods},
-            "sizes": args.sizes,
-            "seeds": args.seeds,
-            "seconds": time.perf_counter() - start,
-            "rows": rows,
-            "cells": cells,
-        }
-        Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        _write(args.out, _record(args, env, done, earlier + time.perf_counter() - start, True))
         print(f"curve saved to {args.out}")
     return 0

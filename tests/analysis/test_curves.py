@@ -99,3 +99,20 @@ def test_pairwise_sets_any_two_methods_against_each_other():
 
     assert row["mcnemar_p"] == pytest.approx(mcnemar_p(2, 1))
     assert pairwise(cells, "layers", "mkl") == []
+
+
+def test_the_cli_writes_after_every_cell_and_resumes_where_it_stopped(tmp_path, capsys):
+    out = tmp_path / "curve.json"
+    base = ["curve", "--sizes", "20", "--methods", "svm", "--out", str(out)]
+    assert main([*base, "--seeds", "1"]) == 0
+    first = json.loads(out.read_text())
+    assert first["complete"] and len(first["cells"]) == 1
+    capsys.readouterr()
+    assert main([*base, "--seeds", "2", "--resume"]) == 0
+    printed = capsys.readouterr().out
+    assert "seed 0" not in printed and "seed 1" in printed  # only the new cell ran
+    second = json.loads(out.read_text())
+    assert [c["seed"] for c in second["cells"]] == [0, 1]
+    assert second["cells"][0] == first["cells"][0]
+    assert main(["curve", "--pair", "4,9", "--sizes", "20", "--out", str(out), "--resume"]) == 1
+    assert "holds a curve of mnist-5k" in capsys.readouterr().out
