@@ -90,7 +90,11 @@ def _earlier_cells(args: argparse.Namespace) -> list[dict[str, Any]]:
             f"{args.dataset} {list(args.pair)}: give another --out."
         )
     wanted = {(m, n, s) for m in args.methods for n in args.sizes for s in range(args.seeds)}
-    return [c for c in record["cells"] if (c["method"], c.get("size"), c["seed"]) in wanted]
+    return [
+        c
+        for c in record["cells"]
+        if (c["method"], c.get("size", c["n_train"]), c["seed"]) in wanted
+    ]
 
 
 def _record(args, env, cells, seconds: float, complete: bool) -> dict[str, Any]:
@@ -154,7 +158,7 @@ def main_curve(argv: list[str]) -> int:
         if args.out:  # after every cell: an interrupted run keeps what it measured
             _write(args.out, _record(args, env, done, earlier + time.perf_counter() - start, False))
 
-    skip = [(c["method"], c["size"], c["seed"]) for c in done]
+    skip = [(c["method"], c.get("size", c["n_train"]), c["seed"]) for c in done]
     try:
         with backend(args.scheduler):
             run_curve(
