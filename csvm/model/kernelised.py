@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
+from csvm.model.init_filters import FILTER_INITS, first_filters
 from csvm.model.kernel_state import (  # noqa: F401 (re-exported: the lab and tests use them)
     HARD_MARGIN_C,
     _gradient,
@@ -127,11 +128,12 @@ class KernelCSVM(BaseCSVM):
         maps and every layer's filters are learned by backpropagating dT/df.  It replaces
         ``filter_shape`` and ``n_filters``; ``init_filters`` (if given) starts layer 1.
         None (or one plain layer such as ``"5x5x2"``) is the thesis's one-layer model.
-    filter_init : {"uniform", "zero-mean"}
-        The random first filters (of layer 1; later layers start uniform): "uniform"
-        weights in [0, 1) (each map a local average of the image, the thesis's scale), or
-        "zero-mean" Gaussian weights minus their mean (each map a local contrast, which
-        |x| then pools), both scaled to unit L1 norm over all filters.
+    filter_init : {"uniform", "zero-mean", "gabor", "gaussian"}
+        The first filters (of layer 1; later layers start uniform): "uniform" weights in
+        [0, 1) (each map a local average of the image, the thesis's), "zero-mean" Gaussian
+        weights minus their mean (local contrasts, which |x| then pools), "gabor" stroke
+        detectors at spread orientations, "gaussian" blurs of spread widths; all at unit L1
+        norm over all filters (:mod:`csvm.model.init_filters`).
 
     Attributes
     ----------
@@ -163,7 +165,7 @@ class KernelCSVM(BaseCSVM):
         "svm_tol": [Interval(Real, 0, 1e3, closed="right")],
         "svm_max_iter": [Whole(1, None, closed="left")],
         "layers": [None, str],
-        "filter_init": [StrOptions({"uniform", "zero-mean"})],
+        "filter_init": [StrOptions(set(FILTER_INITS))],
     }
 
     def __init__(
@@ -256,12 +258,7 @@ class KernelCSVM(BaseCSVM):
         if self._start_filters is not None:
             return self._start_filters.copy()
         shape = (self._n_first, n_channels, *self.filter_shape_)
-        if self.filter_init == "zero-mean":
-            filters = rng.standard_normal(shape)
-            filters -= filters.mean(axis=(-2, -1), keepdims=True)
-        else:
-            filters = rng.random(shape)
-        return filters / np.abs(filters).sum()
+        return first_filters(self.filter_init, rng, shape)
 
     def _start_theta(self, rng: np.random.Generator, n_channels: int) -> np.ndarray:
         """The first filters (every layer's, flat, with a stack of layers)."""

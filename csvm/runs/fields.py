@@ -433,11 +433,12 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "str",
             "First filters",
-            "How the random first filters are drawn: uniform weights (each map starts as a "
-            "local average, the thesis's start) or zero-mean weights (each map starts as a "
-            "local contrast, which a stack with -abs then pools).",
+            "How the first filters are drawn: uniform weights (each map starts as a local "
+            "average, the thesis's start), zero-mean weights (each map a local contrast, "
+            "which a stack with -abs then pools), Gabor stroke detectors at spread "
+            "orientations, or Gaussian blurs of spread widths.",
             "model",
-            choices=("uniform", "zero-mean"),
+            choices=("uniform", "zero-mean", "gabor", "gaussian"),
             models=("kcsvm",),
             param="filter_init",
         ),

@@ -196,3 +196,20 @@ def test_zero_mean_first_filters_have_zero_mean_planes_and_unit_l1_norm():
         assert np.isclose(np.abs(first).sum(), 1.0)
     uniform = KernelCSVM(filter_shape=(3, 3), n_iter=1, random_state=0).fit(X, y)
     assert np.all(uniform.filters_ >= 0)
+
+
+@pytest.mark.parametrize("kind", ["gabor", "gaussian"])
+def test_structured_first_filters_are_what_they_say(kind):
+    from csvm.model.init_filters import first_filters
+
+    f = first_filters(kind, np.random.default_rng(0), (4, 1, 5, 5))
+    assert np.isclose(np.abs(f).sum(), 1.0)
+    if kind == "gabor":  # zero mean, and four different orientations
+        np.testing.assert_allclose(f.sum(axis=(-2, -1)), 0, atol=1e-12)
+        assert len({np.round(g, 6).tobytes() for g in f}) == 4
+    else:  # positive, centred, widths spread
+        assert np.all(f > 0) and np.all(f[:, 0].argmax(axis=None) == f[0, 0].argmax())
+        peaks = f[:, 0, 2, 2] / f[:, 0].sum(axis=(-2, -1))
+        assert np.all(np.diff(peaks) < 0)  # wider blurs have a lower centre share
+    with pytest.raises(ValueError, match="choose one of"):
+        first_filters("sobel", np.random.default_rng(0), (1, 1, 3, 3))

@@ -1,0 +1,64 @@
+"""The random first filters of a K-CSVM (``filter_init``), every kind at unit L1 norm over
+all filters together (the scale at which the thesis's eta works).
+
+* ``uniform``: weights in [0, 1): each map starts as a local weighted average (the thesis);
+* ``zero-mean``: Gaussian weights minus their mean: each map a local contrast;
+* ``gabor``: even Gabor filters at evenly spread orientations (a random first angle), sigma
+  a quarter of the filter's side, wavelength half of it: stroke detectors;
+* ``gaussian``: Gaussian blurs of spread widths (randomly jittered), a smooth start.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["FILTER_INITS", "first_filters"]
+
+FILTER_INITS = ("uniform", "zero-mean", "gabor", "gaussian")
+
+
+def _grid(p: int, q: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.arange(q, dtype=np.float64) - (q - 1) / 2
+    y = (p - 1) / 2 - np.arange(p, dtype=np.float64)  # row 0 at the top, y up on screen
+    return x[None, :], y[:, None]
+
+
+def _gabor(p: int, q: int, theta: float) -> np.ndarray:
+    x, y = _grid(p, q)
+    sigma, wavelength = max(p, q) / 4, max(p, q) / 2
+    envelope = np.exp(-(x**2 + y**2) / (2 * sigma**2))
+    f = envelope * np.cos(2 * math.pi * (x * math.cos(theta) + y * math.sin(theta)) / wavelength)
+    return f - envelope * (f.sum() / envelope.sum())  # zero mean: strokes, not ink
+
+
+def _gaussian(p: int, q: int, sigma: float) -> np.ndarray:
+    x, y = _grid(p, q)
+    return np.exp(-(x**2 + y**2) / (2 * sigma**2))
+
+
+def first_filters(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """First filters of ``shape`` (k, C, p, q) of the given kind (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind (naming the kinds there are).
+    """
+    k, c, p, q = shape
+    if kind == "uniform":
+        f = rng.random(shape)
+    elif kind == "zero-mean":
+        f = rng.standard_normal(shape)
+        f -= f.mean(axis=(-2, -1), keepdims=True)
+    elif kind == "gabor":
+        start = rng.uniform(0, math.pi / k)
+        planes = [_gabor(p, q, start + i * math.pi / k) for i in range(k)]
+        f = np.repeat(np.stack(planes)[:, None], c, axis=1)
+    elif kind == "gaussian":
+        widths = np.linspace(0.5, max(p, q) / 3, k) * rng.uniform(0.9, 1.1, k)
+        f = np.repeat(np.stack([_gaussian(p, q, s) for s in widths])[:, None], c, axis=1)
+    else:
+        raise ValueError(f"Unknown filter_init {kind!r}: choose one of {', '.join(FILTER_INITS)}.")
+    return f / np.abs(f).sum()
