@@ -149,6 +149,29 @@ CANDIDATES.update(
     }
 )
 
+# The fifth round (issue 19 items 3 and 5, after the report of the chosen stack): its first
+# filters and its regulariser, every other setting as chosen; validation draws only.
+_CHOSEN = "5x5x8-abs-max2,3x3x8-abs-max2"
+CANDIDATES.update(
+    {
+        f"{_CHOSEN} {init} g0.05 it15": (_CHOSEN, 0.05, 0.1, 15, init)
+        for init in ("uniform", "gabor", "gaussian")
+    }
+)
+CANDIDATES.update(
+    {
+        f"{_CHOSEN} zm g0.05 it15 {reg} lam{lam}": (
+            _CHOSEN,
+            0.05,
+            0.1,
+            15,
+            True,
+            {"regulariser": reg, "lam": lam},
+        )
+        for reg, lam in (("none", 0.0), ("l2sq", 0.1), ("dfo1", 0.1), ("dfo2", 1.0))
+    }
+)
+
 
 def _load():
     root = SHARED / "mnist"
@@ -209,10 +232,12 @@ def _score_theta(clf, theta, X, y, Xe, ye):
 
 
 def run_one(data, cand, a, b, seed, report):
-    layers, gamma, eta, n_iter, zero_mean = CANDIDATES[cand]
+    layers, gamma, eta, n_iter, init, *extra = CANDIDATES[cand]
     X, y, Xe, ye = _draw(data, a, b, seed, report)
     kw = dict(COMMON, gamma=gamma, eta=eta, n_iter=n_iter, random_state=seed, layers=layers)
-    kw["filter_init"] = "zero-mean" if zero_mean else "uniform"
+    # True / False: the first rounds' zero-mean or uniform start; a string names the kind.
+    kw["filter_init"] = init if isinstance(init, str) else ("zero-mean" if init else "uniform")
+    kw.update(extra[0] if extra else {})
     if layers is None:
         kw.update(filter_shape=(5, 5), n_filters=2)
     t0 = time.perf_counter()

@@ -290,14 +290,24 @@ def score_filter_sets(
     for name, label, filters in _variants(learned, start):
         row = _score_variant(name, label, filters, data, estimator, rows[0] if rows else None)
         rows.append(row)
-        if on_row is not None:
-            on_row({k: v for k, v in row.items() if k not in ("filters", "predictions")})
+        _report(row, on_row)
+    return _scored(rows, np.linalg.norm(learned), np.linalg.norm(start), data, start_time)
+
+
+def _report(row: dict, on_row: Callable[[dict[str, Any]], Any] | None) -> None:
+    """Tell ``on_row`` of a scored row (without its filters and predictions)."""
+    if on_row is not None:
+        on_row({k: v for k, v in row.items() if k not in ("filters", "predictions")})
+
+
+def _scored(rows: list[dict], learned_norm, start_norm, data, start_time: float) -> dict:
+    """The ablation's result: the rows (predictions dropped), the norms, the time."""
     for row in rows:
         row.pop("predictions")
     return {
         "rows": rows,
-        "learned_norm": float(np.linalg.norm(learned)),
-        "start_norm": float(np.linalg.norm(start)),
+        "learned_norm": float(learned_norm),
+        "start_norm": float(start_norm),
         "n_test": int(len(data.y_test)),
         "seconds": time.perf_counter() - start_time,
         "explanation": ABLATION_EXPLANATION,
@@ -389,15 +399,6 @@ def score_layered_sets(
         if rows:
             _compare(row, rows[0], data)
         rows.append(row)
-        if on_row is not None:
-            on_row({k: v for k, v in row.items() if k not in ("filters", "predictions")})
-    for row in rows:
-        row.pop("predictions")
-    return {
-        "rows": rows,
-        "learned_norm": float(np.linalg.norm(network.pack(learned))),
-        "start_norm": float(np.linalg.norm(network.pack(start))),
-        "n_test": int(len(data.y_test)),
-        "seconds": time.perf_counter() - start_time,
-        "explanation": ABLATION_EXPLANATION,
-    }
+        _report(row, on_row)
+    learned_norm, start_norm = (np.linalg.norm(network.pack(f)) for f in (learned, start))
+    return _scored(rows, learned_norm, start_norm, data, start_time)

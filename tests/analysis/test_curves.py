@@ -10,6 +10,19 @@ from csvm.analysis.curves import curve_cells, run_cell, run_curve, summarise_cur
 from csvm.cli.main import main
 
 
+def _cell(method, seed, bits, n_train=10):
+    """A cell as run_cell gives it, with the test images it got right given as bits."""
+    correct = np.array(bits, dtype=bool)
+    return {
+        "method": method,
+        "n_train": n_train,
+        "seed": seed,
+        "test_accuracy": float(correct.mean()),
+        "n_test": len(correct),
+        "correct": np.packbits(correct).tobytes().hex(),
+    }
+
+
 def test_a_cell_is_reproducible_by_its_seed_and_tuned_on_validation():
     first = run_cell("mnist-5k", "3", "5", "kcsvm", 20, 0)
     again = run_cell("mnist-5k", "3", "5", "kcsvm", 20, 0)
@@ -24,17 +37,7 @@ def test_a_cell_is_reproducible_by_its_seed_and_tuned_on_validation():
 
 
 def test_the_summary_sets_every_method_against_the_svm_of_the_same_draws():
-    def cell(method, seed, bits):
-        correct = np.array(bits, dtype=bool)
-        return {
-            "method": method,
-            "n_train": 10,
-            "seed": seed,
-            "test_accuracy": float(correct.mean()),
-            "n_test": len(correct),
-            "correct": np.packbits(correct).tobytes().hex(),
-        }
-
+    cell = _cell
     cells = [
         cell("svm", 0, [1, 0, 0, 1, 1, 0, 1, 0, 1, 1]),
         cell("svm", 1, [1, 1, 0, 1, 1, 0, 1, 0, 1, 1]),
@@ -81,18 +84,7 @@ def test_the_cli_saves_the_curve_and_names_bad_arguments(tmp_path, capsys):
 def test_pairwise_sets_any_two_methods_against_each_other():
     from csvm.analysis.curves import pairwise
 
-    def cell(method, seed, bits):
-        correct = np.array(bits, dtype=bool)
-        return {
-            "method": method,
-            "n_train": 10,
-            "seed": seed,
-            "test_accuracy": float(correct.mean()),
-            "n_test": len(correct),
-            "correct": np.packbits(correct).tobytes().hex(),
-        }
-
-    cells = [cell("hog", 0, [1, 1, 0, 0]), cell("layers", 0, [1, 0, 1, 1])]
+    cells = [_cell("hog", 0, [1, 1, 0, 0]), _cell("layers", 0, [1, 0, 1, 1])]
     (row,) = pairwise(cells, "layers", "hog")
     assert row["difference"] == pytest.approx(0.25)
     from csvm.analysis.stats import mcnemar_p

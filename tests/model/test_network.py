@@ -10,19 +10,12 @@ from csvm.model.conv import correlate, correlate_input_gradient
 from csvm.model.kernelised import outer_objective
 from csvm.model.layers import LayerSpec, Network, format_layers, parse_layers
 from csvm.model.pooling import activate, activation_gradient, pool, pool_backward
+from tests.model.test_gradients import _central_difference as central_difference
+from tests.model.test_gradients import _rel_error
 
 
 def _central_difference(fun, x, h=1e-6):
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[idx] = h
-        grad[idx] = (fun(x + step) - fun(x - step)) / (2 * h)
-    return grad
-
-
-def _rel_error(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+    return central_difference(fun, x, h)
 
 
 @pytest.mark.parametrize("mode", ["avg", "max"])
