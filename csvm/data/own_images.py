@@ -106,6 +106,13 @@ def _members(zf: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, str]]:
 
 def _check_classes(labels: list[str]) -> list[str]:
     names = sorted(set(labels))
+    for name in names:
+        # Class names travel in links and comma lists of classes: short, printable, no comma.
+        if len(name) > 40 or "," in name or not name.isprintable() or not name.strip():
+            raise UploadError(
+                f"The folder name {name[:40]!r} cannot name a class: use up to 40 printable "
+                "characters without commas."
+            )
     if not 2 <= len(names) <= MAX_CLASSES:
         raise UploadError(
             f"The zip has {len(names)} class folder(s) ({', '.join(names) or 'none'}); give 2 "

@@ -109,14 +109,7 @@ def _layer_terms(layers: str, image_shape: tuple[int, ...]) -> tuple[float, floa
     shape = tuple(int(v) for v in image_shape)
     network = Network(parse_layers(layers), shape if len(shape) == 3 else (1, *shape))
     size = float(np.prod(network.output_shape))
-    channels, h, w = network.image_shape
-    ops = 0.0
-    for spec, out in zip(network.specs, network.map_shapes, strict=True):
-        p, q = spec.filter_shape
-        h2, w2 = h - p + 1, w - q + 1  # before pooling
-        ops += h2 * w2 * spec.n_filters * channels * p * q
-        channels, h, w = out
-    return size, 1.0, _STACK_OP_COST * ops / size
+    return size, 1.0, _STACK_OP_COST * network.work_per_image() / size
 
 
 #: A stack's correlation costs more per multiply-add than the one-layer model's (several

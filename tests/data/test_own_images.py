@@ -91,6 +91,7 @@ def test_colour_images_keep_three_channels_and_several_classes_work():
         ({"cats/1.gif": b"GIF89a", **_classes()}, "not a PNG or JPEG file"),
         ({"loose.png": _png(1), **_classes()}, "not in a folder"),
         ({"cats/bad.png": b"\x89PNG\r\n\x1a\nnot really", **_classes()}, "cats/bad.png"),
+        (_classes(names=("a,b", "c")), "without commas"),
     ],
 )
 def test_bad_zips_are_refused_by_name(files, says):

@@ -92,6 +92,8 @@ def test_layers_round_trip_and_name_what_is_wrong():
             parse_layers(bad)
     with pytest.raises(ValueError, match="Layer 2"):
         Network(parse_layers("5x5-avg2,9x9"), (1, 16, 16))
+    with pytest.raises(ValueError, match="multiply-adds per image"):
+        Network(parse_layers("5x5x64,5x5x64,5x5x64"), (1, 28, 28))
 
 
 LAYERED_CASES = [
