@@ -19,9 +19,11 @@ from csvm.analysis.reproduced import describe_environment
 from csvm.figures.curves import curve_figure
 from csvm.jobs import QuotaExceeded
 from csvm.runs.curve_job import run_curve_cell
+from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
+from explorer.cluster import cluster, executor_address, future_view
 from explorer.common import get_pool, heartbeat, owner
-from explorer.live import live_jobs
+from explorer.live import live_jobs, poll_views
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -143,6 +145,14 @@ except ValueError as exc:
 if cells and len(cells) > MAX_CELLS:
     error = f"{len(cells)} cells: at most {MAX_CELLS} here (fewer sizes, seeds or methods)."
 pool = get_pool()
+executor, cluster_problem = cluster(executor_address())
+if cluster_problem:
+    st.warning(
+        md_escape(cluster_problem) + " The curve runs on this server's own workers instead.",
+        icon=":material/cloud_off:",
+    )
+elif executor is not None:
+    st.caption("Cells run on the Dask cluster named by CSVM_DASK_SCHEDULER.")
 if error:
     st.error(md_escape(error))
 else:
@@ -159,6 +169,8 @@ def _stop_curve() -> None:
     state = st.session_state.get("curve")
     if state:
         state["pending"] = []
+        for future in state.get("futures", ()):
+            future.cancel()  # pending cells never start; running ones are ignored
     pool.cancel_owner(owner(), group="curve")
 
 
@@ -187,7 +199,7 @@ b1, b2 = st.columns([1, 4])
 b2.button("■ Stop", key="cv_stop", on_click=_stop_curve)
 if b1.button("▶ Start curve", type="primary", disabled=bool(error), key="cv_start"):
     _stop_curve()  # one curve per session: the new one replaces it
-    st.session_state["curve"] = {
+    state = {
         "dataset": base.dataset,
         "a": base.class_a,
         "b": base.class_b,
@@ -195,6 +207,19 @@ if b1.button("▶ Start curve", type="primary", disabled=bool(error), key="cv_st
         "jobs": [],
         "total": len(cells),
     }
+    if executor is not None:  # the cluster has no per-browser cap: every cell at once
+        args = (ignore_event, base.dataset, base.class_a, base.class_b)
+        state["futures"] = [executor.submit(run_curve_cell, *args, m, n, s) for m, n, s in cells]
+        state["pending"] = []
+    st.session_state["curve"] = state
+
+
+def _curve_views(jobs):
+    """Pool jobs, or the cluster's futures, as views."""
+    state = st.session_state["curve"]
+    if "futures" in state:
+        return [future_view(f"curve {i}", f) for i, f in enumerate(state["futures"])]
+    return poll_views(jobs)
 
 
 def _live(views: list) -> None:
@@ -211,4 +236,4 @@ def _live(views: list) -> None:
 
 
 if st.session_state.get("curve"):
-    live_jobs(_curve_jobs, _live)
+    live_jobs(_curve_jobs, _live, views=_curve_views)

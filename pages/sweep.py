@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-
 import numpy as np
 import streamlit as st
 
 from csvm import figures
-from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
-from csvm.parallel import sweep_executor
 from csvm.runs.config import SPECS
 from csvm.runs.sweeps import (
     DEFAULT_VALUES,
@@ -23,6 +18,7 @@ from csvm.runs.sweeps import (
     sweepable,
 )
 from explorer.app import ensure_app
+from explorer.cluster import cluster, executor_address, future_view
 from explorer.common import data_for, get_pool, heartbeat, owner
 from explorer.live import live_jobs, poll_views
 from explorer.settings import current_config, md_escape
@@ -90,60 +86,9 @@ y_text = c2.text_input(
 )
 
 
-def executor_address() -> str:
-    """The Dask scheduler named by ``CSVM_DASK_SCHEDULER`` ("" for the server's own pool)."""
-    return os.environ.get("CSVM_DASK_SCHEDULER", "").strip()
-
-
-@st.cache_resource(show_spinner="Connecting to the Dask cluster…")
-def _connected(address: str):
-    """The Dask cluster at ``address``, connected once per server (failures are not kept)."""
-    return sweep_executor(address)
-
-
-@st.cache_data(ttl=60, show_spinner=False)
-def _cluster_problem(address: str) -> str:
-    """Why the cluster at ``address`` cannot be used ("" when it can); a failure is kept a
-    minute, so the page does not wait for the connection timeout on every rerun."""
-    try:
-        _connected(address)
-    except CSVMError as exc:
-        return str(exc)
-    return ""
-
-
-def cluster(address: str):
-    """The Dask cluster named by ``CSVM_DASK_SCHEDULER`` and the reason it cannot be used:
-    ``(None, "")`` for the server's own pool, ``(None, reason)`` when it is unreachable."""
-    if not address:
-        return None, ""
-    problem = _cluster_problem(address)
-    return (None, problem) if problem else (_connected(address), "")
-
-
-@dataclass
-class FutureView:
-    """A cell on the Dask cluster, seen as the pages see a job of the pool."""
-
-    name: str
-    state: str
-    result: dict | None = None
-    error: str = ""
-
-
-def _view(name: str, future) -> FutureView:
-    if future.cancelled():
-        return FutureView(name, "stopped")
-    if not future.done():
-        return FutureView(name, "running")
-    if future.exception() is not None:
-        return FutureView(name, "error", error=str(future.exception()))
-    return FutureView(name, "done", result=future.result())
-
-
 def _views(sweep: dict) -> list:
     if "futures" in sweep:
-        return [_view(f"sweep {i}", f) for i, f in enumerate(sweep["futures"])]
+        return [future_view(f"sweep {i}", f) for i, f in enumerate(sweep["futures"])]
     return poll_views(sweep["jobs"])
 
 

@@ -273,3 +273,28 @@ def test_curve_cells_on_the_cluster_equal_the_local_ones(cluster):
         remote = run_curve(*args)
     keep = ("method", "n_train", "seed", "params", "test_accuracy", "correct")
     assert [{k: c[k] for k in keep} for c in remote] == [{k: c[k] for k in keep} for c in local]
+
+
+def test_the_curve_page_runs_its_cells_on_the_cluster(cluster, monkeypatch):
+    """CSVM_DASK_SCHEDULER sends the Learning-curves page's cells to the cluster."""
+    import time
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+    root = Path(__file__).resolve().parents[2]
+    at = AppTest.from_file(str(root / "pages" / "curve.py"), default_timeout=60).run()
+    assert any("Dask cluster" in c.value for c in at.caption)
+    at.multiselect(key="cv_methods").set_value(["svm"])
+    at.text_input(key="cv_sizes").set_value("20,30")
+    at.number_input(key="cv_seeds").set_value(1).run()
+    at.button(key="cv_start").click().run()
+    assert "futures" in at.session_state["curve"]
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.dataframe and len(at.dataframe[-1].value) == 2:
+            break
+        time.sleep(0.5)
+    assert list(at.dataframe[-1].value["training images"]) == [20, 30]
