@@ -146,6 +146,7 @@ class KernelCSVM(BaseCSVM):
 
     _model_name = "kcsvm"
     _event_kind = "iteration"
+    _resolved_for_workers = ("_network", "_n_first", "layers_")
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,

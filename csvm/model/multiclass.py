@@ -166,6 +166,9 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         self._check_dependent_params()
 
+    #: Attributes that fit() resolves before dispatching and a worker's clone needs.
+    _resolved_for_workers: tuple[str, ...] = ()
+
     def _check_dependent_params(self) -> None:
         """Rules between parameters that a per-parameter table cannot state."""
 
@@ -292,6 +295,9 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
         # What fit() resolved before dispatching: the workers get an unfitted clone.
         worker._image_shape, worker.n_features_in_ = self._image_shape, self.n_features_in_
         worker._start_filters, worker.filter_shape_ = self._start_filters, self.filter_shape_
+        # A subclass's own resolved state (the K-CSVM's stack of layers) travels too.
+        for name in self._resolved_for_workers:
+            setattr(worker, name, getattr(self, name))
         collect = callback is not None
         args = [
             (worker, X4[t["index"]], t["y"], rngs[k], bases[k], collect)

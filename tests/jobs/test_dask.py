@@ -61,6 +61,17 @@ def test_ovo_filters_on_the_cluster_equal_the_local_ones(cluster):
         assert its == sorted(its) and len(its) == 4
 
 
+def test_a_stack_of_layers_on_the_cluster_equals_the_local_one(cluster):
+    X, y = blobs()
+    local = _make(layers="3x3x2-abs-max2,2x2x2").fit(X, y)
+    with backend(cluster.scheduler_address):
+        remote = _make(layers="3x3x2-abs-max2,2x2x2").fit(X, y)
+    for mine, theirs in zip(remote.layer_filters_, local.layer_filters_, strict=True):
+        for a, b in zip(mine, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+
+
 def test_virtual_support_vectors_on_the_cluster_equal_the_local_ones(cluster):
     from csvm.model.virtual import SHIFTS_4, refit_virtual
 
