@@ -77,6 +77,11 @@ def _against_each_other(record: dict) -> None:
 def _saved(record: dict, key: str) -> None:
     a, b = record["pair"]
     st.subheader(f"{record['dataset']}: {a} v {b}")
+    if record.get("complete") is False:
+        st.caption(
+            f"Partial: {len(record['cells'])} cells measured so far (the command is still "
+            "running, or was stopped; --resume finishes it)."
+        )
     st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
     st.dataframe(_table(record["rows"]), hide_index=True, width="stretch")
     _against_each_other(record)
