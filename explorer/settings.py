@@ -26,6 +26,7 @@ from csvm.runs.config import (
     parse,
 )
 from csvm.runs.query import from_query, to_query
+from csvm.runs.values import parse_value
 from explorer.glossary import explain
 
 CONFIG_KEY = "run_config"
@@ -363,7 +364,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     for problem in problems:  # a typed value out of range: named, and Start waits
         spec = SPECS[problem.name]
         message = (
-            f"{spec.label} = {problem.raw} is out of range (allowed: "
+            f"{spec.label} = {problem.raw} {_reason(problem.name, problem.raw)} (allowed: "
             f"{spec.describe_range()}); change it to press Start."
         )
         st.session_state[FORM_ERRORS_KEY].append(message)
@@ -372,6 +373,15 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
         st.session_state[CONFIG_KEY] = new
         st.session_state.pop(PROBLEMS_KEY, None)  # the user has moved on from the link
     return new
+
+
+def _reason(name: str, raw: Any) -> str:
+    """Why a typed value cannot be used ("is out of range", "cannot be read (…)")."""
+    try:
+        parse_value(name, raw)
+    except ValueError as err:
+        return str(err)
+    return "is out of range"
 
 
 #: Where the ticked classes wait while "All classes" hides their picker.

@@ -68,3 +68,15 @@ def test_a_c_between_decades_is_kept_as_given(raw, shown):
     assert slider.value == parse_value("C", raw)
     assert _c_label(slider.value) == shown
     assert at.query_params["C"] == raw or float(at.query_params["C"]) == float(raw)
+
+
+def test_a_typed_stack_of_layers_is_read_or_its_fault_named():
+    from tests._apptest import open_app
+
+    at = open_app()
+    at.text_input(key="w_layers").set_value("5x5-tanh").run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("'tanh' is neither a nonlinearity" in e for e in errors)
+    assert next(b for b in at.button if b.key == "start").disabled
+    at.text_input(key="w_layers").set_value("5x5x4-abs-max2").run()
+    assert not at.error and at.query_params["layers"] in ("5x5x4-abs-max2", ["5x5x4-abs-max2"])
