@@ -39,13 +39,16 @@ def test_own_images_become_the_dataset_of_a_run(server, browser, tmp_path):
     page.get_by_text("Your own images").click()
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"not a zip")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    uploader = (
+        page.locator('[data-testid="stFileUploader"]')
+        .filter(has_text="one folder of PNG/JPEG images per class")
+        .locator('[data-testid="stFileUploaderDropzoneInput"]')
+    )
+    uploader.set_input_files(str(bad))
     page.get_by_text("bad.zip").wait_for()  # uploaded before the button reads it
     page.get_by_role("button", name="Use these images").click()
     page.get_by_text("This is not a zip file").wait_for()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
-        _shape_zip(tmp_path)
-    )
+    uploader.set_input_files(_shape_zip(tmp_path))
     page.get_by_text("shapes.zip").wait_for()
     page.get_by_role("button", name="Use these images").click()
     page.get_by_text("Using your 32 images (circles: 16, crosses: 16)").wait_for()

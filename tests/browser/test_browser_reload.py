@@ -35,7 +35,10 @@ def test_a_downloaded_run_uploaded_in_another_browser_is_shown_again(server, bro
     other.goto(server)  # the default settings: another seed and size
     other.get_by_text("Example training images").wait_for()
     other.get_by_text("Reload a run").click()
-    other.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    uploader = other.locator('[data-testid="stFileUploader"]').filter(
+        has_text="The zip a run's Download gave"
+    )  # the sidebar also has the "Your own images" uploader
+    uploader.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     other.get_by_role("button", name="Show this run").click()
     other.get_by_text("Comparison on the same split").wait_for()
     assert other.locator("h3").filter(has_text=_HEADLINE).first.inner_text() == headline
