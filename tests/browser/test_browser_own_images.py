@@ -6,6 +6,7 @@ import zipfile
 
 import pytest
 from PIL import Image, ImageDraw
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,12 +47,23 @@ def test_own_images_become_the_dataset_of_a_run(server, browser, tmp_path):
     )
     uploader.set_input_files(str(bad))
     page.get_by_text("bad.zip").wait_for()  # uploaded before the button reads it
+    page.wait_for_timeout(1000)
     page.get_by_role("button", name="Use these images").click()
     page.get_by_text("This is not a zip file").wait_for()
     uploader.set_input_files(_shape_zip(tmp_path))
     page.get_by_text("shapes.zip").wait_for()
-    page.get_by_role("button", name="Use these images").click()
-    page.get_by_text("Using your 32 images (circles: 16, crosses: 16)").wait_for()
+    # The file's name shows before the server holds the upload: on a loaded machine the
+    # first click can still read the previous file, so it is clicked again if need be.
+    done = page.get_by_text("Using your 32 images (circles: 16, crosses: 16)")
+    for timeout in (15_000, 60_000):
+        page.wait_for_timeout(1000)
+        page.get_by_role("button", name="Use these images").click()
+        try:
+            done.wait_for(timeout=timeout)
+            break
+        except PlaywrightTimeout:
+            continue
+    done.wait_for()
     assert "dataset=own-" in page.url
     page.get_by_role("button", name="▶ Start").click()
     page.get_by_text("Comparison on the same split").wait_for(timeout=180_000)
