@@ -229,22 +229,26 @@ def row(r) -> dict[str, Any]:
 
 
 # -- the learned filter ------------------------------------------------------------------
+def finished_csvm_runs(key: str):
+    """This session's finished CSVM runs whose result holds ``key``: (id, run, result)."""
+    for run_id, run in runs().items():
+        view = poll_run(run).get("csvm")
+        if view is not None and view.state == "done" and view.result:
+            if view.result.get(key) is not None:
+                yield run_id, run, view.result
+
+
 def learned_runs() -> dict[str, tuple[str, np.ndarray]]:
     """This session's finished runs that learned filters: id -> (label, filters)."""
     found = {}
-    for run_id, run in runs().items():
-        view = poll_run(run).get("csvm")
-        if view is None or view.state != "done" or not view.result:
-            continue
-        if "filters" not in view.result:
-            continue
+    for run_id, run, result in finished_csvm_runs("filters"):
         c = run.config.to_dict()
         label = (
             f"run {run_id}: {MODEL_LABELS.get(c.get('model'), 'CSVM')} "
             f"{c.get('dataset')} {c.get('class_a')} vs {c.get('class_b')}, "
-            f"test {100 * view.result.get('test_accuracy', float('nan')):.2f} %"
+            f"test {100 * result.get('test_accuracy', float('nan')):.2f} %"
         )
-        found[run_id] = (label, np.asarray(view.result["filters"], dtype=np.float64))
+        found[run_id] = (label, np.asarray(result["filters"], dtype=np.float64))
     return found
 
 

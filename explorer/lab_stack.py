@@ -12,7 +12,8 @@ from csvm.analysis.lab_layers import solve_fixed_stack
 from csvm.exceptions import CSVMError
 from csvm.figures.layers import layer_filters_figure
 from csvm.runs.config import RunConfig
-from explorer.common import chart, data_for, poll_run, runs
+from explorer.common import chart, data_for
+from explorer.lab import finished_csvm_runs
 from explorer.settings import md_escape
 
 #: The lab solves a stack in the page's own process up to this many training images.
@@ -22,18 +23,13 @@ MAX_IMAGES = 2000
 def _stack_runs() -> dict[str, tuple[str, RunConfig, list]]:
     """This session's finished runs with a stack of layers: id -> (label, config, filters)."""
     found = {}
-    for run_id, run in runs().items():
-        view = poll_run(run).get("csvm")
-        if view is None or view.state != "done" or not view.result:
-            continue
-        if view.result.get("layer_filters") is None:
-            continue
+    for run_id, run, result in finished_csvm_runs("layer_filters"):
         label = (
             f"run {run_id}: layers {run.config.layers}, {run.config.dataset} "
             f"{run.config.class_a} vs {run.config.class_b}, test "
-            f"{100 * view.result.get('test_accuracy', float('nan')):.2f} %"
+            f"{100 * result.get('test_accuracy', float('nan')):.2f} %"
         )
-        found[run_id] = (label, run.config, view.result["layer_filters"])
+        found[run_id] = (label, run.config, result["layer_filters"])
     return found
 
 

@@ -71,7 +71,8 @@ class _Problem:
     svm_tol: float
     K_buffer: np.ndarray = field(repr=False)  # reused by every solve (n x n float64)
 
-    def solve(self, filters: np.ndarray) -> tuple[_KernelState, dict[str, float]]:
+    def solve(self, filters: np.ndarray, network=None) -> tuple[_KernelState, dict[str, float]]:
+        """The SVM at ``filters`` (a stack's flat filters with its ``network``)."""
         return _solve(
             self.X4,
             self.y,
@@ -82,6 +83,7 @@ class _Problem:
             lam=self.lam,
             svm_tol=self.svm_tol,
             K_buffer=self.K_buffer,
+            network=network,
         )
 
     def filters(self, filters: Any) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from csvm.analysis.lab import _images, _problem
-from csvm.model.kernel_state import _gradient, _solve
+from csvm.model.kernel_state import _gradient
 from csvm.model.layers import Network, parse_layers
 
 __all__ = ["StackResult", "solve_fixed_stack"]
@@ -92,18 +92,7 @@ def solve_fixed_stack(
             f"on these images need {expected}."
         )
     theta = network.pack(filters)
-    state, _ = _solve(
-        problem.X4,
-        problem.y,
-        theta,
-        problem.params,
-        problem.C,
-        problem.regulariser,
-        problem.lam,
-        problem.svm_tol,
-        problem.K_buffer,
-        network=network,
-    )
+    state, _ = problem.solve(theta, network)
     grad = _gradient(problem.X4, state, problem.params, problem.regulariser, problem.lam)
     test = None
     if X_test is not None and y_test is not None:

@@ -215,24 +215,27 @@ class Network:
     def forward(self, X4: np.ndarray, theta: np.ndarray, keep: bool = False):
         """The output maps ``(n, k, H'', W'')`` in X4's precision (float32 at least); with
         ``keep`` also the per-layer cache :meth:`backward` needs."""
-        A, cache = X4, []
+        out, cache = X4, []
+        # The last layer's output is the result; earlier outputs are not kept (memory).
+        for A_in, Z, pool_cache, out in self._layers(X4, theta):  # noqa: B007
+            if keep:
+                cache.append((A_in, Z, pool_cache))
+        return (out, cache) if keep else out
+
+    def _layers(self, X4: np.ndarray, theta: np.ndarray):
+        """Each layer in turn: its input, its correlation, its pooling cache, its output."""
+        A = X4
         for spec, f in zip(self.specs, self.unpack(theta), strict=True):
             Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
-            H = activate(Z, spec.activation)
-            P, pool_cache = pool(H, spec.pool, spec.pool_size, spec.pool_stride)
-            if keep:
-                cache.append((A, Z, pool_cache))
+            P, pool_cache = pool(
+                activate(Z, spec.activation), spec.pool, spec.pool_size, spec.pool_stride
+            )
+            yield A, Z, pool_cache, P
             A = P
-        return (A, cache) if keep else A
 
     def layer_outputs(self, X4: np.ndarray, theta: np.ndarray) -> list[np.ndarray]:
         """Every layer's pooled maps of X4, first layer first (what the page draws)."""
-        outputs, A = [], X4
-        for spec, f in zip(self.specs, self.unpack(theta), strict=True):
-            Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
-            A, _ = pool(activate(Z, spec.activation), spec.pool, spec.pool_size, spec.pool_stride)
-            outputs.append(A)
-        return outputs
+        return [out for *_, out in self._layers(X4, theta)]
 
     def backward(self, X4: np.ndarray, theta: np.ndarray, dA: np.ndarray) -> np.ndarray:
         """``sum_i <dA_i, d out_i / d theta>``: the flat gradient of every layer's filters,
