@@ -97,7 +97,8 @@ def one_round(browser, url: str) -> dict[str, float]:
     )
     out["shared link: headline"] = time.monotonic() - started
     other.wait_for_function(
-        "() => document.querySelectorAll('.js-plotly-plot').length > 0", timeout=90_000
+        "() => document.querySelector('.st-key-filter_view svg.csvm-figure') !== null",
+        timeout=90_000,
     )
     out["shared link: the filter drawn"] = time.monotonic() - started
     other.context.close()

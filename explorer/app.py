@@ -17,7 +17,7 @@ NARROW_PX = 1000
 # Streamlit's 6rem above the title pushed the headline of a finished run near the bottom
 # of a 720 px projector screen; 3.5rem still clears the (transparent) toolbar.
 _STYLE = (
-    "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}"
+    "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}.st-key-csvm_style{display:none}"
     # Results of settings that have since changed: greyed, so nobody reads them as current.
     ".st-key-stale,.st-key-stale_results{opacity:.45;filter:grayscale(1)}</style>"
 )
@@ -110,7 +110,12 @@ def main() -> None:
     restore_view_from_url()
     sync_url(url_extra())
     _run_sidebar_script()
-    st.html(_STYLE)
+    # Markdown, not st.html: a browser renders markdown that holds HTML (the Train page's
+    # filter is SVG) only once it has loaded a script for it, and asked for first, here,
+    # it no longer waits behind the page's other 60 scripts (a shared link's filter came
+    # 1-2.5 s after its headline).  The container hides itself, so it takes no room.
+    with st.container(key="csvm_style"):
+        st.markdown(_STYLE, unsafe_allow_html=True)
     if st.session_state.get("projector"):
         st.html(
             # The title stays at its size (the app's name); the headline and text grow.

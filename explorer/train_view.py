@@ -11,6 +11,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
+from csvm.figures.filter_svg import change_svg, filter_svg, format_value, largest_change
 from csvm.figures.layers import layer_filters_figure, layer_maps_figure
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -185,11 +186,18 @@ def _filters_view(run: Run, shown: list) -> None:
     # 7:3 gives two 5×5 filters cells of 210 px or more at 1280 px with the sidebar open.
     with st.container(key="filter_view"):
         big, small = st.columns([7, 3])
+    # SVG, not Plotly: it is drawn with the page's first elements, where a fresh browser
+    # (a shared link) waited seconds for Plotly's script (csvm.figures.filter_svg).
+    large = bool(st.session_state.get("projector"))
     with big:
-        chart(figures.filter_figure(last["filters"], None, None), f"filter_{run.id}")
+        st.markdown(filter_svg(last["filters"], large=large), unsafe_allow_html=True)
     with small:
-        title = "Last change" if previous is not None else "Last change: none recorded yet"
-        chart(figures.change_figure(last["filters"], previous, title), f"change_{run.id}")
+        if previous is None:
+            st.markdown("**Last change**: none recorded yet")
+        else:
+            full = format_value(largest_change(last["filters"], previous))
+            st.markdown(f"**Last change**: purple up, orange down; full colour ±{full}")
+        st.markdown(change_svg(last["filters"], previous, large=large), unsafe_allow_html=True)
     # A stack of layers: layer 1 is the figure above; every later layer below it.
     for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
         chart(layer_filters_figure(filters, number), f"layer{number}_{run.id}")

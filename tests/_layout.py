@@ -27,12 +27,12 @@ _TRUNCATED = f"""() => [...document.querySelectorAll(`{_LABELS}`)]
                  && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.innerText.trim()).filter(t => t.length)"""
 
-# Every text element of every Plotly figure on screen (titles, subplot titles, tick
+# Every text element of every Plotly figure (and SVG figure) on screen (titles, subplot titles, tick
 # labels, legend entries, numbers in heatmap cells), pairs whose boxes overlap by more
 # than 2 px each way.
 _OVERLAPS = """() => {
     const out = [];
-    for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+    for (const plot of document.querySelectorAll('.js-plotly-plot, svg.csvm-figure')) {
         const boxes = [...plot.querySelectorAll('svg text')]
             .filter(t => t.textContent.trim() && t.getClientRects().length)
             .map(t => [t.textContent.trim(), t.getBoundingClientRect()])
@@ -51,18 +51,18 @@ _OVERLAPS = """() => {
 _FILTER = """() => {
     const view = document.querySelector('.st-key-filter_view');
     if (!view) return null;
-    const plot = view.querySelector('.js-plotly-plot');
+    const svg = view.querySelector('svg.csvm-weight');
     const r = view.getBoundingClientRect();
-    const axes = plot ? Object.keys(plot._fullLayout).filter(k => /^xaxis\\d*$/.test(k)) : [];
-    const sizes = plot ? axes.map(k => plot._fullLayout[k]._length) : [];
-    const fonts = plot ? [...plot.querySelectorAll('.heatmaplayer text, g.textpoint text, '
-                                                   + 'text.textpoint')]
-        .map(t => parseFloat(getComputedStyle(t).fontSize)) : [];
-    // The cells' bottom edge (the figure's own bottom margin may pass the fold).
-    const y = plot ? plot._fullLayout.yaxis : null;
-    const bottom = y ? plot.getBoundingClientRect().top + y._offset + y._length : r.bottom;
+    const planes = svg ? [...svg.querySelectorAll('g.plane')].map(g => g.getBoundingClientRect())
+                       : [];
+    // Type size on screen: the SVG's own size times its scale on the page.
+    const scale = svg ? svg.getScreenCTM().a : 1;
+    const fonts = svg ? [...svg.querySelectorAll('text.value')]
+        .map(t => parseFloat(t.getAttribute('font-size')) * scale) : [];
+    // The cells' bottom edge (the element's own box may pass the fold).
+    const bottom = planes.length ? Math.max(...planes.map(p => p.bottom)) : r.bottom;
     return {top: r.top, bottom: bottom, left: r.left, right: r.right,
-            cells: sizes, fonts: fonts};
+            cells: planes.map(p => p.width), fonts: fonts};
 }"""
 
 
@@ -78,6 +78,6 @@ def overlapping_figure_text(page) -> list[str]:
 
 def filter_view(page) -> dict[str, Any] | None:
     """The Train page's filter: its box in the window (``bottom``: its cells' bottom
-    edge), the width of each filter's cell in pixels, and the type size of the numbers in
-    the cells (None: not on the page)."""
+    edge), the width in pixels of each filter's plane (its heatmap), and the type size
+    on screen of the numbers in the cells (None: not on the page)."""
     return page.evaluate(_FILTER)

@@ -5,6 +5,7 @@ Series are downsampled to at most ``MAX_POINTS`` points and every figure sets
 ``uirevision`` so a user's zoom survives the once-a-second live updates.
 """
 
+from csvm.figures.filter_svg import change_svg, filter_svg
 from csvm.figures.filters import (
     change_figure,
     feature_maps_figure,
@@ -30,11 +31,13 @@ __all__ = [
     "MAX_POINTS",
     "accuracy_vs_time",
     "change_figure",
+    "change_svg",
     "confusion_figure",
     "divergence_figure",
     "feature_maps_figure",
     "filter_figure",
     "filter_grid_figure",
+    "filter_svg",
     "for_projector",
     "gradient_figure",
     "image_grid",

@@ -138,6 +138,10 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     other.goto(page.url)
     other.get_by_text("Shared view").wait_for()
     assert other.get_by_role("button", name="■ Stop").count() == 0
+    # The filter, what a class watches, is SVG: drawn with the page's first elements, not
+    # after a fresh browser has loaded Plotly's 4.6 MB script.
+    other.locator(".st-key-filter_view svg.csvm-weight").wait_for()
+    assert other.locator(".st-key-filter_view svg.csvm-weight g.plane").count() == 2
     # A student who copied every cookie the owner's page scripts can read (Streamlit's
     # XSRF cookie among them) still gets the read-only view: ownership rests on an
     # HttpOnly cookie that scripts never see.

@@ -44,6 +44,6 @@ def test_a_downloaded_run_uploaded_in_another_browser_is_shown_again(server, bro
     assert other.locator("h3").filter(has_text=_HEADLINE).first.inner_text() == headline
     assert other.locator('[data-testid="stException"]').count() == 0
     assert "seed=4" in other.url and "n_train=60" in other.url  # its settings are back
-    assert other.locator(".st-key-filter_view .js-plotly-plot").count() == 2  # and its change
+    assert other.locator(".st-key-filter_view svg.csvm-figure").count() == 2  # and its change
     other.screenshot(path=str(ARTIFACTS / "reloaded-run-1280x720.png"))
     other.close()

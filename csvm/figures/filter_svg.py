@@ -1,0 +1,262 @@
+"""The Train page's filter and its last change as plain SVG markup.
+
+A shared link opened in a fresh browser drew its Plotly figures 4-7 s after the click:
+the browser first loads and compiles Plotly's 4.6 MB script, which competes with every
+other page on a busy classroom server.  The filter is what a class watches, so it is
+drawn as a few kilobytes of SVG that the page shows with its first elements, and that
+costs the server no Plotly figure per tick.  Values are written in the cells where they
+can be read and are on hover (an SVG ``<title>``) everywhere.
+
+No Streamlit here: the page passes the markup to ``st.html``.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+from plotly.colors import sample_colorscale
+
+__all__ = ["filter_svg", "change_svg", "largest_change", "format_value"]
+
+#: One plane (a filter, or one colour channel of it) is this many units square.
+_PLANE = 200
+_TITLE = 26  # the band above a plane for "filter k"
+_GAP = 24  # between planes in a row
+_ROW_GAP = 16
+_BAR = 16  # the colour bar's width
+_BAR_ROOM = 84  # bar, its tick labels and its title
+#: Cell values are written only up to this size and this many planes (in a cell of
+#: 40 units or more, so at the page's scale of 1.1 or more they are 15 px or larger).
+_TEXT_MAX_SIDE = 5
+_TEXT_MAX_PLANES = 2
+_TEXT_SIZE = 14
+#: More planes than this wrap into rows of this many.
+_WRAP = 4
+#: Height on the page in pixels: one row, and per row when they wrap.
+_ONE_ROW_PX = 250
+_WRAPPED_ROW_PX = 150
+_SCALES = {"weight": "RdBu_r", "change": "PuOr"}
+
+
+def filter_svg(filters: np.ndarray, values: bool = True, large: bool = False) -> str:
+    """The filter(s) as SVG: one heatmap per plane on a diverging scale centred on zero.
+
+    Parameters
+    ----------
+    filters : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``; every plane is drawn,
+        more than four in rows of four.
+    values : bool, default True
+        Write each weight in its cell where it can be read (up to two planes of 5×5 or
+        less); otherwise a colour bar titled "weight" is drawn.
+    large : bool, default False
+        A quarter taller (projector mode).
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element that fills its column's width at a fixed height.
+
+    Examples
+    --------
+    >>> svg = filter_svg(np.eye(3)[None])
+    >>> svg.startswith("<svg") and "filter 1" in svg
+    True
+    """
+    planes = _planes(filters)
+    titles = _plane_titles(filters)
+    return _heatmaps(planes, titles, "weight", values, large, "Filter", bar=True)
+
+
+def change_svg(filters: np.ndarray, previous: np.ndarray | None, large: bool = False) -> str:
+    """The change of each plane since ``previous`` (zero when there is none yet) on its
+    own signed scale (purple up, orange down), drawn beside :func:`filter_svg` in the same
+    order, without titles or colour bar: in the page's narrow column a bar's numbers were
+    6 px; the page writes the scale, :func:`largest_change`, in the heading instead.
+
+    Parameters
+    ----------
+    filters, previous : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
+    large : bool, default False
+        A quarter taller (projector mode).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> "change" in change_svg(np.ones((1, 3, 3)), np.zeros((1, 3, 3)))
+    True
+    """
+    return _heatmaps(
+        _change(filters, previous), None, "change", False, large, "Last change", bar=False
+    )
+
+
+def largest_change(filters: np.ndarray, previous: np.ndarray | None) -> float:
+    """The largest absolute change of a weight: full colour in :func:`change_svg`.
+
+    Examples
+    --------
+    >>> largest_change(np.ones((1, 2, 2)), np.zeros((1, 2, 2)))
+    1.0
+    """
+    change = _change(filters, previous)
+    finite = change[np.isfinite(change)]
+    return float(np.abs(finite).max()) if finite.size else 0.0
+
+
+def format_value(value: float) -> str:
+    """A weight or a change in a few characters: "0.25", "-3e-4", "0".
+
+    Examples
+    --------
+    >>> format_value(0.25), format_value(-0.0003), format_value(0.0)
+    ('0.25', '-3e-4', '0')
+    """
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    return f"{value:.2f}" if abs(value) >= 0.01 else f"{value:.0e}".replace("e-0", "e-")
+
+
+def _change(filters: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+    planes = _planes(filters)
+    return planes - _planes(previous) if previous is not None else 0 * planes
+
+
+def _planes(filters: np.ndarray) -> np.ndarray:
+    f = np.asarray(filters, dtype=float)
+    return f.reshape(-1, *f.shape[-2:])
+
+
+def _plane_titles(filters: np.ndarray) -> list[str]:
+    shape = np.shape(filters)
+    if len(shape) == 4 and shape[1] > 1:  # colour filters: one plane per channel
+        return [
+            f"filter {k + 1}, channel {c + 1}" for k in range(shape[0]) for c in range(shape[1])
+        ]
+    return [f"filter {k + 1}" for k in range(int(np.prod(shape[:-2])))]
+
+
+def _heatmaps(
+    planes: np.ndarray,
+    titles: Sequence[str] | None,
+    scale: str,
+    values: bool,
+    large: bool,
+    label: str,
+    bar: bool,
+) -> str:
+    n, p, q = planes.shape
+    cols = min(n, _WRAP)
+    rows = -(-n // cols)
+    cell = _PLANE / max(p, q)
+    written = values and max(p, q) <= _TEXT_MAX_SIDE and n <= _TEXT_MAX_PLANES
+    bar = bar and not written  # values written in the cells make a colour bar redundant
+    px = (_WRAPPED_ROW_PX * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
+    # Wrapped rows are drawn smaller: their titles and the bar's numbers grow by as much,
+    # so they stay about 13 px on the page (8 px before, for a stack's eight filters).
+    k = max(1.0, (rows * (_TITLE + p * cell) + (rows - 1) * _ROW_GAP) / px)
+    top = _TITLE * k if titles else 4
+    width = cols * q * cell + (cols - 1) * _GAP + (_BAR_ROOM * k if bar else 0) + 8
+    height = rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
+    finite = planes[np.isfinite(planes)]
+    vmax = float(np.abs(finite).max()) if finite.size else 0.0
+    vmax = vmax or 1.0
+    parts = []
+    for i, plane in enumerate(planes):
+        x0 = 4 + (i % cols) * (q * cell + _GAP)
+        y0 = (i // cols) * (top + p * cell + _ROW_GAP) + top
+        if titles:
+            parts.append(_text(x0 + q * cell / 2, y0 - 8 * k, titles[i], 15 * k, "middle"))
+        parts.append(_plane(plane, x0, y0, cell, vmax, scale, written, titles, i))
+    if bar:
+        bar_x = 4 + cols * q * cell + (cols - 1) * _GAP + 14
+        parts.append(_colour_bar(bar_x, top, min(p * cell, _PLANE), vmax, scale, k))
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="csvm-figure csvm-{scale}" role="img" '
+        f'aria-label="{label}" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
+        f'height="{px:.0f}" preserveAspectRatio="xMidYMin meet" '
+        f'style="font-family:inherit">{"".join(parts)}</svg>'
+    )
+
+
+def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
+    fills = _colours(plane, vmax, scale)
+    name = titles[k] if titles else f"filter {k + 1}"
+    word = "change " if scale == "change" else ""
+    out = ['<g class="plane">']
+    for (r, c), value in np.ndenumerate(plane):
+        x, y = x0 + c * cell, y0 + r * cell
+        out.append(
+            f'<rect class="cell" x="{x:.1f}" y="{y:.1f}" width="{cell:.1f}" height="{cell:.1f}" '
+            f'fill="{fills[r][c]}"><title>{name}, row {r}, column {c}: {word}{value:.4f}'
+            "</title></rect>"
+        )
+        if written:
+            ink = "#fff" if np.isfinite(value) and abs(value) > 0.55 * vmax else "#222"
+            out.append(
+                _text(
+                    x + cell / 2,
+                    y + cell / 2 + 5,
+                    f"{value:.2f}",
+                    _TEXT_SIZE,
+                    "middle",
+                    ink,
+                    "value",
+                )
+            )
+    out.append("</g>")
+    return "".join(out)
+
+
+def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
+    t = np.clip((np.nan_to_num(plane, nan=0.0) / vmax + 1) / 2, 0, 1)
+    flat = sample_colorscale(_SCALES[scale], t.ravel().tolist())
+    grid = [flat[i * plane.shape[1] : (i + 1) * plane.shape[1]] for i in range(plane.shape[0])]
+    for r, c in zip(*np.nonzero(~np.isfinite(plane)), strict=True):
+        grid[r][c] = "#888"  # a diverged value has no colour on the scale
+    return grid
+
+
+def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: float) -> str:
+    stops = sample_colorscale(_SCALES[scale], np.linspace(1, 0, 11).tolist())
+    gradient = f"csvm-bar-{scale}"
+    out = [f'<defs><linearGradient id="{gradient}" x1="0" y1="0" x2="0" y2="1">']
+    out += [f'<stop offset="{i / 10:.1f}" stop-color="{s}"/>' for i, s in enumerate(stops)]
+    out.append("</linearGradient></defs>")
+    out.append(
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{_BAR * k:.1f}" height="{height:.1f}" '
+        f'fill="url(#{gradient})"/>'
+    )
+    right = x + _BAR * k
+    for value, fraction in ((vmax, 0.0), (0.0, 0.5), (-vmax, 1.0)):
+        out.append(
+            _text(
+                right + 5,
+                y + fraction * height + 5 * k,
+                format_value(value),
+                13 * k,
+                "start",
+                kind="tick",
+            )
+        )
+    # The title runs along the bar, right of the widest number ("-0.05", "-3e-4").
+    title_x, middle = right + 54 * k, y + height / 2
+    out.append(
+        f'<text x="{title_x:.1f}" y="{middle:.1f}" font-size="{14 * k:.1f}" '
+        f'fill="currentColor" text-anchor="middle" '
+        f'transform="rotate(90 {title_x:.1f} {middle:.1f})">{scale}</text>'
+    )
+    return "".join(out)
+
+
+def _text(x, y, text, size, anchor, ink="currentColor", kind="label") -> str:
+    return (
+        f'<text class="{kind}" x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" fill="{ink}" '
+        f'text-anchor="{anchor}">{html.escape(text)}</text>'
+    )
