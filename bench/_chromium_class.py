@@ -146,6 +146,10 @@ async def _student(browser, url: str, index: int, patience: float) -> Session:
                 await page.get_by_text(FULL_PANEL).first.wait_for(timeout=60_000)
             except Exception:  # noqa: BLE001
                 s.partial = True
+                main = page.locator("[data-testid='stMain']")
+                body = await main.inner_text()
+                s.errors.append("partial: " + " | ".join(body.split("\n")[-30:])[:1500])
+                await page.screenshot(path=str(ARTIFACTS / f"class-partial-{index}.png"))
         except Exception:  # noqa: BLE001
             s.lost = True
             # What the page said when it gave up, and what the server's threads were doing.
