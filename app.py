@@ -24,4 +24,7 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     # imported as the server starts, 3.4-3.6 s (the first load of bench/bench_controls.py).
     for module in ("explorer.live", "explorer.own_data", "explorer.reload", "explorer.train_view"):
         importlib.import_module(module)
+    # The worker pool too: its fork server and spare workers import the library and load
+    # the default images (1-3 s of CPU) while nobody waits, not during the first visit.
+    importlib.import_module("explorer.common").get_pool()
     app = st.App(__file__, middleware=[Middleware(OwnerCookieMiddleware)])
