@@ -7,7 +7,6 @@ Series are downsampled to at most ``MAX_POINTS`` points and every figure sets
 
 from csvm.figures.filter_svg import change_svg, filter_svg
 from csvm.figures.filters import (
-    change_figure,
     feature_maps_figure,
     filter_figure,
     filter_grid_figure,
@@ -30,7 +29,6 @@ from csvm.figures.training import (
 __all__ = [
     "MAX_POINTS",
     "accuracy_vs_time",
-    "change_figure",
     "change_svg",
     "confusion_figure",
     "divergence_figure",

@@ -1,4 +1,4 @@
-"""Figures of filters and images: a filter with its last change, feature maps, the gradient
+"""Figures of filters and images: a filter (with its last change), feature maps, the gradient
 dT/df, the multi-class filter grid, image grids.
 
 No Streamlit here: pages only draw what these return.
@@ -24,7 +24,6 @@ from csvm.figures.style import (
 
 __all__ = [
     "filter_figure",
-    "change_figure",
     "feature_maps_figure",
     "gradient_figure",
     "filter_grid_figure",
@@ -58,8 +57,8 @@ def filter_figure(
 ) -> go.Figure:
     """Heatmap(s) of the filter(s) on a diverging scale centred on zero, values on hover
     (and in the cells where they can be read); with ``previous``, a second row shows the
-    change since the previous iteration (the Train page draws it beside, with
-    :func:`change_figure`).
+    change since the previous iteration.  (The Train page draws its filter and the change
+    beside it as SVG: :mod:`csvm.figures.filter_svg`.)
 
     Parameters
     ----------
@@ -130,38 +129,6 @@ def filter_figure(
     fig.update_layout(title=title, height=top + height, **_LAYOUT)
     # Colour bars (if any) at the right.
     return _fixed_margins(fig, left=10, right=10 if written else 90, top=top, bottom=10)
-
-
-def change_figure(
-    filters: np.ndarray, previous: np.ndarray | None, title: str = "Last change"
-) -> go.Figure:
-    """The change of each filter since ``previous`` (zero when there is none yet), on its
-    own signed scale: drawn beside :func:`filter_figure` so both fit above the fold.
-
-    Parameters
-    ----------
-    filters, previous : ndarray
-        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
-    title : str
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    f = np.asarray(filters, dtype=float)
-    f = f.reshape(-1, *f.shape[-2:])
-    d = f - np.asarray(previous, dtype=float).reshape(f.shape) if previous is not None else 0 * f
-    cols = min(len(d), _WRAP)  # rows of four, as filter_figure wraps them
-    rows = -(-len(d) // cols)
-    # No subplot titles: the changes sit in the filters' order beside them, and "change 1"
-    # "change 2" ran together in a narrow column on a projector.
-    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.08, vertical_spacing=0.16)
-    for i, trace in enumerate(_change_traces(d)):
-        fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
-    _heatmap_axes(fig)
-    height = 265 if rows == 1 else 45 + _WRAP_ROW * rows  # the height of filter_figure's
-    fig.update_layout(title=title, height=height, **_LAYOUT)
-    return _fixed_margins(fig, left=10, right=90, top=45, bottom=10)  # untitled row
 
 
 def _colour_bar(title: str) -> dict:
