@@ -18,6 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 from plotly.colors import sample_colorscale
 
+from csvm.figures.filters import _TEXT_MAX_FILTERS, _TEXT_MAX_SIDE, _WRAP, _WRAP_ROW, TEXT_PX
+
 __all__ = ["filter_svg", "change_svg", "largest_change", "format_value"]
 
 #: One plane (a filter, or one colour channel of it) is this many units square.
@@ -27,16 +29,10 @@ _GAP = 24  # between planes in a row
 _ROW_GAP = 16
 _BAR = 16  # the colour bar's width
 _BAR_ROOM = 84  # bar, its tick labels and its title
-#: Cell values are written only up to this size and this many planes (in a cell of
-#: 40 units or more, so at the page's scale of 1.1 or more they are 15 px or larger).
-_TEXT_MAX_SIDE = 5
-_TEXT_MAX_PLANES = 2
-_TEXT_SIZE = 14
-#: More planes than this wrap into rows of this many.
-_WRAP = 4
-#: Height on the page in pixels: one row, and per row when they wrap.
+# Values are written in the cells, and planes wrap, by the Plotly filter's rules (in a
+# cell of 40 units or more: at the page's scale of 1.1 or more, 15 px or larger).
+#: Height on the page in pixels: one row (per row when they wrap: the Plotly filter's).
 _ONE_ROW_PX = 250
-_WRAPPED_ROW_PX = 150
 _SCALES = {"weight": "RdBu_r", "change": "PuOr"}
 
 
@@ -155,9 +151,9 @@ def _heatmaps(
     cols = min(n, _WRAP)
     rows = -(-n // cols)
     cell = _PLANE / max(p, q)
-    written = values and max(p, q) <= _TEXT_MAX_SIDE and n <= _TEXT_MAX_PLANES
+    written = values and max(p, q) <= _TEXT_MAX_SIDE and n <= _TEXT_MAX_FILTERS
     bar = bar and not written  # values written in the cells make a colour bar redundant
-    px = (_WRAPPED_ROW_PX * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
+    px = (_WRAP_ROW * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
     # Wrapped rows are drawn smaller: their titles and the bar's numbers grow by as much,
     # so they stay about 13 px on the page (8 px before, for a stack's eight filters).
     k = max(1.0, (rows * (_TITLE + p * cell) + (rows - 1) * _ROW_GAP) / px)
@@ -204,7 +200,7 @@ def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
                     x + cell / 2,
                     y + cell / 2 + 5,
                     f"{value:.2f}",
-                    _TEXT_SIZE,
+                    TEXT_PX,
                     "middle",
                     ink,
                     "value",
