@@ -17,6 +17,7 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
 
     from starlette.middleware import Middleware
 
+    from explorer.common import get_pool
     from explorer.owner_cookie import OwnerCookieMiddleware
 
     # The first visitor's page run would otherwise import the library, scikit-learn and
@@ -25,6 +26,6 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     for module in ("explorer.live", "explorer.own_data", "explorer.reload", "explorer.train_view"):
         importlib.import_module(module)
     # The worker pool too: its fork server and spare workers import the library and load
-    # the default images (1-3 s of CPU) while nobody waits, not during the first visit.
-    importlib.import_module("explorer.common").get_pool()
+    # the default images (1-3 s of CPU) while nobody waits: the first visit, 3.0-3.1 s.
+    get_pool()
     app = st.App(__file__, middleware=[Middleware(OwnerCookieMiddleware)])
