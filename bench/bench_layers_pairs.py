@@ -1,0 +1,210 @@
+"""Issue 19 at the thesis's scale: a pooled, learned filter stack against the tuned plain SVM
+on every MNIST digit pair and the two CIFAR-10 pairs (about 2,000 training images each).
+
+    nice -n 10 python bench/bench_layers_pairs.py --stage select   # candidates, validation only
+    nice -n 10 python bench/bench_layers_pairs.py --stage run      # chosen per pair, test once
+    python bench/bench_layers_pairs.py --report                    # print from the caches
+
+Protocol (declared in docs/protocol_issue19.md before the run stage): data as
+docs/fairness.md (``load_pair(..., protocol="thesis")``: train, validation and test splits
+of each pair).  The **select** stage scores every candidate of ``CANDIDATES`` on the
+validation split of the selection pairs ``SELECT_PAIRS`` only; the two candidates with the
+best mean validation accuracy become ``RUN_CANDIDATES``.  The **run** stage fits those on
+every pair, keeps the better on that pair's validation split and scores it once on the
+pair's test split; it is compared with the tuned plain SVM that bench/bench_fairness.py
+cached (same splits, chosen on the same validation split) by an exact McNemar test.
+Units are cached in ``bench/results/layers_pairs.json`` with the images each model got
+right, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
+
+from bench._cache import load_cache, save_cache, unpack_correct  # noqa: E402
+from bench._data import SHARED  # noqa: E402
+from bench.bench_fairness import (  # noqa: E402
+    CIFAR_PAIRS,
+    CODE,
+    MNIST_PAIRS,
+    RESULTS as FAIRNESS,
+    _fit_kcsvm,
+    _load_pair,
+    _pct,
+    _scored,
+    _summary_line,
+)
+from csvm.analysis.stats import mcnemar_p  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "layers_pairs.json"
+SELECT_PAIRS = ["3-5", "4-9", "7-9", "2-7", "3-8"]
+
+_BASE = {
+    "kernel": "rbf",
+    "regulariser": "dfo2",
+    "lam": 0.1,
+    "eta": 0.1,
+    "step": "relative",
+    "C": None,
+    "filter_init": "zero-mean",
+    "seed": 0,
+    "n_iter": 15,
+}
+#: Screened on the validation split of SELECT_PAIRS (MNIST) by the select stage.
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "16/g0.1": {"layers": "5x5x16-abs-max2", "gamma": 0.1},
+    "16/g0.2": {"layers": "5x5x16-abs-max2", "gamma": 0.2},
+    "16/g0.2/30it": {"layers": "5x5x16-abs-max2", "gamma": 0.2, "n_iter": 30},
+    "32/g0.2": {"layers": "5x5x32-abs-max2", "gamma": 0.2},
+    "8,8/g0.05": {"layers": "5x5x8-abs-max2,3x3x8-abs-max2", "gamma": 0.05},
+}
+#: CIFAR-10's candidates, chosen per pair on its validation split (data_batch_2) in the
+#: run stage; its images are three stacked colour planes (96 x 32) as in the thesis.
+CIFAR_CANDIDATES: dict[str, dict[str, Any]] = {
+    "16/g0.05": {"layers": "5x5x16-abs-max2", "gamma": 0.05},
+    "16/g0.2": {"layers": "5x5x16-abs-max2", "gamma": 0.2},
+}
+
+
+def _config(name: str, table: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {**_BASE, **table[name]}
+
+
+def select(cache: dict[str, Any], path: Path, data_dir: Path) -> None:
+    """Every candidate on every selection pair's validation split (no test image read)."""
+    for pair in SELECT_PAIRS:
+        data = None
+        for name in CANDIDATES:
+            unit = f"select mnist {pair} {name}"
+            if unit in cache:
+                continue
+            data = data or _load_pair("mnist", pair, data_dir)
+            _, info = _fit_kcsvm(data, _config(name, CANDIDATES))
+            cache[unit] = {**info, "code": CODE}
+            save_cache(path, cache)
+            print(f"{unit}: val {100 * info['val_accuracy']:.2f} % ({info['seconds']:.0f} s)")
+
+
+def run_candidates(cache: dict[str, Any]) -> list[str]:
+    """The two candidates with the best mean validation accuracy over SELECT_PAIRS."""
+    means = {}
+    for name in CANDIDATES:
+        vals = [cache.get(f"select mnist {p} {name}") for p in SELECT_PAIRS]
+        if all(vals):
+            means[name] = float(np.mean([v["val_accuracy"] for v in vals]))
+    if len(means) < len(CANDIDATES):
+        raise SystemExit("run the select stage first (some candidates have no score)")
+    return sorted(means, key=lambda k: (-means[k], list(CANDIDATES).index(k)))[:2]
+
+
+def run_pair(cache, path, dataset: str, pair: str, data_dir: Path, names, table) -> None:
+    """The better candidate on the pair's validation split, scored once on its test split."""
+    unit = f"{dataset} {pair} layers"
+    if unit in cache:
+        return
+    data = _load_pair(dataset, pair, data_dir)
+    tried, fitted = {}, {}
+    for name in names:
+        fitted[name], tried[name] = _fit_kcsvm(data, _config(name, table))
+        tried[name]["config"] = _config(name, table)
+    chosen = max(names, key=lambda k: tried[k]["val_accuracy"])  # ties: the first listed
+    cache[unit] = _scored(
+        fitted[chosen],
+        data,
+        sum(t["seconds"] for t in tried.values()),
+        chosen=chosen,
+        val_accuracy=tried[chosen]["val_accuracy"],
+        candidates=tried,
+        code=CODE,
+    )
+    save_cache(path, cache)
+    print(f"{unit}: {chosen}, test {100 * cache[unit]['test_accuracy']:.2f} %", flush=True)
+
+
+def _compare(plain: dict[str, Any], layered: dict[str, Any], pair: str) -> dict[str, Any]:
+    n = plain["n_test"]
+    right_p = unpack_correct(plain["correct"], n)
+    right_l = unpack_correct(layered["correct"], n)
+    b, c = int(np.sum(right_l & ~right_p)), int(np.sum(~right_l & right_p))
+    p = mcnemar_p(b, c)
+    outcome = "tie" if p >= 0.05 else ("win" if b > c else "loss")
+    return {"pair": pair, "plain": plain, "kcsvm": layered, "gain": 100.0 * (b - c) / n,
+            "images": b - c, "p": p, "outcome": outcome, "n": n}  # fmt: skip
+
+
+def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
+    lines = ["## Selection (validation accuracy %, selection pairs)", ""]
+    lines += ["| candidate | " + " | ".join(SELECT_PAIRS) + " | mean | fit s (mean) |"]
+    lines += ["|---" * (len(SELECT_PAIRS) + 3) + "|"]
+    for name in CANDIDATES:
+        units = [cache.get(f"select mnist {p} {name}") for p in SELECT_PAIRS]
+        if not all(units):
+            continue
+        vals = [100 * u["val_accuracy"] for u in units]
+        secs = np.mean([u["seconds"] for u in units])
+        lines.append(
+            f"| {name} | " + " | ".join(f"{v:.2f}" for v in vals) + f" | {np.mean(vals):.2f} "
+            f"| {secs:.0f} |"
+        )
+    for dataset, pairs in (("mnist", MNIST_PAIRS), ("cifar10", CIFAR_PAIRS)):
+        rows = []
+        for pair in pairs:
+            plain = fairness.get(f"{dataset} {pair} plain")
+            layered = cache.get(f"{dataset} {pair} layers")
+            if plain and layered:
+                rows.append(_compare(plain, layered, pair))
+        if not rows:
+            continue
+        lines += ["", f"## {dataset}: chosen stack against the tuned plain SVM (test %)", ""]
+        lines += ["| pair | plain SVM (tuned) | stack | chosen | gain | images | p | McNemar |"]
+        lines += ["|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(
+                f"| {r['pair']} | {_pct(r['plain']['test_accuracy'], r['n'])} | "
+                f"{_pct(r['kcsvm']['test_accuracy'], r['n'])} | {r['kcsvm']['chosen']} | "
+                f"{r['gain']:+.2f} | {r['images']:+d} | {r['p']:.3g} | {r['outcome']} |"
+            )
+        lines += ["", "| model | pairs | mean gain ± sd (points) | median | wins / ties / "
+                  "losses | ahead / level / behind | sign test p |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines.append(_summary_line(rows, "stack"))
+        fit = [r["kcsvm"]["seconds"] for r in rows]
+        lines.append(f"\nTraining (all candidates of a pair): median {np.median(fit):.0f} s.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--stage", choices=["select", "run"])
+    parser.add_argument("--data-dir", type=Path, default=SHARED)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--pairs", default="all", help="MNIST pairs for the run stage")
+    parser.add_argument("--no-cifar", action="store_true")
+    parser.add_argument("--report", action="store_true", help="print the cached tables only")
+    args = parser.parse_args(argv)
+    cache = load_cache(args.results)
+    if args.stage == "select":
+        select(cache, args.results, args.data_dir)
+    elif args.stage == "run":
+        names = run_candidates(cache)
+        print(f"run candidates (best mean validation on {SELECT_PAIRS}): {names}", flush=True)
+        if not args.no_cifar:
+            for pair in CIFAR_PAIRS:
+                cifar = list(CIFAR_CANDIDATES)
+                run_pair(cache, args.results, "cifar10", pair, args.data_dir, cifar, CIFAR_CANDIDATES)
+        pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
+        for pair in pairs:
+            run_pair(cache, args.results, "mnist", pair, args.data_dir, names, CANDIDATES)
+    print(report(cache, load_cache(FAIRNESS)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
