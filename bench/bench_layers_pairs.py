@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,13 @@ from bench.bench_fairness import (  # noqa: E402
     CIFAR_PAIRS,
     CODE,
     MNIST_PAIRS,
-    RESULTS as FAIRNESS,
     _fit_kcsvm,
     _load_pair,
     _pct,
     _scored,
     _summary_line,
 )
+from bench.bench_fairness import RESULTS as FAIRNESS  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "layers_pairs.json"
@@ -72,6 +71,12 @@ CIFAR_CANDIDATES: dict[str, dict[str, Any]] = {
     "16/g0.05": {"layers": "5x5x16-abs-max2", "gamma": 0.05},
     "16/g0.2": {"layers": "5x5x16-abs-max2", "gamma": 0.2},
 }
+
+
+_SUMMARY_HEAD = (
+    "| model | pairs | mean gain ± sd (points) | median | wins / ties / losses | "
+    "ahead / level / behind | sign test p |"
+)
 
 
 def _config(name: str, table: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -172,8 +177,7 @@ def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
                 f"{_pct(r['kcsvm']['test_accuracy'], r['n'])} | {r['kcsvm']['chosen']} | "
                 f"{r['gain']:+.2f} | {r['images']:+d} | {r['p']:.3g} | {r['outcome']} |"
             )
-        lines += ["", "| model | pairs | mean gain ± sd (points) | median | wins / ties / "
-                  "losses | ahead / level / behind | sign test p |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += ["", _SUMMARY_HEAD, "|---|---|---|---|---|---|---|"]
         lines.append(_summary_line(rows, "stack"))
         fit = [r["kcsvm"]["seconds"] for r in rows]
         lines.append(f"\nTraining (all candidates of a pair): median {np.median(fit):.0f} s.")
@@ -196,9 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         names = run_candidates(cache)
         print(f"run candidates (best mean validation on {SELECT_PAIRS}): {names}", flush=True)
         if not args.no_cifar:
+            cifar = list(CIFAR_CANDIDATES)
             for pair in CIFAR_PAIRS:
-                cifar = list(CIFAR_CANDIDATES)
-                run_pair(cache, args.results, "cifar10", pair, args.data_dir, cifar, CIFAR_CANDIDATES)
+                run_pair(
+                    cache, args.results, "cifar10", pair, args.data_dir, cifar, CIFAR_CANDIDATES
+                )
         pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
         for pair in pairs:
             run_pair(cache, args.results, "mnist", pair, args.data_dir, names, CANDIDATES)
