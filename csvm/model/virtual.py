@@ -68,29 +68,12 @@ def _refit_one(
     model: Any, images: np.ndarray, shifts, C: float, solver: dict[str, Any]
 ) -> tuple[Any, dict[str, float]]:
     """One sub-problem's SVM solved again on its support vectors and their shifts: the
-    solved state and its kernel / SVM seconds.  ``solver``: regulariser, lam, svm_tol and
-    max_iter (only what the solve needs, so a cluster is not sent the whole estimator)."""
-    from csvm.model.kernelised import _solve
+    solved state and its kernel / SVM seconds."""
+    from csvm.model.refit import solve_fixed
 
     # a_i = alpha_i y_i with alpha_i > 0, so its sign is the support vector's label.
     labels = np.where(np.asarray(model.dual_coef) > 0, 1, -1)
-    X_v, y_v = _virtual_set(images, labels, shifts)
-    state, timings = _solve(
-        X_v,
-        y_v,
-        np.asarray(model.theta, dtype=np.float64),
-        model.kernel_params,
-        C,
-        solver["regulariser"],
-        solver["lam"],
-        solver["svm_tol"],
-        max_iter=solver["max_iter"],
-        network=model.network,
-    )
-    # The support vectors' kernel only serves a filter step, and none follows: 45 of them
-    # held ~3 GB on full MNIST with 8 shifts.
-    state.K_sv = np.empty((0, 0))
-    return state, timings
+    return solve_fixed(model, *_virtual_set(images, labels, shifts), C, solver)
 
 
 def _report_to(on_done: Callable[[int], Any]) -> Callable[[int, Any], None]:
@@ -170,20 +153,13 @@ def refit_virtual(
         kernel and SVM seconds.  The sub-problems keep no support-vector kernel, so the
         refitted estimator predicts but takes no further filter step.
     """
-    from csvm.model.kernelised import HARD_MARGIN_C
-    from csvm.model.regularisers import check_regulariser
+    from csvm.model.refit import solver_settings
 
     shifts = _checked_shifts(estimator, shifts)
     X4 = estimator._images(X, reset=False)
     single = len(estimator.estimators_) == 1
     supports = [estimator.support_] if single else list(estimator.support_)
-    C = HARD_MARGIN_C if estimator.C is None else float(estimator.C)
-    solver = {
-        "regulariser": check_regulariser(estimator.regulariser),
-        "lam": float(estimator.lam),
-        "svm_tol": estimator.svm_tol,
-        "max_iter": estimator.svm_max_iter,
-    }
+    C, solver = solver_settings(estimator)
     args = [
         (model, X4[np.asarray(rows)], shifts, C, solver)
         for model, rows in zip(estimator.estimators_, supports, strict=True)
