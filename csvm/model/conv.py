@@ -124,6 +124,35 @@ def _as_filters(filters: np.ndarray, n_channels: int) -> np.ndarray:
     return f
 
 
+#: From this many filters on, :func:`correlate` copies the patches once and makes one BLAS
+#: product of them with all filters; with fewer, one pass per filter tap is as fast
+#: and needs no patch copy (the one- and two-filter models keep their exact sums).
+_GEMM_MIN_FILTERS = 4
+#: The patch copy's size per block of images (bounded memory whatever n is).
+_GEMM_BLOCK_BYTES = 64 * 2**20
+
+
+def _correlate_gemm(X: np.ndarray, f: np.ndarray, map_hw: tuple[int, int], dtype) -> np.ndarray:
+    """:func:`correlate` as one product per block of images: the patches (n H' W', C p q)
+    times the filters (C p q, k).  On a 16-filter 5 x 5 layer it is ~10x the per-tap
+    einsum, which made the forward pass most of a pooled stack's fit and prediction."""
+    n = X.shape[0]
+    k, c, p, q = f.shape
+    h2, w2 = map_hw
+    F = f.reshape(k, c * p * q).astype(dtype, copy=False).T
+    out = np.empty((n, k, h2, w2), dtype=dtype)
+    rows = max(1, _GEMM_BLOCK_BYTES // (h2 * w2 * c * p * q * np.dtype(dtype).itemsize))
+    for start in range(0, n, rows):
+        block = X[start : start + rows]
+        patches = np.lib.stride_tricks.sliding_window_view(block, (p, q), axis=(2, 3))
+        # (m, C, H', W', p, q) -> (m H' W', C p q): the one copy.
+        cols = patches.transpose(0, 2, 3, 1, 4, 5).reshape(-1, c * p * q).astype(dtype, copy=False)
+        out[start : start + len(block)] = (
+            (cols @ F).reshape(len(block), h2, w2, k).transpose(0, 3, 1, 2)
+        )
+    return out
+
+
 def correlate(X: np.ndarray, filters: np.ndarray) -> np.ndarray:
     """Valid correlation of every image with every filter: ``z_i = X_i f``.
 
@@ -141,6 +170,8 @@ def correlate(X: np.ndarray, filters: np.ndarray) -> np.ndarray:
     k, c, p, q = f.shape
     h2, w2 = map_shape(X.shape[-2:], (p, q))
     dtype = np.result_type(X.dtype, f.dtype, np.float32)
+    if k >= _GEMM_MIN_FILTERS:
+        return _correlate_gemm(X, f, (h2, w2), dtype)
     out = np.zeros((X.shape[0], k, h2, w2), dtype=dtype)
     # One pass per filter tap: out[n,k] += sum_c f[k,c,a,b] * X[n,c,a:a+h2,b:b+w2].
     for a in range(p):

@@ -28,6 +28,27 @@ def test_correlate_matches_scipy(channels, n_filters, fshape):
     np.testing.assert_allclose(correlate(X, f), _reference(X, f), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("channels,n_filters,fshape", [(1, 16, (5, 5)), (3, 4, (3, 2))])
+@pytest.mark.parametrize("block_bytes", [1, 2**26])
+def test_many_filters_one_product_per_block_matches_scipy(
+    monkeypatch, channels, n_filters, fshape, block_bytes
+):
+    """From four filters on, correlate is one BLAS product of the patches per block of
+    images (block_bytes 1: one image a block)."""
+    from csvm.model import conv
+
+    monkeypatch.setattr(conv, "_GEMM_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(2)
+    X = rng.random((5, channels, 11, 9))
+    f = rng.standard_normal((n_filters, channels, *fshape))
+    got = correlate(X, f)
+    assert got.shape == (5, n_filters, 12 - fshape[0], 10 - fshape[1]) and got.dtype == np.float64
+    np.testing.assert_allclose(got, _reference(X, f), rtol=1e-12, atol=1e-12)
+    got32 = correlate(X.astype(np.float32), f.astype(np.float32))
+    assert got32.dtype == np.float32 and got32.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(got32, _reference(X, f), rtol=1e-5, atol=1e-5)
+
+
 def test_correlate_accepts_2d_filter_and_3d_images():
     rng = np.random.default_rng(1)
     X = rng.random((2, 8, 8))
