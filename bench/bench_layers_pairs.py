@@ -3,6 +3,7 @@ on every MNIST digit pair and the two CIFAR-10 pairs (about 2,000 training image
 
     nice -n 10 python bench/bench_layers_pairs.py --stage select   # candidates, validation only
     nice -n 10 python bench/bench_layers_pairs.py --stage run      # chosen per pair, test once
+    nice -n 10 python bench/bench_layers_pairs.py --stage ablation # learned vs fixed filters
     python bench/bench_layers_pairs.py --report                    # print from the caches
 
 Protocol (declared in docs/protocol_issue19.md before the run stage): data as
@@ -13,6 +14,10 @@ best mean validation accuracy become ``RUN_CANDIDATES``.  The **run** stage fits
 every pair, keeps the better on that pair's validation split and scores it once on the
 pair's test split; it is compared with the tuned plain SVM that bench/bench_fairness.py
 cached (same splits, chosen on the same validation split) by an exact McNemar test.
+The **ablation** stage (a report: nothing is chosen on it) trains each pair's chosen stack
+again (seed 0, deterministic) and solves the same SVM on the same network with fixed
+filters instead: its random zero-mean start with each layer rescaled to the learned norm
+(the bandwidth the learning reached, without the shapes it learned).
 Units are cached in ``bench/results/layers_pairs.json`` with the images each model got
 right, so an interrupted run resumes.
 """
@@ -28,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
-from bench._cache import load_cache, save_cache, unpack_correct  # noqa: E402
+from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
 from bench._data import SHARED  # noqa: E402
 from bench.bench_fairness import (  # noqa: E402
     CIFAR_PAIRS,
@@ -134,6 +139,52 @@ def run_pair(cache, path, dataset: str, pair: str, data_dir: Path, names, table)
     print(f"{unit}: {chosen}, test {100 * cache[unit]['test_accuracy']:.2f} %", flush=True)
 
 
+def ablation_pair(cache, path, dataset: str, pair: str, data_dir: Path) -> None:
+    """The chosen stack against its own random start at the learned norms, on test."""
+    from csvm.analysis.ablation import rescale_to_norm
+    from csvm.model.kernel_state import HARD_MARGIN_C, _solve
+
+    unit, chosen = f"{dataset} {pair} layers-ablation", cache.get(f"{dataset} {pair} layers")
+    if unit in cache or chosen is None:
+        return
+    data = _load_pair(dataset, pair, data_dir)
+    config = chosen["candidates"][chosen["chosen"]]["config"]
+    clf, info = _fit_kcsvm(data, config)
+    start, _ = _fit_kcsvm(data, {**config, "n_iter": 1})  # the same draw, one solve
+    state = clf.estimators_[0]
+    learned_layers, net = state.layer_filters, state.network
+    start_layers = net.unpack(start.estimators_[0].theta)
+    pairs_of_layers = zip(start_layers, learned_layers, strict=True)
+    scaled = [rescale_to_norm(f0, float(np.linalg.norm(f))) for f0, f in pairs_of_layers]
+    sign = np.where(data.y_train == clf.classes_[1], 1, -1)
+    fixed, _ = _solve(
+        clf._images(data.X_train, reset=False), sign, net.pack(scaled), dict(state.kernel_params),
+        HARD_MARGIN_C if config["C"] is None else config["C"], config["regulariser"],
+        config["lam"], 1e-3, network=net,
+    )  # fmt: skip
+    X_test = clf._images(data.X_test, reset=False)
+    right_fixed = (fixed.decision_function(X_test) > 0) == (data.y_test == clf.classes_[1])
+    right_learned = clf.predict(data.X_test) == data.y_test
+    f0, f1 = start_layers[0].ravel(), learned_layers[0].ravel()
+    cache[unit] = {
+        "learned": pack_correct(right_learned),
+        "learned_accuracy": float(right_learned.mean()),
+        "fixed_start": pack_correct(right_fixed),
+        "fixed_start_accuracy": float(right_fixed.mean()),
+        "cosine": float(f0 @ f1 / (np.linalg.norm(f0) * np.linalg.norm(f1))),
+        "norms": [float(np.linalg.norm(f)) for f in learned_layers],
+        "start_norms": [float(np.linalg.norm(f)) for f in start_layers],
+        "n_test": int(len(right_learned)),
+        "code": CODE,
+    }
+    save_cache(path, cache)
+    print(
+        f"{unit}: learned {100 * right_learned.mean():.2f} %, random start at the learned "
+        f"norm {100 * right_fixed.mean():.2f} %, cosine {cache[unit]['cosine']:.3f}",
+        flush=True,
+    )
+
+
 def _compare(plain: dict[str, Any], layered: dict[str, Any], pair: str) -> dict[str, Any]:
     n = plain["n_test"]
     right_p = unpack_correct(plain["correct"], n)
@@ -181,12 +232,40 @@ def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
         lines.append(_summary_line(rows, "stack"))
         fit = [r["kcsvm"]["seconds"] for r in rows]
         lines.append(f"\nTraining (all candidates of a pair): median {np.median(fit):.0f} s.")
+        lines += _ablation_lines(cache, dataset, pairs)
     return "\n".join(lines)
+
+
+def _ablation_lines(cache: dict[str, Any], dataset: str, pairs: list[str]) -> list[str]:
+    """Learned filters against the random start at the learned norms, over the pairs."""
+    units = [(p, cache[f"{dataset} {p} layers-ablation"]) for p in pairs
+             if f"{dataset} {p} layers-ablation" in cache]  # fmt: skip
+    if not units:
+        return []
+    gains, outcomes = [], []
+    for _, u in units:
+        learned = unpack_correct(u["learned"], u["n_test"])
+        fixed = unpack_correct(u["fixed_start"], u["n_test"])
+        b, c = int(np.sum(learned & ~fixed)), int(np.sum(~learned & fixed))
+        gains.append(100.0 * (b - c) / u["n_test"])
+        outcomes.append("tie" if mcnemar_p(b, c) >= 0.05 else ("win" if b > c else "loss"))
+    gains_a = np.array(gains)
+    ahead, behind = int(np.sum(gains_a > 0)), int(np.sum(gains_a < 0))
+    return [
+        "",
+        f"Learned filters against the same network on its random start rescaled to the "
+        f"learned norms ({len(units)} pairs): {gains_a.mean():+.2f} ± {gains_a.std():.2f} "
+        f"points; McNemar wins / ties / losses {outcomes.count('win')} / "
+        f"{outcomes.count('tie')} / {outcomes.count('loss')}; ahead / level / behind "
+        f"{ahead} / {len(units) - ahead - behind} / {behind}, sign test p = "
+        f"{mcnemar_p(ahead, behind):.2g}; cosine of layer 1 to its start "
+        f"{np.mean([u['cosine'] for _, u in units]):.3f}.",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--stage", choices=["select", "run"])
+    parser.add_argument("--stage", choices=["select", "run", "ablation"])
     parser.add_argument("--data-dir", type=Path, default=SHARED)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--pairs", default="all", help="MNIST pairs for the run stage")
@@ -208,6 +287,13 @@ def main(argv: list[str] | None = None) -> int:
         pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
         for pair in pairs:
             run_pair(cache, args.results, "mnist", pair, args.data_dir, names, CANDIDATES)
+    elif args.stage == "ablation":
+        pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
+        for pair in pairs:
+            ablation_pair(cache, args.results, "mnist", pair, args.data_dir)
+        if not args.no_cifar:
+            for pair in CIFAR_PAIRS:
+                ablation_pair(cache, args.results, "cifar10", pair, args.data_dir)
     print(report(cache, load_cache(FAIRNESS)))
     return 0
 
