@@ -119,8 +119,9 @@ def test_settings_survive_navigation_and_reload(server, browser):
 def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(60_000)
-    # 30 steps at the default pace (1 s a step): time to open a second browser and pause.
-    page.goto(f"{server}/?n_iter=30")
+    # 45 steps at the default pace (1 s a step): time to open a second browser and pause,
+    # even when a loaded machine slows the browsers (30 steps ran out once at load 4).
+    page.goto(f"{server}/?n_iter=45")
     page.get_by_text("Example training images").wait_for()
     page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
@@ -165,6 +166,8 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page.get_by_role("button", name=re.compile("Pause$")).wait_for()
     assert page.get_by_text("Shared view").count() == 0
 
+    before_pause = _step_counter(page)
+    assert before_pause < 44, f"the run reached step {before_pause} of 45 before Pause"
     page.get_by_role("button", name=re.compile("Pause$")).click()
     page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
     page.wait_for_timeout(1500)
