@@ -65,6 +65,12 @@ def _show(table: str, meta: dict[str, str]) -> None:
         "machine's mean minus the published mean, in percentage points. Mean ± population "
         "std over seeds; seconds are wall-clock on a shared machine."
     )
+    mcnemar = (record.get("details") or {}).get("mcnemar")
+    if mcnemar:
+        st.markdown(
+            "**Exact McNemar tests on the same test images** (seed 0):\n\n"
+            + "\n".join(str(line) for line in mcnemar)
+        )
     with st.expander("Settings and each seed's accuracy"):
         st.table(reproduced.seed_rows(record))
     st.code(record["command"], language="bash")

@@ -13,6 +13,7 @@ The configuration (:data:`MNIST10_CONFIG`) and why: see docs/scale.md, section 6
 
 from __future__ import annotations
 
+import base64
 import resource
 import time
 from itertools import combinations
@@ -27,6 +28,8 @@ from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual
 __all__ = [
     "MNIST10_CONFIG",
     "MNIST10_DESKEW",
+    "MNIST10_STACK_CONFIG",
+    "MNIST10_STACK_LEARN_ON",
     "MNIST10_VIRTUAL",
     "VIRTUAL_SHIFTS",
     "load_mnist10",
@@ -59,6 +62,23 @@ VIRTUAL_SHIFTS: dict[str, tuple[tuple[int, int], ...]] = {
 MNIST10_VIRTUAL = "4"
 #: Deskew every image, training and test, before the first fit (:mod:`csvm.data.deskew`).
 MNIST10_DESKEW = True
+#: ``reproduce mnist10-stack`` (issue 19, chosen on validation splits: docs/layers.md): 16
+#: learned 5x5 filters, |x|, 2x2 max pooling, RBF on the pooled maps.
+MNIST10_STACK_CONFIG: dict[str, Any] = {
+    "layers": "5x5x16-abs-max2",
+    "filter_init": "zero-mean",
+    "kernel": "rbf",
+    "gamma": 0.2,
+    "regulariser": "dfo2",
+    "lam": 0.1,
+    "step": "relative",
+    "eta": 0.1,
+    "n_iter": 30,
+    "C": None,
+}
+#: The stack learns its filters on a stratified subsample this large (about 2,000 images
+#: a pair, the scale they were chosen at); every pair's SVM is then solved on all images.
+MNIST10_STACK_LEARN_ON = 10_000
 #: Field anchor: convolutional kernel networks, several layers (Mairal et al., 2014).
 CKN_ACCURACY = 99.6
 
@@ -66,8 +86,6 @@ CKN_ACCURACY = 99.6
 def load_mnist10(data_dir: str | None = None, n_train: int | None = None, seed: int = 0):
     """All 60,000 MNIST training images (or a stratified ``n_train`` of them) and the test
     set, as ``(X_train, y_train, X_test, y_test)`` float32 images and integer labels."""
-    from sklearn.model_selection import train_test_split
-
     from csvm.data import load_multiclass
 
     d = load_multiclass("mnist", protocol=None, data_dir=data_dir)
@@ -76,12 +94,17 @@ def load_mnist10(data_dir: str | None = None, n_train: int | None = None, seed: 
     X = np.concatenate([d.X_train, d.X_val])
     y = np.concatenate([d.y_train, d.y_val])
     if n_train is not None and n_train < len(y):
-        keep, _ = train_test_split(
-            np.arange(len(y)), train_size=int(n_train), stratify=y, random_state=seed
-        )
-        keep = np.sort(keep)
+        keep = _stratified(y, int(n_train), seed)
         X, y = X[keep], y[keep]
     return X, y, d.X_test, d.y_test
+
+
+def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Sorted indices of a stratified, seeded subsample of ``n`` of the labels ``y``."""
+    from sklearn.model_selection import train_test_split
+
+    keep, _ = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)
+    return np.sort(keep)
 
 
 def pair_times(history: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
@@ -166,9 +189,10 @@ def _fit_first(
     """The one-vs-one K-CSVM fitted with a progress bar, and the seconds the fit took."""
     from csvm.model.kernelised import KernelCSVM
 
+    shape = {} if config.get("layers") else {"filter_shape": (5, 5)}
     clf = KernelCSVM(
         image_shape=X.shape[1:],
-        filter_shape=(5, 5),
+        **shape,
         multi_class="ovo",
         n_jobs=n_jobs,
         random_state=seed,
@@ -181,6 +205,25 @@ def _fit_first(
     finally:
         bar.close()
     return clf, time.perf_counter() - t0
+
+
+def _fit_stack(
+    X: np.ndarray, y: np.ndarray, config: dict[str, Any], n_jobs: int, seed: int
+) -> tuple[Any, float]:
+    """The stack's filters learned on a stratified subsample, then every pair's SVM solved
+    on all of ``X``: the estimator and the seconds both took."""
+    from csvm.model.refit import refit_all
+
+    keep = np.arange(len(y))
+    if MNIST10_STACK_LEARN_ON < len(y):
+        keep = _stratified(y, MNIST10_STACK_LEARN_ON, seed)
+    clf, seconds = _fit_first(X[keep], y[keep], config, n_jobs, seed)
+    if len(keep) < len(y):
+        print(f"filters learned on {len(keep):,} images; solving the 45 SVMs on all", flush=True)
+        t0 = time.perf_counter()
+        refit_all(clf, X, y, n_jobs=n_jobs)
+        seconds += time.perf_counter() - t0
+    return clf, seconds
 
 
 def _add_virtual(
@@ -269,6 +312,7 @@ def run_mnist10(
     virtual: str = MNIST10_VIRTUAL,
     deskewed: bool = MNIST10_DESKEW,
     baseline: bool = True,
+    stack: bool = False,
 ) -> list[str]:
     """Fit the K-CSVM of :data:`MNIST10_CONFIG` on MNIST and return the report's lines.
 
@@ -295,6 +339,12 @@ def run_mnist10(
     baseline : bool
         Also train :func:`plain_svm` on the same images, with the same virtual support
         vectors: what the learned filters add.
+    stack : bool
+        ``reproduce mnist10-stack``: the pooled stack of :data:`MNIST10_STACK_CONFIG`,
+        its filters learned on a stratified :data:`MNIST10_STACK_LEARN_ON` of the training
+        images, then every pair's SVM solved on all of them
+        (:func:`csvm.model.refit.refit_all`); the baseline keeps
+        :data:`MNIST10_CONFIG`'s RBF γ.
     """
     if virtual not in VIRTUAL_SHIFTS:
         raise ValueError(
@@ -302,15 +352,18 @@ def run_mnist10(
         )
     shifts = VIRTUAL_SHIFTS[virtual]
     X, y, X_test, y_test, prep = _load(data_dir, n_train, seed, deskewed)
-    config = {**MNIST10_CONFIG, **(overrides or {})}
+    config = {**(MNIST10_STACK_CONFIG if stack else MNIST10_CONFIG), **(overrides or {})}
     settings = ", ".join(f"{k} {v}" for k, v in config.items())
     print(
         f"MNIST, 10 classes: {len(y):,} training images, {len(y_test):,} test images; K-CSVM "
-        f"one-vs-one (45 pairs), 5x5 filter, {settings}; virtual support vectors: "
-        f"{len(shifts)} one-pixel shifts; deskewed images: {'yes' if deskewed else 'no'}",
+        f"one-vs-one (45 pairs), {'' if stack else '5x5 filter, '}{settings}; virtual "
+        f"support vectors: {len(shifts)} one-pixel shifts; deskewed images: "
+        f"{'yes' if deskewed else 'no'}",
         flush=True,
     )
-    clf, fit_only = _fit_first(X, y, config, n_jobs, seed)
+    clf, fit_only = (
+        _fit_stack(X, y, config, n_jobs, seed) if stack else _fit_first(X, y, config, n_jobs, seed)
+    )
     first_fit = prep + fit_only
     first = _score(clf, X_test, y_test)
     first.update(fit_seconds=first_fit, n_support=int(clf.n_support_.sum()))
@@ -319,6 +372,7 @@ def run_mnist10(
     if shifts:
         final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record)
     record["deskew_seconds"] = prep if deskewed else None
+    record["test_correct"] = _packed(final["correct"])
     record["first_fit"] = {
         "test_accuracy": first["accuracy"],
         "fit_seconds": first_fit,
@@ -326,15 +380,20 @@ def run_mnist10(
         "n_support": first["n_support"],
     }
     if baseline:
-        record["baseline"] = _baseline(X, y, X_test, y_test, config, shifts, n_jobs)
+        plain = {**MNIST10_CONFIG, **(overrides or {})} if not stack else MNIST10_CONFIG
+        record["baseline"], plain_correct = _baseline(X, y, X_test, y_test, plain, shifts, n_jobs)
         lines.append(_baseline_line(record["baseline"], shifts))
+        lines.append(_mcnemar(final["correct"], plain_correct, record))
     lines.append(
         f"\nfield anchor: convolutional kernel networks (Mairal et al. 2014, several layers) "
         f"{CKN_ACCURACY} %; one learned 5x5 layer here: {100 * final['accuracy']:.2f} % "
         f"({CKN_ACCURACY - 100 * final['accuracy']:.2f} points below)"
     )
     if out:
-        save_mnist10(out, record, config, len(y), len(y_test), seed, env, shifts, deskewed)
+        save_mnist10(
+            out, record, config, len(y), len(y_test), seed, env, shifts, deskewed,
+            table="mnist10-stack" if stack else "mnist10",
+        )  # fmt: skip
     return lines
 
 
@@ -357,8 +416,23 @@ def plain_svm(config: dict[str, Any], n_jobs: int, image_shape: tuple[int, ...])
     )
 
 
-def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> dict[str, Any]:
-    """:func:`plain_svm` fitted, scored, given the same virtual support vectors, scored."""
+def _mcnemar(model: np.ndarray, plain: np.ndarray, record: dict[str, Any]) -> str:
+    """The exact McNemar test of the model against the plain SVM on the same test images,
+    recorded under ``record["mcnemar"]``; the report's line."""
+    from csvm.analysis.stats import mcnemar_p
+
+    b, c = int(np.sum(model & ~plain)), int(np.sum(~model & plain))
+    p = mcnemar_p(b, c)
+    record["mcnemar"] = {"model_only": b, "plain_only": c, "p": p}
+    return (
+        f"McNemar against the plain SVM on the same test images: {b} images only the K-CSVM "
+        f"gets right, {c} only the plain SVM, p = {p:.2g}"
+    )
+
+
+def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> tuple[dict[str, Any], np.ndarray]:
+    """:func:`plain_svm` fitted, scored, given the same virtual support vectors, scored;
+    its figures and which test images it got right."""
     svm = plain_svm(config, n_jobs, X.shape[1:])
     t0 = time.perf_counter()
     svm.fit(X, y)
@@ -381,8 +455,9 @@ def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> dict[str, Any]:
         test_accuracy=final["accuracy"],
         fit_seconds=fit_seconds,
         n_support=int(svm.n_support_.sum()),
+        test_correct=_packed(final["correct"]),
     )
-    return out
+    return out, final["correct"]
 
 
 def _pair_text(pair: tuple) -> str:
@@ -390,11 +465,17 @@ def _pair_text(pair: tuple) -> str:
     return "(" + ", ".join(str(v) for v in pair) + ")"
 
 
-def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Test accuracy and the seconds predict took."""
+def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Test accuracy, the seconds predict took, and which test images it got right."""
     t0 = time.perf_counter()
-    accuracy = float(np.mean(clf.predict(X) == y))
-    return {"accuracy": accuracy, "predict_seconds": time.perf_counter() - t0}
+    correct = clf.predict(X) == y
+    seconds = time.perf_counter() - t0
+    return {"accuracy": float(correct.mean()), "predict_seconds": seconds, "correct": correct}
+
+
+def _packed(correct: np.ndarray) -> str:
+    """Which test images were right, as base64 bits (kept in the run for McNemar)."""
+    return base64.b64encode(np.packbits(correct.astype(bool)).tobytes()).decode()
 
 
 def _baseline_entries(
@@ -450,6 +531,7 @@ def save_mnist10(
     env: dict[str, Any] | None = None,
     shifts: tuple[tuple[int, int], ...] = (),
     deskewed: bool = False,
+    table: str = "mnist10",
 ) -> dict[str, Any]:
     """Write a run's :func:`run_report` record in :mod:`csvm.analysis.reproduced`'s format: the
     model (one seed) beside the field anchor, and its first fit alone when virtual support
@@ -457,6 +539,8 @@ def save_mnist10(
     from csvm.analysis.reproduced import model_entry, save_run
 
     name = "K-CSVM, 45 OvO filters 5×5, RBF γ " + format(config.get("gamma", 0), "g")
+    if config.get("layers"):
+        name = f"K-CSVM, 45 OvO stacks {config['layers']}, RBF γ " + format(config["gamma"], "g")
     if deskewed:
         name += ", deskewed images"
     anchor = {
@@ -500,6 +584,15 @@ def save_mnist10(
     )
     base = record.get("baseline")
     if base is not None:
-        models += _baseline_entries(base, config, shifts, deskewed)
+        plain = MNIST10_CONFIG if config.get("layers") else config
+        models += _baseline_entries(base, plain, shifts, deskewed)
     data = {"n_train": int(n_train), "n_test": int(n_test)}
-    return save_run(out, "mnist10", models, env, data=data, details={"seed 0": record})
+    details: dict[str, Any] = {"seed 0": record}
+    if "mcnemar" in record:
+        m = record["mcnemar"]
+        details["mcnemar"] = [
+            f"- {models[0]['name']} vs the plain SVM with the same recipe: {m['model_only']} "
+            f"test images only it gets right, {m['plain_only']} only the plain SVM, "
+            f"p = {m['p']:.2g}"
+        ]
+    return save_run(out, table, models, env, data=data, details=details)

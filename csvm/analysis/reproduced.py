@@ -70,6 +70,11 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce mnist10 --data-dir DIR --n-jobs 2 "
         "--out assets/runs/mnist10.json",
     },
+    "mnist10-stack": {
+        "title": "MNIST, 10 classes, a pooled stack of 16 learned filters per one-vs-one pair",
+        "command": "python -m csvm reproduce mnist10-stack --data-dir DIR --n-jobs 2 "
+        "--out assets/runs/mnist10-stack.json",
+    },
 }
 _PACKAGES = ("numpy", "scipy", "scikit-learn")
 _TOP_FIELDS = {

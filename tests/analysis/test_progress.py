@@ -1,5 +1,6 @@
 """The command line's progress bar and the ten-class run's report."""
 
+import base64
 import io
 from pathlib import Path
 
@@ -103,6 +104,46 @@ def test_reproduce_mnist10_runs_end_to_end_on_a_subsample(tmp_path, capsys):
     assert all(m["config"]["deskew"] is True for m in run["models"])  # deskewed by default
     assert "deskewed images" in run["models"][0]["name"] and record["deskew_seconds"] > 0
     assert f"first fit alone: {100 * first['test_accuracy']:.2f} %" in printed.out
+
+
+@needs_mnist
+def test_reproduce_mnist10_stack_learns_on_a_subsample_solves_on_all_and_keeps_mcnemar(
+    tmp_path, capsys, monkeypatch
+):
+    from csvm.__main__ import main
+    from csvm.analysis import mnist10
+    from csvm.analysis.reproduced import load_run
+
+    monkeypatch.setattr(mnist10, "MNIST10_STACK_LEARN_ON", 150)
+    load = mnist10._load
+
+    def fewer_test_images(*args):  # 45 stacks predicting 10,000 images three times is slow
+        X, y, X_test, y_test, prep = load(*args)
+        return X, y, X_test[:400], y_test[:400], prep
+
+    monkeypatch.setattr(mnist10, "_load", fewer_test_images)
+    out = tmp_path / "mnist10-stack.json"
+    argv = ["reproduce", "mnist10-stack", "--data-dir", str(SHARED), "--n-train", "300"]
+    assert main([*argv, "--n-iter", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "filters learned on 150 images; solving the 45 SVMs on all" in printed.out
+    run = load_run(out)
+    record = run["details"]["seed 0"]
+    assert run["table"] == "mnist10-stack" and "5x5x16-abs-max2" in run["models"][0]["name"]
+    assert run["models"][0]["config"]["layers"] == "5x5x16-abs-max2"
+    # The plain baseline keeps reproduce mnist10's gamma, not the stack's.
+    assert "γ 0.03" in run["models"][2]["name"]
+    # Predictions kept (one bit per test image) and the McNemar test computed from them.
+    n = run["data"]["n_test"]
+    bits = [np.unpackbits(np.frombuffer(base64.b64decode(r["test_correct"]), np.uint8))[:n]
+            for r in (record, record["baseline"])]  # fmt: skip
+    assert [b.mean() for b in bits] == pytest.approx(
+        [record["test_accuracy"], record["baseline"]["test_accuracy"]]
+    )
+    m = record["mcnemar"]
+    assert m["model_only"] == int(np.sum(bits[0] & ~bits[1].astype(bool)))
+    assert 0 <= m["p"] <= 1 and "McNemar" in printed.out
+    assert run["details"]["mcnemar"][0].startswith(f"- {run['models'][0]['name']}")
 
 
 @needs_mnist
