@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
 from bench._data import SHARED  # noqa: E402
-from csvm.analysis.stats import mcnemar_p, wilson_interval  # noqa: E402
+from csvm.analysis.stats import mcnemar_correct, mcnemar_p, wilson_interval  # noqa: E402
 from csvm.exceptions import DivergenceError  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fairness.json"
@@ -281,19 +281,22 @@ def _compare(cache, dataset, pair, k) -> dict[str, Any] | None:
     plain, kc = cache.get(f"{dataset} {pair} plain"), cache.get(f"{dataset} {pair} k={k}")
     if plain is None or kc is None:
         return None
+    return compare_units(plain, kc, pair)
+
+
+def compare_units(plain: dict[str, Any], model: dict[str, Any], pair: str) -> dict[str, Any]:
+    """A model's cached unit against the plain SVM's on the same test images: the gain in
+    points and images, McNemar's p and the outcome (win / tie / loss at p < 0.05)."""
     n = plain["n_test"]
-    right_p, right_k = unpack_correct(plain["correct"], n), unpack_correct(kc["correct"], n)
-    b = int(np.sum(right_k & ~right_p))
-    c = int(np.sum(~right_k & right_p))
-    p = mcnemar_p(b, c)
+    m = mcnemar_correct(unpack_correct(model["correct"], n), unpack_correct(plain["correct"], n))
     return {
         "pair": pair,
         "plain": plain,
-        "kcsvm": kc,
-        "gain": 100.0 * (b - c) / n,
-        "images": b - c,
-        "p": p,
-        "outcome": "tie" if p >= 0.05 else ("win" if b > c else "loss"),
+        "kcsvm": model,
+        "gain": m.diff_points,
+        "images": m.diff_images,
+        "p": m.p_value,
+        "outcome": "tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss"),
         "n": n,
     }
 

@@ -44,9 +44,10 @@ from bench.bench_fairness import (  # noqa: E402
     _pct,
     _scored,
     _summary_line,
+    compare_units,
 )
 from bench.bench_fairness import RESULTS as FAIRNESS  # noqa: E402
-from csvm.analysis.stats import mcnemar_p  # noqa: E402
+from csvm.analysis.stats import mcnemar_correct, mcnemar_p  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "layers_pairs.json"
 SELECT_PAIRS = ["3-5", "4-9", "7-9", "2-7", "3-8"]
@@ -185,17 +186,6 @@ def ablation_pair(cache, path, dataset: str, pair: str, data_dir: Path) -> None:
     )
 
 
-def _compare(plain: dict[str, Any], layered: dict[str, Any], pair: str) -> dict[str, Any]:
-    n = plain["n_test"]
-    right_p = unpack_correct(plain["correct"], n)
-    right_l = unpack_correct(layered["correct"], n)
-    b, c = int(np.sum(right_l & ~right_p)), int(np.sum(~right_l & right_p))
-    p = mcnemar_p(b, c)
-    outcome = "tie" if p >= 0.05 else ("win" if b > c else "loss")
-    return {"pair": pair, "plain": plain, "kcsvm": layered, "gain": 100.0 * (b - c) / n,
-            "images": b - c, "p": p, "outcome": outcome, "n": n}  # fmt: skip
-
-
 def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
     lines = ["## Selection (validation accuracy %, selection pairs)", ""]
     lines += ["| candidate | " + " | ".join(SELECT_PAIRS) + " | mean | fit s (mean) |"]
@@ -216,7 +206,7 @@ def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
             plain = fairness.get(f"{dataset} {pair} plain")
             layered = cache.get(f"{dataset} {pair} layers")
             if plain and layered:
-                rows.append(_compare(plain, layered, pair))
+                rows.append(compare_units(plain, layered, pair))
         if not rows:
             continue
         lines += ["", f"## {dataset}: chosen stack against the tuned plain SVM (test %)", ""]
@@ -244,11 +234,11 @@ def _ablation_lines(cache: dict[str, Any], dataset: str, pairs: list[str]) -> li
         return []
     gains, outcomes = [], []
     for _, u in units:
-        learned = unpack_correct(u["learned"], u["n_test"])
-        fixed = unpack_correct(u["fixed_start"], u["n_test"])
-        b, c = int(np.sum(learned & ~fixed)), int(np.sum(~learned & fixed))
-        gains.append(100.0 * (b - c) / u["n_test"])
-        outcomes.append("tie" if mcnemar_p(b, c) >= 0.05 else ("win" if b > c else "loss"))
+        m = mcnemar_correct(
+            unpack_correct(u["learned"], u["n_test"]), unpack_correct(u["fixed_start"], u["n_test"])
+        )
+        gains.append(m.diff_points)
+        outcomes.append("tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss"))
     gains_a = np.array(gains)
     ahead, behind = int(np.sum(gains_a > 0)), int(np.sum(gains_a < 0))
     return [

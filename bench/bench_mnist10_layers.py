@@ -108,7 +108,7 @@ def _plain(gamma: float, X, y, X_eval, y_eval, split: str) -> tuple[np.ndarray, 
 
 def _test(args) -> int:
     from csvm.analysis.mnist10 import load_mnist10
-    from csvm.analysis.stats import mcnemar_p
+    from csvm.analysis.stats import mcnemar_correct
     from csvm.data.deskew import deskew
 
     X, y, X_test, y_test = load_mnist10(SHARED)
@@ -116,11 +116,12 @@ def _test(args) -> int:
     print(f"train {len(y)} deskewed, test {len(y_test)}", flush=True)
     stack, stack_fit = _stack(args, X, y, X_test, y_test, "test")
     plain, plain_fit = _plain(0.03, X, y, X_test, y_test, "test")
-    b, c = int(np.sum(stack & ~plain)), int(np.sum(~stack & plain))
+    m = mcnemar_correct(stack, plain)
+    b, c = m.b, m.c
     print(
         f"stack {100 * stack.mean():.2f} % (fit {stack_fit:.0f} s) vs plain "
         f"{100 * plain.mean():.2f} % (fit {plain_fit:.0f} s): {b} images only the stack gets "
-        f"right, {c} only the plain SVM; McNemar p = {mcnemar_p(b, c):.3g}"
+        f"right, {c} only the plain SVM; McNemar p = {m.p_value:.3g}"
     )
     record = {
         "settings": vars(args),
@@ -128,7 +129,7 @@ def _test(args) -> int:
                   "correct": pack_correct(stack)},
         "plain": {"test_accuracy": float(plain.mean()), "fit_seconds": plain_fit,
                   "correct": pack_correct(plain), "gamma": 0.03},
-        "mcnemar": {"stack_only": b, "plain_only": c, "p": mcnemar_p(b, c)},
+        "mcnemar": {"stack_only": b, "plain_only": c, "p": m.p_value},
         "peak_gib": _peak_gib(),
     }  # fmt: skip
     save_cache(RESULTS, record)

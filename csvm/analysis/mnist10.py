@@ -419,10 +419,10 @@ def plain_svm(config: dict[str, Any], n_jobs: int, image_shape: tuple[int, ...])
 def _mcnemar(model: np.ndarray, plain: np.ndarray, record: dict[str, Any]) -> str:
     """The exact McNemar test of the model against the plain SVM on the same test images,
     recorded under ``record["mcnemar"]``; the report's line."""
-    from csvm.analysis.stats import mcnemar_p
+    from csvm.analysis.stats import mcnemar_correct
 
-    b, c = int(np.sum(model & ~plain)), int(np.sum(~model & plain))
-    p = mcnemar_p(b, c)
+    m = mcnemar_correct(model, plain)
+    b, c, p = m.b, m.c, m.p_value
     record["mcnemar"] = {"model_only": b, "plain_only": c, "p": p}
     return (
         f"McNemar against the plain SVM on the same test images: {b} images only the K-CSVM "

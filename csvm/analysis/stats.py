@@ -26,6 +26,7 @@ __all__ = [
     "describe_difference",
     "format_accuracy",
     "format_p",
+    "mcnemar_correct",
     "mcnemar_exact",
     "mcnemar_p",
     "wilson_interval",
@@ -135,18 +136,37 @@ def mcnemar_exact(y_true: Any, pred_a: Any, pred_b: Any) -> McNemarResult:
             "y_true, pred_a and pred_b must be 1-D and of the same length (one entry per "
             f"test image, in the same order); got shapes {shapes}."
         )
-    n = len(y_true)
-    if n == 0:
+    if len(y_true) == 0:
         raise ValueError("McNemar's test needs at least one test image; the arrays are empty.")
-    right_a = pred_a == y_true
-    right_b = pred_b == y_true
+    return mcnemar_correct(pred_a == y_true, pred_b == y_true)
+
+
+def mcnemar_correct(right_a: Any, right_b: Any) -> McNemarResult:
+    """:func:`mcnemar_exact` from which test images each model got right (what a saved
+    run keeps instead of its predictions).
+
+    Parameters
+    ----------
+    right_a, right_b : array-like of bool, shape (n,)
+        Whether models A and B got each test image right, in the same order; n >= 1.
+
+    Returns
+    -------
+    McNemarResult
+    """
+    right_a, right_b = np.asarray(right_a, dtype=bool), np.asarray(right_b, dtype=bool)
+    if right_a.ndim != 1 or right_a.shape != right_b.shape or len(right_a) == 0:
+        raise ValueError(
+            "right_a and right_b must be 1-D, non-empty and of the same length (one entry "
+            f"per test image); got shapes {right_a.shape} and {right_b.shape}."
+        )
     b = int(np.count_nonzero(right_a & ~right_b))
     c = int(np.count_nonzero(~right_a & right_b))
     return McNemarResult(
         b=b,
         c=c,
         p_value=mcnemar_p(b, c),
-        diff_points=100.0 * (b - c) / n,
+        diff_points=100.0 * (b - c) / len(right_a),
         diff_images=b - c,
     )
 

@@ -9,6 +9,7 @@ from csvm.analysis.stats import (
     McNemarResult,
     describe_difference,
     format_accuracy,
+    mcnemar_correct,
     mcnemar_exact,
     mcnemar_p,
     wilson_interval,
@@ -119,6 +120,18 @@ def test_mcnemar_is_symmetric_in_the_two_models():
     assert (ab.b, ab.c) == (ba.c, ba.b)
     assert ab.p_value == ba.p_value
     assert ab.diff_points == -ba.diff_points
+
+
+def test_mcnemar_from_which_images_were_right_is_the_same_test():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 400)
+    a = np.where(rng.random(400) < 0.9, y, (y + 1) % 3)
+    b = np.where(rng.random(400) < 0.8, y, (y + 2) % 3)
+    assert mcnemar_correct(a == y, b == y) == mcnemar_exact(y, a, b)
+    with pytest.raises(ValueError, match="same length"):
+        mcnemar_correct(a == y, (b == y)[:-1])
+    with pytest.raises(ValueError, match="non-empty"):
+        mcnemar_correct([], [])
 
 
 def test_mcnemar_ignores_images_both_get_wrong_in_different_ways():
