@@ -13,7 +13,6 @@ The configuration (:data:`MNIST10_CONFIG`) and why: see docs/scale.md, section 6
 
 from __future__ import annotations
 
-import base64
 import resource
 import time
 from itertools import combinations
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from csvm.analysis.progress import ProgressBar, format_seconds
+from csvm.analysis.reproduced import pack_correct
 from csvm.data.deskew import deskew
 from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual
 
@@ -372,7 +372,7 @@ def run_mnist10(
     if shifts:
         final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record)
     record["deskew_seconds"] = prep if deskewed else None
-    record["test_correct"] = _packed(final["correct"])
+    record["test_correct"] = pack_correct(final["correct"])
     record["first_fit"] = {
         "test_accuracy": first["accuracy"],
         "fit_seconds": first_fit,
@@ -455,7 +455,7 @@ def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> tuple[dict[str, A
         test_accuracy=final["accuracy"],
         fit_seconds=fit_seconds,
         n_support=int(svm.n_support_.sum()),
-        test_correct=_packed(final["correct"]),
+        test_correct=pack_correct(final["correct"]),
     )
     return out, final["correct"]
 
@@ -471,11 +471,6 @@ def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     correct = clf.predict(X) == y
     seconds = time.perf_counter() - t0
     return {"accuracy": float(correct.mean()), "predict_seconds": seconds, "correct": correct}
-
-
-def _packed(correct: np.ndarray) -> str:
-    """Which test images were right, as base64 bits (kept in the run for McNemar)."""
-    return base64.b64encode(np.packbits(correct.astype(bool)).tobytes()).decode()
 
 
 def _baseline_entries(

@@ -1,6 +1,5 @@
 """The command line's progress bar and the ten-class run's report."""
 
-import base64
 import io
 from pathlib import Path
 
@@ -112,7 +111,7 @@ def test_reproduce_mnist10_stack_learns_on_a_subsample_solves_on_all_and_keeps_m
 ):
     from csvm.__main__ import main
     from csvm.analysis import mnist10
-    from csvm.analysis.reproduced import load_run
+    from csvm.analysis.reproduced import load_run, unpack_correct
 
     monkeypatch.setattr(mnist10, "MNIST10_STACK_LEARN_ON", 150)
     load = mnist10._load
@@ -135,8 +134,7 @@ def test_reproduce_mnist10_stack_learns_on_a_subsample_solves_on_all_and_keeps_m
     assert "γ 0.03" in run["models"][2]["name"]
     # Predictions kept (one bit per test image) and the McNemar test computed from them.
     n = run["data"]["n_test"]
-    bits = [np.unpackbits(np.frombuffer(base64.b64decode(r["test_correct"]), np.uint8))[:n]
-            for r in (record, record["baseline"])]  # fmt: skip
+    bits = [unpack_correct(r["test_correct"], n) for r in (record, record["baseline"])]
     assert [b.mean() for b in bits] == pytest.approx(
         [record["test_accuracy"], record["baseline"]["test_accuracy"]]
     )
