@@ -54,19 +54,11 @@ def _say(stage: str, clf, X_eval, y_eval, seconds: float, split: str) -> np.ndar
     return right
 
 
-def _subsample(y: np.ndarray, n: int, seed: int) -> np.ndarray:
-    from sklearn.model_selection import train_test_split
-
-    if n >= len(y):
-        return np.arange(len(y))
-    keep, _ = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)
-    return np.sort(keep)
-
-
 def _stack(args, X, y, X_eval, y_eval, split: str) -> tuple[np.ndarray, float]:
     """The stack learned on a subsample, solved on all, then virtual SVs: which evaluation
     images it gets right, and its fit seconds."""
     from csvm import KernelCSVM
+    from csvm.data.protocols import stratified_subsample
     from csvm.model.refit import refit_all
     from csvm.model.virtual import SHIFTS_4, refit_virtual
 
@@ -75,7 +67,8 @@ def _stack(args, X, y, X_eval, y_eval, split: str) -> tuple[np.ndarray, float]:
         regulariser="dfo2", lam=0.1, step="relative", eta=0.1, n_iter=args.n_iter, C=None,
         filter_init="zero-mean", multi_class="ovo", n_jobs=2, random_state=0,
     )  # fmt: skip
-    learn = _subsample(y, args.learn_on, 0)
+    learn = stratified_subsample(y, args.learn_on, 0)
+    learn = np.arange(len(y)) if learn is None else learn
     t = time.perf_counter()
     clf.fit(X[learn], y[learn])
     fit = time.perf_counter() - t

@@ -87,24 +87,17 @@ def load_mnist10(data_dir: str | None = None, n_train: int | None = None, seed: 
     """All 60,000 MNIST training images (or a stratified ``n_train`` of them) and the test
     set, as ``(X_train, y_train, X_test, y_test)`` float32 images and integer labels."""
     from csvm.data import load_multiclass
+    from csvm.data.protocols import stratified_subsample
 
     d = load_multiclass("mnist", protocol=None, data_dir=data_dir)
     # Table 3.1's split holds 50,000 training and 10,000 validation images: together
     # they are the whole training set, in the original order.
     X = np.concatenate([d.X_train, d.X_val])
     y = np.concatenate([d.y_train, d.y_val])
-    if n_train is not None and n_train < len(y):
-        keep = _stratified(y, int(n_train), seed)
+    keep = stratified_subsample(y, n_train, seed)
+    if keep is not None:
         X, y = X[keep], y[keep]
     return X, y, d.X_test, d.y_test
-
-
-def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """Sorted indices of a stratified, seeded subsample of ``n`` of the labels ``y``."""
-    from sklearn.model_selection import train_test_split
-
-    keep, _ = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)
-    return np.sort(keep)
 
 
 def pair_times(history: list[dict[str, Any]]) -> dict[int, dict[str, float]]:
@@ -212,18 +205,17 @@ def _fit_stack(
 ) -> tuple[Any, float]:
     """The stack's filters learned on a stratified subsample, then every pair's SVM solved
     on all of ``X``: the estimator and the seconds both took."""
+    from csvm.data.protocols import stratified_subsample
     from csvm.model.refit import refit_all
 
-    keep = np.arange(len(y))
-    if MNIST10_STACK_LEARN_ON < len(y):
-        keep = _stratified(y, MNIST10_STACK_LEARN_ON, seed)
+    keep = stratified_subsample(y, MNIST10_STACK_LEARN_ON, seed)
+    if keep is None:  # no more images than the filters learn on
+        return _fit_first(X, y, config, n_jobs, seed)
     clf, seconds = _fit_first(X[keep], y[keep], config, n_jobs, seed)
-    if len(keep) < len(y):
-        print(f"filters learned on {len(keep):,} images; solving the 45 SVMs on all", flush=True)
-        t0 = time.perf_counter()
-        refit_all(clf, X, y, n_jobs=n_jobs)
-        seconds += time.perf_counter() - t0
-    return clf, seconds
+    print(f"filters learned on {len(keep):,} images; solving the 45 SVMs on all", flush=True)
+    t0 = time.perf_counter()
+    refit_all(clf, X, y, n_jobs=n_jobs)
+    return clf, seconds + time.perf_counter() - t0
 
 
 def _add_virtual(

@@ -31,6 +31,7 @@ __all__ = [
     "load_images",
     "load_multiclass",
     "load_pair",
+    "stratified_subsample",
 ]
 
 
@@ -200,7 +201,7 @@ def _class_index(dataset: str, names: tuple[str, ...], value: Any) -> int:
     )
 
 
-def _subsample(y: np.ndarray, n: int | None, random_state: int) -> np.ndarray | None:
+def stratified_subsample(y: np.ndarray, n: int | None, random_state: int) -> np.ndarray | None:
     """Sorted indices of a stratified, seeded subsample of size ``n`` (None: keep all)."""
     if n is None or n >= len(y):
         return None
@@ -314,7 +315,7 @@ def _pick(
         table[old], chosen[old] = new, True
     idx = np.flatnonzero(chosen[y])
     labels = table[y[idx]]
-    sub = _subsample(labels, keep_n, random_state)
+    sub = stratified_subsample(labels, keep_n, random_state)
     if sub is not None:
         idx, labels = idx[sub], labels[sub]
     # Select on the uint8 images, then scale: converting a whole 50,000-image split
@@ -362,7 +363,7 @@ def load_multiclass(
     """
     raw = _raw(name, protocol, data_dir, color, multiclass=True)
     (Xtr, ytr), (Xva, yva), (Xte, yte) = raw.train, raw.val, raw.test
-    keep = _subsample(ytr, n_train, random_state)
+    keep = stratified_subsample(ytr, n_train, random_state)
     if keep is not None:
         Xtr, ytr = Xtr[keep], ytr[keep]
     n = len(raw.class_names)

@@ -19,7 +19,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.parallel import run_tasks
 
-__all__ = ["refit_all", "solve_fixed", "solver_settings"]
+__all__ = ["refit_all", "report_to", "solve_fixed", "solver_settings"]
+
+
+def report_to(on_done: Callable[[int], Any] | None) -> Callable[[int, Any], None] | None:
+    """:func:`csvm.parallel.run_tasks`'s ``on_result`` that tells ``on_done`` each finished
+    sub-problem's index and never stops the others (None when there is no ``on_done``)."""
+    if on_done is None:
+        return None
+
+    def report(index: int, _result: Any) -> None:
+        on_done(index)
+
+    return report
 
 
 def solver_settings(estimator: Any) -> tuple[float, dict[str, Any]]:
@@ -128,8 +140,7 @@ def refit_all(
         (model, X4[task["index"]], task["y"], C, solver)
         for model, task in zip(estimator.estimators_, tasks, strict=True)
     ]
-    on_result = None if on_done is None else (lambda k, _result: on_done(k))
-    results = run_tasks(solve_fixed, args, n_jobs, on_result=on_result)
+    results = run_tasks(solve_fixed, args, n_jobs, on_result=report_to(on_done))
     estimator.estimators_ = [state for state, _ in results]
     estimator.refit_timings_ = [timings for _, timings in results]
     estimator._set_sub_problem_attributes(tasks)

@@ -76,15 +76,6 @@ def _refit_one(
     return solve_fixed(model, *_virtual_set(images, labels, shifts), C, solver)
 
 
-def _report_to(on_done: Callable[[int], Any]) -> Callable[[int, Any], None]:
-    """run_tasks's ``on_result`` that tells ``on_done`` the index and never stops."""
-
-    def report(index: int, _result: Any) -> None:
-        on_done(index)
-
-    return report
-
-
 def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """The shifts as int pairs, once the estimator is known to be a fitted KernelCSVM."""
     from csvm.model.kernelised import KernelCSVM
@@ -153,7 +144,7 @@ def refit_virtual(
         kernel and SVM seconds.  The sub-problems keep no support-vector kernel, so the
         refitted estimator predicts but takes no further filter step.
     """
-    from csvm.model.refit import solver_settings
+    from csvm.model.refit import report_to, solver_settings
 
     shifts = _checked_shifts(estimator, shifts)
     X4 = estimator._images(X, reset=False)
@@ -164,9 +155,7 @@ def refit_virtual(
         (model, X4[np.asarray(rows)], shifts, C, solver)
         for model, rows in zip(estimator.estimators_, supports, strict=True)
     ]
-    results = run_tasks(
-        _refit_one, args, n_jobs, on_result=None if on_done is None else _report_to(on_done)
-    )
+    results = run_tasks(_refit_one, args, n_jobs, on_result=report_to(on_done))
     states = [state for state, _ in results]
     new_support, new_shift = _sources(supports, states, shifts)
     estimator.estimators_ = states
