@@ -431,11 +431,12 @@ def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> tuple[dict[str, A
     fit_seconds = time.perf_counter() - t0
     first = _score(svm, X_test, y_test)
     out: dict[str, Any] = {
+        "settings": {k: config[k] for k in ("kernel", "gamma", "C")},
         "first_fit": {
             "test_accuracy": first["accuracy"],
             "fit_seconds": fit_seconds,
             "n_support": int(svm.n_support_.sum()),
-        }
+        },
     }
     final = first
     if shifts:
@@ -467,7 +468,6 @@ def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
 
 def _baseline_entries(
     base: dict[str, Any],
-    config: dict[str, Any],
     shifts: tuple[tuple[int, int], ...],
     deskewed: bool,
 ) -> list[dict[str, Any]]:
@@ -476,9 +476,9 @@ def _baseline_entries(
     from csvm.analysis.reproduced import model_entry
 
     models: list[dict[str, Any]] = []
-    plain = {k: config[k] for k in ("kernel", "gamma", "C")}
+    plain = base["settings"]  # what _baseline trained
     plain_settings = ", ".join(f"{k} {v}" for k, v in plain.items())
-    plain_name = "plain RBF SVM per pair, γ " + format(config["gamma"], "g")
+    plain_name = "plain RBF SVM per pair, γ " + format(plain["gamma"], "g")
     if deskewed:
         plain_name += ", deskewed images"
     fits = [(base, plain_name, shifts)]
@@ -571,8 +571,7 @@ def save_mnist10(
     )
     base = record.get("baseline")
     if base is not None:
-        plain = MNIST10_CONFIG if config.get("layers") else config
-        models += _baseline_entries(base, plain, shifts, deskewed)
+        models += _baseline_entries(base, shifts, deskewed)
     data = {"n_train": int(n_train), "n_test": int(n_test)}
     details: dict[str, Any] = {"seed 0": record}
     if "mcnemar" in record:
