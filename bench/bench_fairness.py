@@ -186,9 +186,18 @@ def _fit_kcsvm(data, config: dict[str, Any]):
 
 def kcsvm(data, candidates: dict[str, dict[str, Any]], n_filters: int, n_iter: int):
     """Every candidate scored on validation; the best one scored on test."""
+    configs = {
+        name: {**_COMMON, "n_iter": n_iter, **overrides, "n_filters": n_filters}
+        for name, overrides in candidates.items()
+    }
+    return choose_on_validation(data, configs)
+
+
+def choose_on_validation(data, configs: dict[str, dict[str, Any]], **extra) -> dict[str, Any]:
+    """Every configuration fitted and scored on the validation split; the best (ties: the
+    first listed) scored once on the test split, as a cache unit with ``extra``."""
     tried, fitted = {}, {}
-    for name, overrides in candidates.items():
-        config = {**_COMMON, "n_iter": n_iter, **overrides, "n_filters": n_filters}
+    for name, config in configs.items():
         fitted[name], tried[name] = _fit_kcsvm(data, config)
         tried[name]["config"] = config
         print(
@@ -204,6 +213,7 @@ def kcsvm(data, candidates: dict[str, dict[str, Any]], n_filters: int, n_iter: i
         chosen=chosen,
         val_accuracy=tried[chosen]["val_accuracy"],
         candidates=tried,
+        **extra,
     )
 
 

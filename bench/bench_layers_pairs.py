@@ -42,8 +42,8 @@ from bench.bench_fairness import (  # noqa: E402
     _fit_kcsvm,
     _load_pair,
     _pct,
-    _scored,
     _summary_line,
+    choose_on_validation,
     compare_units,
 )
 from bench.bench_fairness import RESULTS as FAIRNESS  # noqa: E402
@@ -122,21 +122,10 @@ def run_pair(cache, path, dataset: str, pair: str, data_dir: Path, names, table)
     if unit in cache:
         return
     data = _load_pair(dataset, pair, data_dir)
-    tried, fitted = {}, {}
-    for name in names:
-        fitted[name], tried[name] = _fit_kcsvm(data, _config(name, table))
-        tried[name]["config"] = _config(name, table)
-    chosen = max(names, key=lambda k: tried[k]["val_accuracy"])  # ties: the first listed
-    cache[unit] = _scored(
-        fitted[chosen],
-        data,
-        sum(t["seconds"] for t in tried.values()),
-        chosen=chosen,
-        val_accuracy=tried[chosen]["val_accuracy"],
-        candidates=tried,
-        code=CODE,
-    )
+    configs = {name: _config(name, table) for name in names}
+    cache[unit] = choose_on_validation(data, configs, code=CODE)
     save_cache(path, cache)
+    chosen = cache[unit]["chosen"]
     print(f"{unit}: {chosen}, test {100 * cache[unit]['test_accuracy']:.2f} %", flush=True)
 
 
