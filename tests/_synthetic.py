@@ -36,3 +36,15 @@ def square_blobs(
 def without_timings(history: list[dict]) -> list[dict]:
     """A fit's events without their wall-clock fields, for comparing two fits."""
     return [{k: v for k, v in e.items() if k not in ("seconds", "timings")} for e in history]
+
+
+def small_kcsvm(**kw):
+    """A K-CSVM for :func:`square_blobs`' 10 x 10 images: one 3 x 3 filter, RBF γ 0.1, three
+    steps, seed 0; ``kw`` replaces any of these."""
+    from csvm import KernelCSVM
+
+    params = dict(
+        image_shape=(10, 10), filter_shape=(3, 3), kernel="rbf", gamma=0.1, n_iter=3,
+        random_state=0,
+    )  # fmt: skip
+    return KernelCSVM(**{**params, **kw})

@@ -3,20 +3,12 @@
 import numpy as np
 import pytest
 
-from csvm import KernelCSVM
 from csvm.model.kernels import kernel_matrix
 from csvm.model.prediction import decisions
 from csvm.model.refit import refit_all
 from csvm.model.virtual import SHIFTS_4, refit_virtual
+from tests._synthetic import small_kcsvm as _kcsvm
 from tests._synthetic import square_blobs
-
-
-def _kcsvm(**kw):
-    params = dict(
-        image_shape=(10, 10), filter_shape=(3, 3), kernel="rbf", gamma=0.1, n_iter=3,
-        random_state=0,
-    )  # fmt: skip
-    return KernelCSVM(**{**params, **kw})
 
 
 @pytest.mark.parametrize("layers", [None, "3x3x2-abs-max2"])

@@ -7,21 +7,14 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from csvm import KernelCSVM, LinearCSVM
+from csvm import LinearCSVM
 from csvm.model.conv import correlate
 from csvm.model.kernels import kernel_matrix
 from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual, shift_images
+from tests._synthetic import small_kcsvm as _kcsvm
 from tests._synthetic import square_blobs
 
 blobs = partial(square_blobs, n_per_class=20, dtype=np.float32, shuffle=True)
-
-
-def _kcsvm(**kw):
-    params = dict(
-        image_shape=(10, 10), filter_shape=(3, 3), kernel="rbf", gamma=0.1, n_iter=3,
-        random_state=0,
-    )  # fmt: skip
-    return KernelCSVM(**{**params, **kw})
 
 
 @pytest.mark.parametrize("dy, dx", [(1, 0), (-1, 0), (0, 1), (0, -1), (2, -1), (-3, 3), (12, 0)])
