@@ -71,6 +71,10 @@ def _show(table: str, meta: dict[str, str]) -> None:
             "**Exact McNemar tests on the same test images** (seed 0):\n\n"
             + "\n".join(str(line) for line in mcnemar)
         )
+    pairs = reproduced.pair_rows(record)
+    if pairs:
+        with st.expander(f"Every pair ({len(pairs)})"):
+            st.dataframe(pairs, hide_index=True)
     with st.expander("Settings and each seed's accuracy"):
         st.table(reproduced.seed_rows(record))
     st.code(record["command"], language="bash")

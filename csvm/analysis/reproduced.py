@@ -40,6 +40,7 @@ __all__ = [
     "comparison_rows",
     "describe_environment",
     "model_entry",
+    "pair_rows",
     "parse_published",
     "seed_rows",
     "run_path",
@@ -77,6 +78,16 @@ TABLES: dict[str, dict[str, str]] = {
         "title": "MNIST, 10 classes, a pooled stack of 16 learned filters per one-vs-one pair",
         "command": "python -m csvm reproduce mnist10-stack --data-dir DIR --n-jobs 2 "
         "--out assets/runs/mnist10-stack.json",
+    },
+    "mnist45-stack": {
+        "title": "MNIST, all 45 digit pairs: the pooled stack against an SVM tuned per pair",
+        "command": "python -m csvm reproduce mnist45-stack --data-dir DIR "
+        "--out assets/runs/mnist45-stack.json",
+    },
+    "cifar10-stack": {
+        "title": "CIFAR-10 pairs: the pooled stack against an SVM tuned per pair",
+        "command": "python -m csvm reproduce cifar10-stack --data-dir DIR "
+        "--out assets/runs/cifar10-stack.json",
     },
 }
 _PACKAGES = ("numpy", "scipy", "scikit-learn")
@@ -338,6 +349,25 @@ def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
         }
         for m in record["models"]
     ]
+
+
+def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
+    """A pair study's every pair (``details.pairs``): both models' test accuracy, what the
+    stack chose on validation, the gain and McNemar's p on the same test images."""
+    rows = []
+    for p in (record.get("details") or {}).get("pairs") or []:
+        rows.append(
+            {
+                "pair": str(p["pair"]).replace("-", " v "),
+                "test images": str(p["n_test"]),
+                "tuned SVM, %": f"{100 * p['plain']['test_accuracy']:.2f}",
+                "stack, %": f"{100 * p['stack']['test_accuracy']:.2f}",
+                "stack chose": str(p["stack"]["chosen"]),
+                "gain, points": f"{p['gain']:+.2f} ({p['images']:+d} images)",
+                "McNemar p": f"{p['p']:.2g} ({p['outcome']})",
+            }
+        )
+    return rows
 
 
 def comparison_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:

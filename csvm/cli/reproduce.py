@@ -6,6 +6,8 @@
     python -m csvm reproduce table3.1 --data-dir DIR --n-train 10000
     python -m csvm reproduce mnist10 --data-dir DIR      # all 60,000 MNIST images
     python -m csvm reproduce mnist10-stack --data-dir DIR  # the same, a pooled 16-filter layer
+    python -m csvm reproduce mnist45-stack --data-dir DIR  # that layer vs a tuned SVM, 45 pairs
+    python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
 ``--out FILE.json`` also saves them (csvm.analysis.reproduced's format: per model the per-seed
@@ -412,6 +414,29 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The stack-vs-tuned-SVM studies (csvm.runs.pair_study): target -> dataset.
+_STUDIES = {"mnist45-stack": "mnist", "cifar10-stack": "cifar10"}
+
+
+def _reproduce_study(
+    table: str, data_dir: str | None, pairs: str | None
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """mnist45-stack / cifar10-stack: the learned stack against the tuned SVM per pair."""
+    from csvm.runs.pair_study import CIFAR_PAIRS, MNIST_PAIRS, run_stack_study, study_record
+
+    dataset = _STUDIES[table]
+    every = MNIST_PAIRS if dataset == "mnist" else CIFAR_PAIRS
+    chosen = every if pairs is None else [p.strip() for p in pairs.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in every]
+    if unknown or not chosen:
+        raise CSVMError(
+            f"--pairs {pairs!r}: {', '.join(unknown) or 'no pair'} is not a pair of {table}; "
+            f"use e.g. {every[0]},{every[1]} (a-b, the smaller class first)"
+        )
+    rows = run_stack_study(dataset, chosen, data_dir, log=lambda line: print(line, flush=True))
+    return study_record(dataset, rows)
+
+
 def _cluster(scheduler: str | None):
     from csvm.parallel import backend
 
@@ -463,7 +488,8 @@ def main_reproduce(argv: list[str]) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "table", choices=["table4.1", "table4.4", "table3.1", "mnist10", "mnist10-stack"]
+        "table",
+        choices=["table4.1", "table4.4", "table3.1", "mnist10", "mnist10-stack", *_STUDIES],
     )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seeds", type=positive_int, default=3)
@@ -481,6 +507,12 @@ def main_reproduce(argv: list[str]) -> int:
         metavar="FILE.json",
         help="write the figures, command, date, machine and versions as JSON "
         "(the Reproduce page reads assets/runs/<table>.json)",
+    )
+    parser.add_argument(
+        "--pairs",
+        default=None,
+        metavar="A-B,...",
+        help="mnist45-stack / cifar10-stack: only these pairs (default: all)",
     )
     _add_scale_arguments(parser)
     args = parser.parse_args(argv)
@@ -504,6 +536,9 @@ def main_reproduce(argv: list[str]) -> int:
             _save(args.out, args.table, models, env, extra)
         elif args.table in ("mnist10", "mnist10-stack"):
             lines = _reproduce_mnist10(args, env)
+        elif args.table in _STUDIES:
+            lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
+            _save(args.out, args.table, models, env, extra)
         else:
             lines, models, extra = _reproduce_pair(
                 args.table, args.data_dir, args.seeds, args.epochs
