@@ -22,10 +22,8 @@ resumes where it stopped and the tables (and McNemar tests) are computed from th
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +31,24 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
-from bench._cache import load_cache, pack_correct, save_cache, unpack_correct  # noqa: E402
+from bench._cache import load_cache, save_cache  # noqa: E402
 from bench._data import SHARED  # noqa: E402
-from csvm.analysis.stats import mcnemar_correct, mcnemar_p, wilson_interval  # noqa: E402
-from csvm.exceptions import DivergenceError  # noqa: E402
+from csvm.analysis.stats import mcnemar_p, wilson_interval  # noqa: E402
+from csvm.runs.pair_study import (  # noqa: E402
+    CIFAR_PAIRS,
+    MNIST_PAIRS,
+    compare_units,
+    fit_scored,
+    load_thesis_pair,
+    summarise,
+    tuned_plain_svm,
+)
+from csvm.runs.pair_study import choose_on_validation as _choose  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fairness.json"
-MNIST_PAIRS = [f"{a}-{b}" for a, b in itertools.combinations(range(10), 2)]
 #: A 9-pair subset for shorter runs (--multi-pairs / --ablation-pairs): the thesis's 3 v 5
 #: and eight more, from the easiest to the hardest kinds of pair.
 SUBSET_PAIRS = ["3-5", "4-9", "7-9", "2-7", "3-8", "5-8", "1-7", "0-6", "2-3"]
-CIFAR_PAIRS = ["airplane-automobile", "cat-dog"]
 
 _COMMON = {"filter_size": 5, "seed": 0, "C": None, "C_last_only": False, "momentum": 0.0}
 MNIST_CANDIDATES: dict[str, dict[str, Any]] = {
@@ -117,71 +122,18 @@ def _code_version() -> str | None:
 CODE = _code_version()
 
 
-# -- one pair -----------------------------------------------------------------------------
+# -- one pair (csvm.runs.pair_study: the same study as a library) -------------------------
 def _load_pair(dataset: str, pair: str, data_dir: Path):
-    from csvm.data import load_pair
-
-    a, b = pair.split("-")
-    return load_pair(dataset, a, b, protocol="thesis", data_dir=data_dir)
-
-
-def _scored(clf, data, seconds: float, **extra) -> dict[str, Any]:
-    correct = clf.predict(data.X_test) == data.y_test
-    return {
-        "test_accuracy": float(correct.mean()),
-        "n_test": int(len(correct)),
-        "correct": pack_correct(correct),
-        "seconds": round(seconds, 2),
-        **extra,
-    }
+    return load_thesis_pair(dataset, pair, data_dir)
 
 
 def plain_svm(data) -> dict[str, Any]:
     """The better of a tuned RBF and a tuned polynomial SVM, by validation accuracy."""
-    from csvm.analysis.tuning import tune_plain_svm
-
-    start = time.perf_counter()
-    tuned = {}
-    for kernel in ("rbf", "poly"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unconverged fits are flagged in the grid
-            tuned[kernel] = tune_plain_svm(
-                data.X_train, data.y_train, data.X_val, data.y_val, kernel=kernel
-            )
-    best = max(tuned.values(), key=lambda r: r.val_accuracy)  # ties: RBF, listed first
-    return _scored(
-        best.estimator,
-        data,
-        time.perf_counter() - start,
-        params=best.params,
-        val_accuracy=best.val_accuracy,
-        n_fits=sum(r.n_fits for r in tuned.values()),
-        unconverged=sum(not c["converged"] for r in tuned.values() for c in r.grid),
-        family_val={k: r.val_accuracy for k, r in tuned.items()},
-        family_params={k: r.params for k, r in tuned.items()},
-    )
+    return tuned_plain_svm(data)
 
 
 def _fit_kcsvm(data, config: dict[str, Any]):
-    from csvm.runs.config import RunConfig
-
-    clf = RunConfig(**config).build_estimator(data.image_shape)
-    start = time.perf_counter()
-    diverged = None
-    try:
-        clf.fit(data.X_train, data.y_train)
-    except DivergenceError as exc:  # the best state is kept and still predicts
-        diverged = exc.cause
-    history = clf.history_
-    info = {
-        "seconds": round(time.perf_counter() - start, 2),
-        "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
-        "diverged": diverged,
-        "iterations": len(history),
-        "norm_start": history[0]["filter_norm"] if history else None,
-        "norm_end": history[-1]["filter_norm"] if history else None,
-    }
-    return clf, info
+    return fit_scored(data, config)
 
 
 def kcsvm(data, candidates: dict[str, dict[str, Any]], n_filters: int, n_iter: int):
@@ -194,27 +146,8 @@ def kcsvm(data, candidates: dict[str, dict[str, Any]], n_filters: int, n_iter: i
 
 
 def choose_on_validation(data, configs: dict[str, dict[str, Any]], **extra) -> dict[str, Any]:
-    """Every configuration fitted and scored on the validation split; the best (ties: the
-    first listed) scored once on the test split, as a cache unit with ``extra``."""
-    tried, fitted = {}, {}
-    for name, config in configs.items():
-        fitted[name], tried[name] = _fit_kcsvm(data, config)
-        tried[name]["config"] = config
-        print(
-            f"    {name:9s} val {100 * tried[name]['val_accuracy']:.2f} % "
-            f"({tried[name]['seconds']:.0f} s)",
-            flush=True,
-        )
-    chosen = max(tried, key=lambda k: tried[k]["val_accuracy"])  # ties: the first listed
-    return _scored(
-        fitted[chosen],
-        data,
-        sum(t["seconds"] for t in tried.values()),
-        chosen=chosen,
-        val_accuracy=tried[chosen]["val_accuracy"],
-        candidates=tried,
-        **extra,
-    )
+    """csvm.runs.pair_study.choose_on_validation, printing each candidate's score."""
+    return _choose(data, configs, log=lambda line: print(line, flush=True), **extra)
 
 
 def run_pair(cache, path, dataset, pair, filters, data_dir, n_iter) -> None:
@@ -294,23 +227,6 @@ def _compare(cache, dataset, pair, k) -> dict[str, Any] | None:
     return compare_units(plain, kc, pair)
 
 
-def compare_units(plain: dict[str, Any], model: dict[str, Any], pair: str) -> dict[str, Any]:
-    """A model's cached unit against the plain SVM's on the same test images: the gain in
-    points and images, McNemar's p and the outcome (win / tie / loss at p < 0.05)."""
-    n = plain["n_test"]
-    m = mcnemar_correct(unpack_correct(model["correct"], n), unpack_correct(plain["correct"], n))
-    return {
-        "pair": pair,
-        "plain": plain,
-        "kcsvm": model,
-        "gain": m.diff_points,
-        "images": m.diff_images,
-        "p": m.p_value,
-        "outcome": "tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss"),
-        "n": n,
-    }
-
-
 def _pct(acc: float, n: int) -> str:
     lo, hi = wilson_interval(int(round(acc * n)), n)
     return f"{100 * acc:.2f} ({100 * lo:.1f}–{100 * hi:.1f})"
@@ -324,15 +240,11 @@ def _plain_label(params: dict[str, Any]) -> str:
 
 
 def _summary_line(rows: list[dict[str, Any]], label: str) -> str:
-    gains = np.array([r["gain"] for r in rows])
-    wins = sum(r["outcome"] == "win" for r in rows)
-    losses = sum(r["outcome"] == "loss" for r in rows)
-    ahead, behind = int(np.sum(gains > 0)), int(np.sum(gains < 0))
-    # Sign test over pairs (level pairs left out): the same binomial tail as McNemar's.
+    m = summarise(rows)
     return (
-        f"| {label} | {len(rows)} | {gains.mean():+.2f} ± {gains.std():.2f} | "
-        f"{np.median(gains):+.2f} | {wins} / {len(rows) - wins - losses} / {losses} | "
-        f"{ahead} / {len(rows) - ahead - behind} / {behind} | {mcnemar_p(ahead, behind):.2g} |"
+        f"| {label} | {m['pairs']} | {m['mean']:+.2f} ± {m['sd']:.2f} | {m['median']:+.2f} | "
+        f"{m['wins']} / {m['ties']} / {m['losses']} | {m['ahead']} / {m['level']} / "
+        f"{m['behind']} | {m['sign_p']:.2g} |"
     )
 
 
