@@ -6,7 +6,15 @@ import json
 import numpy as np
 import pytest
 
-from csvm.analysis.curves import curve_cells, run_cell, run_curve, summarise_curve
+from csvm.analysis.curves import (
+    METHODS,
+    curve_cells,
+    grid_gamma,
+    map_values,
+    run_cell,
+    run_curve,
+    summarise_curve,
+)
 from csvm.cli.main import main
 
 
@@ -34,6 +42,23 @@ def test_a_cell_is_reproducible_by_its_seed_and_tuned_on_validation():
     assert first["correct"] != other["correct"]  # another draw of the 20 images
     assert first["n_train"] == 20 and 0.5 < first["test_accuracy"] <= 1
     assert 0 <= first["validation"] <= 1 and "gamma" in first["params"]
+    grid = {p["gamma"] for p in METHODS["kcsvm"][1]}
+    assert first["params"]["gamma"] in grid  # MNIST's maps: the grid as written
+
+
+def test_the_kcsvm_grids_move_with_the_size_of_the_maps():
+    # Two 5x5 filters: 2 x 24 x 24 values on MNIST, 2 x 92 x 28 on CIFAR's stacked planes.
+    assert map_values("kcsvm", (1, 28, 28)) == 2 * 24 * 24
+    assert map_values("kcsvm", (1, 96, 32)) == 2 * 92 * 28
+    # The stack: 5x5x8, max 2 then 3x3x8, max 2: 8 x 5 x 5 on MNIST, 8 x 22 x 6 on CIFAR.
+    assert map_values("layers", (28, 28)) == 8 * 5 * 5
+    assert map_values("layers", (1, 96, 32)) == 8 * 22 * 6
+    for method in ("kcsvm", "layers"):
+        assert grid_gamma(method, 0.05, (1, 28, 28)) == 0.05
+        moved = grid_gamma(method, 0.05, (1, 96, 32))
+        assert moved == pytest.approx(
+            0.05 * map_values(method, (1, 28, 28)) / map_values(method, (1, 96, 32))
+        )
 
 
 def test_the_summary_sets_every_method_against_the_svm_of_the_same_draws():
