@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from csvm import figures
+from csvm.figures.image_html import image_grid_html
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs.config import SPECS, RunConfig, parse
 from csvm.runs.presets import load_presets
@@ -33,6 +34,15 @@ def chart(fig, key: str, **options) -> None:
     if st.session_state.get("projector"):
         figures.for_projector(fig)
     st.plotly_chart(fig, key=key, width="stretch", **options)
+
+
+def image_grid(images, captions, title: str, cols: int = 8) -> None:
+    """A titled grid of grey images as HTML (:mod:`csvm.figures.image_html`: no Plotly, so
+    a new visitor's first page does not wait for Plotly's script), larger in projector mode."""
+    markup = image_grid_html(
+        images, captions, title, cols=cols, large=bool(st.session_state.get("projector"))
+    )
+    st.markdown(markup, unsafe_allow_html=True)
 
 
 def get_pool() -> JobPool:

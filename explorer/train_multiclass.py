@@ -19,7 +19,7 @@ import streamlit as st
 from csvm import figures
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
-from explorer.common import chart
+from explorer.common import chart, image_grid
 from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
@@ -159,13 +159,10 @@ def results_panel(run: Run, finished: dict[str, dict], data) -> None:
         f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})"
     ):
         predicted = np.asarray(csvm_result["test_predictions"])
-        chart(
-            figures.image_grid(
-                data.X_test[wrong],
-                [f"{names[data.y_test[i]]} → {names[predicted[i]]}" for i in wrong],
-                "Misclassified by the CSVM (first 32): true → predicted",
-            ),
-            f"wrong_{run.id}",
+        image_grid(
+            data.X_test[wrong],
+            [f"{names[data.y_test[i]]} → {names[predicted[i]]}" for i in wrong],
+            "Misclassified by the CSVM (first 32): true → predicted",
         )
 
 

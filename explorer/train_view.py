@@ -24,6 +24,7 @@ from explorer.common import (
     chart,
     data_for,
     get_pool,
+    image_grid,
     is_running,
     outcomes,
     owner,
@@ -244,14 +245,11 @@ def _examples_view(run: Run, shown: list) -> None:
         alpha = np.asarray(last.get("alpha", np.ones(len(support))))
         order = np.argsort(-alpha)[:16]
         idx = np.asarray(support)[order]
-        chart(
-            figures.image_grid(
-                data.X_train[idx],
-                [f"α={a:.3g}" for a in alpha[order]],
-                f"Support vectors of this SVM solve ({len(support)}; largest α first)",
-                cols=8,  # 16 columns ran the α captions into each other at 1280 px
-            ),
-            f"svs_{run.id}",
+        image_grid(
+            data.X_train[idx],
+            [f"α={a:.3g}" for a in alpha[order]],
+            f"Support vectors of this SVM solve ({len(support)}; largest α first)",
+            cols=8,  # 16 columns ran the α captions into each other at 1280 px
         )
 
 
@@ -349,13 +347,10 @@ def results_panel(run: Run, views: dict) -> None:
         f"Misclassified test images ({csvm_result['n_misclassified']} of {csvm_result['n_test']})"
     ):
         true = [names[0 if data.y_test[i] < 0 else 1] for i in wrong]
-        chart(
-            figures.image_grid(
-                data.X_test[wrong],
-                [f"true {t}" for t in true],
-                "Misclassified by the CSVM (first 32)",
-            ),
-            f"wrong_{run.id}",
+        image_grid(
+            data.X_test[wrong],
+            [f"true {t}" for t in true],
+            "Misclassified by the CSVM (first 32)",
         )
     _export_button(run, config, finished, outs, data)
 
@@ -466,14 +461,11 @@ def welcome(data) -> None:
             idx = np.concatenate([np.flatnonzero(data.y_train == k)[:2] for k in range(len(names))])
         else:
             idx = pinned_indices(data.y_train)
-        chart(
-            figures.image_grid(
-                data.X_train[idx],
-                [names[max(int(data.y_train[i]), 0)] for i in idx],
-                "Example training images",
-                cols=6 if len(idx) <= 6 else 10,
-            ),
-            "examples",
+        image_grid(
+            data.X_train[idx],
+            [names[max(int(data.y_train[i]), 0)] for i in idx],
+            "Example training images",
+            cols=6 if len(idx) <= 6 else 10,
         )
         st.caption(
             f"{md_escape(data.source)} · train {len(data.y_train)} · test {len(data.y_test)}"

@@ -11,8 +11,8 @@ from csvm.figures.filters import (
     filter_figure,
     filter_grid_figure,
     gradient_figure,
-    image_grid,
 )
+from csvm.figures.image_html import image_grid_html
 from csvm.figures.landscape import landscape_1d_figure, landscape_2d_figure
 from csvm.figures.results import confusion_figure, per_class_accuracy_figure
 from csvm.figures.style import MAX_POINTS, for_projector, log_ticks, nice_ticks
@@ -38,7 +38,7 @@ __all__ = [
     "filter_svg",
     "for_projector",
     "gradient_figure",
-    "image_grid",
+    "image_grid_html",
     "landscape_1d_figure",
     "landscape_2d_figure",
     "log_ticks",

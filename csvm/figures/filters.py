@@ -27,7 +27,6 @@ __all__ = [
     "feature_maps_figure",
     "gradient_figure",
     "filter_grid_figure",
-    "image_grid",
 ]
 
 
@@ -402,47 +401,4 @@ def filter_grid_figure(
     fig.update_layout(title=title, height=height, annotations=annotations, **_LAYOUT)
     if clickable:
         fig.update_layout(clickmode="event+select", dragmode=False)
-    return fig
-
-
-def image_grid(images: np.ndarray, captions: Sequence[str], title: str, cols: int = 8) -> go.Figure:
-    """A grid of grey images with captions (misclassified images, support vectors).
-
-    Parameters
-    ----------
-    images : ndarray of shape (n, C, H, W)
-        The first channel of each is drawn.
-    captions : sequence of str
-    title : str
-    cols : int, default 8
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    images = np.asarray(images, dtype=float)
-    n = len(images)
-    if n == 0:
-        fig = go.Figure()
-        fig.update_layout(title=f"{title}: none", height=80, **_LAYOUT)
-        return fig
-    cols = min(cols, n)
-    rows = int(np.ceil(n / cols))
-    planes = images.reshape(n, -1, *images.shape[-2:])[:, 0]
-    cell, gap = planes.shape[-2:], max(2, planes.shape[-1] // 6)
-    fig = go.Figure(
-        go.Heatmap(
-            z=_tile(list(planes), cols, cell, gap),
-            colorscale="gray",
-            showscale=False,
-            hoverinfo="skip",
-        )
-    )
-    _canvas_axes(fig)
-    fig.update_layout(
-        title=title,
-        height=140 * rows + 70,
-        annotations=_tile_captions(captions, cols, cell, gap),
-        **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10}),
-    )
     return fig

@@ -4,6 +4,7 @@
 is one tick of the playback (``pace=live`` shows every recorded step at once).
 """
 
+import re
 import time
 
 import pytest
@@ -20,6 +21,11 @@ SMALL_RUN = {
 }
 
 
+def _markup(at, title: str) -> list[str]:
+    """The page's HTML image grids titled ``title``."""
+    return [m.value for m in at.markdown if f">{title}</div>" in m.value]
+
+
 def _headline(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("### "))
 
@@ -29,7 +35,9 @@ def test_train_page_opens_with_real_images_and_no_error():
     assert not at.exception
     assert not at.error
     assert at.title[0].value == "CSVM Explorer"
-    assert titled(at, "Example training images")
+    (grid,) = _markup(at, "Example training images")
+    assert grid.count("<img") == 6  # three of each class, as HTML: no Plotly before Start
+    assert not at.get("plotly_chart")
 
 
 def test_small_run_shows_every_model_with_intervals_and_significance():
@@ -171,7 +179,11 @@ def _block_keys(at) -> set[str]:
 def test_projector_mode_enlarges_the_figures():
     normal = open_app()
     big = open_app({"projector": "1"})
-    size = lambda at: titled(at, "Example")[0]["layout"]["font"]["size"]  # noqa: E731
+
+    def size(at):
+        (grid,) = _markup(at, "Example training images")
+        return int(re.search(r"height:(\d+)px", grid).group(1))
+
     assert size(big) > size(normal)
 
 

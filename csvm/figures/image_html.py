@@ -1,0 +1,113 @@
+"""A grid of grey images with captions as plain HTML (example images, support vectors,
+misclassified images).
+
+The Train page's only Plotly figure before Start was its grid of example images, so a new
+visitor's browser loaded and compiled Plotly's 4.6 MB script before the page was usable
+(the same cost :mod:`csvm.figures.filter_svg` took off the filter).  Each image here is a
+small PNG inside an ``<img>``, scaled up without smoothing so a 28×28 digit keeps its
+pixels; the grid wraps to its column's width.
+
+No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow_html=True)``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image
+
+from csvm.figures.filters import TEXT_PX
+
+__all__ = ["image_grid_html", "png_data_uri"]
+
+#: Height of one image on the page, in pixels (projector mode: a third more).
+_ROW_PX = 112
+_LARGE = 4 / 3
+
+
+def png_data_uri(plane: np.ndarray) -> str:
+    """One 8-bit grey plane as a ``data:image/png;base64,...`` URI.
+
+    Examples
+    --------
+    >>> png_data_uri(np.zeros((2, 2), dtype=np.uint8)).startswith("data:image/png;base64,")
+    True
+    """
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(plane, dtype=np.uint8), mode="L").save(buffer, "PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _grey(images: np.ndarray) -> np.ndarray:
+    """The first channel of every image on one 0-255 scale (the grid's min to max, as the
+    Plotly grid's grey colour scale spanned them)."""
+    planes = np.asarray(images, dtype=float)
+    planes = planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0]
+    planes = np.nan_to_num(planes, nan=0.0, posinf=0.0, neginf=0.0)
+    low, high = float(planes.min()), float(planes.max())
+    scale = 255.0 / (high - low) if high > low else 0.0
+    return np.rint((planes - low) * scale).astype(np.uint8)
+
+
+def image_grid_html(
+    images: np.ndarray,
+    captions: Sequence[str],
+    title: str,
+    cols: int = 8,
+    large: bool = False,
+) -> str:
+    """A titled grid of grey images, each with its caption underneath.
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W) or (n, H, W)
+        The first channel of each is drawn, all on one grey scale.
+    captions : sequence of str
+        One per image (escaped here).
+    title : str
+    cols : int, default 8
+        At most this many images a row; narrower columns wrap.
+    large : bool, default False
+        Images and text a third larger (projector mode).
+
+    Returns
+    -------
+    str
+        One ``<div>`` of markup, no line breaks (Markdown would read indented lines as code).
+
+    Examples
+    --------
+    >>> markup = image_grid_html(np.eye(4)[None], ["one"], "An image")
+    >>> "An image" in markup and markup.count("<img") == 1
+    True
+    """
+    n = len(images)
+    text = round(TEXT_PX * (_LARGE if large else 1))
+    heading = (
+        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
+        f"{html.escape(title)}{': none' if n == 0 else ''}</div>"
+    )
+    if n == 0:
+        return f"<div>{heading}</div>"
+    row_px = round(_ROW_PX * (_LARGE if large else 1))
+    cells = []
+    for plane, caption in zip(_grey(images), captions, strict=True):
+        label = html.escape(str(caption))
+        cells.append(
+            '<figure style="margin:0;text-align:center;min-width:0">'
+            f'<img src="{png_data_uri(plane)}" alt="{label}" title="{label}" '
+            f'style="height:{row_px}px;max-width:100%;object-fit:contain;'
+            'image-rendering:pixelated">'
+            f'<figcaption style="font-size:{text}px;line-height:1.2;overflow-wrap:anywhere">'
+            f"{label}</figcaption></figure>"
+        )
+    columns = min(int(cols), n)
+    grid = (
+        f'<div style="display:grid;grid-template-columns:repeat({columns},minmax(0,1fr));'
+        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
+    )
+    return f"<div>{heading}{grid}</div>"
