@@ -54,14 +54,9 @@ def _show(table: str, meta: dict[str, str]) -> None:
         return
     st.table(reproduced.comparison_rows(record))
     refs = {m["reference"]["source"] for m in record["models"] if m.get("reference")}
-    data = record.get("data") or {}
-    counts = (
-        f"{data['n_train']:,} training and {data['n_test']:,} test images. "
-        if "n_train" in data and "n_test" in data
-        else ""
-    )
+    published = "; ".join(sorted(refs)) or "none"
     st.caption(
-        f"{counts}Published figures: {'; '.join(sorted(refs)) or 'none'}. Difference: this "
+        f"{reproduced.counts_text(record)}Published figures: {published}. Difference: this "
         "machine's mean minus the published mean, in percentage points. Mean ± population "
         "std over seeds; seconds are wall-clock on a shared machine."
     )

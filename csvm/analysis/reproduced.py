@@ -38,6 +38,7 @@ __all__ = [
     "load_run",
     "pack_correct",
     "comparison_rows",
+    "counts_text",
     "describe_environment",
     "model_entry",
     "pair_rows",
@@ -349,6 +350,22 @@ def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
         }
         for m in record["models"]
     ]
+
+
+def counts_text(record: Mapping[str, Any]) -> str:
+    """How many training and test images the run used, for the page's caption ("" if the
+    record does not say); a pair study's counts are sums over its pairs."""
+    data = record.get("data") or {}
+    if "n_train" not in data or "n_test" not in data:
+        return ""
+    pairs = (record.get("details") or {}).get("pairs") or []
+    summed = (
+        f", summed over the {len(pairs)} pairs (each pair's own split; a test image is "
+        "scored once in every pair of its class)"
+        if len(pairs) > 1
+        else ""
+    )
+    return f"{data['n_train']:,} training and {data['n_test']:,} test images{summed}. "
 
 
 def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 from csvm.__main__ import main
-from csvm.analysis.reproduced import load_run, pack_correct, pair_rows, unpack_correct
+from csvm.analysis.reproduced import (
+    counts_text,
+    load_run,
+    pack_correct,
+    pair_rows,
+    unpack_correct,
+)
 from csvm.runs import pair_study
 from tests.cli.test_cli import _fake_mnist
 
@@ -38,6 +44,11 @@ def test_mnist45_stack_out_keeps_every_pair_and_its_test_images(tmp_path, monkey
     assert stack_row["config"]["a"]["layers"] == "3x3x2-abs-max2"
     assert run["details"]["mcnemar"][0].startswith("- stack vs tuned SVM (2 pairs)")
     assert [r["pair"] for r in pair_rows(run)] == ["3 v 5", "1 v 7"]
+    total = sum(p["n_test"] for p in pairs)
+    assert counts_text(run).startswith(f"{run['data']['n_train']:,} training and {total:,} test")
+    assert "summed over the 2 pairs" in counts_text(run)
+    assert counts_text({"data": {"n_train": 5, "n_test": 7}}) == "5 training and 7 test images. "
+    assert counts_text({"data": {}}) == ""
 
 
 @pytest.mark.parametrize(
