@@ -9,7 +9,9 @@ seen): candidates are compared on the **selection** pairs (3v5, 4v9, 7v9, 1v7, 2
 images; the chosen one is scored once on the **report** pairs (0v6, 2v8, 5v6, 1v8, 3v9),
 seeds 100-109, on the pair's images of the MNIST test set.
 
-For every draw and candidate we train the K-CSVM and score, on the same images:
+The draws, the scores and their summary are csvm.runs.classroom_study's (which
+``python -m csvm reproduce classroom-stack`` runs for the two report models).  For every
+draw and candidate we train the K-CSVM and score, on the same images:
 
 * ``learned``: the trained model;
 * ``fixed``: the same network and SVM on its random start, each layer's filters rescaled
@@ -27,28 +29,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-import warnings
 from pathlib import Path
-
-import numpy as np
-from scipy.stats import binomtest
-from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
-from bench._data import SHARED, _idx  # noqa: E402
-from csvm import KernelCSVM  # noqa: E402
-from csvm.analysis.ablation import delta_filters, gaussian_filters  # noqa: E402
-from csvm.exceptions import DivergenceError  # noqa: E402
-from csvm.model.kernel_state import _solve  # noqa: E402
+from bench._data import SHARED  # noqa: E402
+from csvm.analysis.mnist10 import load_mnist10  # noqa: E402
+from csvm.runs.classroom_study import (  # noqa: E402
+    REPORT_MODELS,
+    REPORT_PAIRS,
+    REPORT_SEEDS,
+    SELECT_PAIRS,
+    SELECT_SEEDS,
+    draw_pair,
+    score_draw,
+    summarise_draws,
+)
 
-SELECT_PAIRS = [(3, 5), (4, 9), (7, 9), (1, 7), (2, 3)]
-REPORT_PAIRS = [(0, 6), (2, 8), (5, 6), (1, 8), (3, 9)]
-SELECT_SEEDS, REPORT_SEEDS = range(10), range(100, 110)
-N_TRAIN, N_VAL = 50, 100
 RESULTS = Path(__file__).resolve().parent / "results" / "layers_small.json"
-COMMON = {"kernel": "rbf", "regulariser": "dfo2", "lam": 0.1, "step": "relative", "C": None}
 
 #: name -> (layers, gamma, eta, n_iter, zero-mean layer-1 start)
 CANDIDATES = {
@@ -173,121 +171,16 @@ CANDIDATES.update(
 )
 
 
+# The report's two models are the library's (csvm.runs.classroom_study.REPORT_MODELS).
+assert all(CANDIDATES[name] == model for name, model in REPORT_MODELS.items())
+
+
 def _load():
-    root = SHARED / "mnist"
-    Xtr = _idx(root / "train-images-idx3-ubyte.gz")
-    ytr = _idx(root / "train-labels-idx1-ubyte.gz")
-    Xte = _idx(root / "t10k-images-idx3-ubyte.gz")
-    yte = _idx(root / "t10k-labels-idx1-ubyte.gz")
-    return Xtr, ytr, Xte, yte
-
-
-def _draw(data, a, b, seed, report):
-    """50 training images of the pair, and 100 validation images (selection) or the pair's
-    test images (report); labels -1 for a, +1 for b."""
-    Xtr, ytr, Xte, yte = data
-    rng = np.random.default_rng(seed)
-    idx = np.flatnonzero((ytr == a) | (ytr == b))
-    pick = rng.permutation(idx)
-    train = pick[:N_TRAIN]
-    while len(set(ytr[train])) < 2:  # both classes in the 50 (always, at 50; kept safe)
-        pick = rng.permutation(idx)
-        train = pick[:N_TRAIN]
-
-    def prep(X, y):
-        return X.astype(np.float32)[:, None] / 255.0, np.where(y == b, 1, -1)
-
-    if report:
-        m = (yte == a) | (yte == b)
-        return (*prep(Xtr[train], ytr[train]), *prep(Xte[m], yte[m]))
-    val = pick[N_TRAIN : N_TRAIN + N_VAL]
-    return (*prep(Xtr[train], ytr[train]), *prep(Xtr[val], ytr[val]))
-
-
-def _fixed_variants(clf, start_theta):
-    """(name, theta) of fixed filters at the learned norms, layer by layer."""
-    state = clf.estimators_[0]
-    net = state.network
-    learned = state.layer_filters
-    starts = [start_theta] if net is None else net.unpack(start_theta)
-
-    def at_norms(layers):
-        scaled = [
-            f * (np.linalg.norm(g) / max(np.linalg.norm(f), 1e-300))
-            for f, g in zip(layers, learned, strict=True)
-        ]
-        return scaled[0] if net is None else net.pack(scaled)
-
-    shape = learned[0].shape
-    variants = [("start", at_norms(starts))]
-    variants.append(("gaussian", at_norms([gaussian_filters(shape), *starts[1:]])))
-    variants.append(("delta", at_norms([delta_filters(shape), *starts[1:]])))
-    return variants
-
-
-def _score_theta(clf, theta, X, y, Xe, ye):
-    params = dict(clf.estimators_[0].kernel_params)
-    state, _ = _solve(X, y, theta, params, 1e10, "none", 0.0, 1e-3, network=clf._network)
-    return float(np.mean(np.where(state.decision_function(Xe) > 0, 1, -1) == ye))
+    return load_mnist10(str(SHARED))
 
 
 def run_one(data, cand, a, b, seed, report):
-    layers, gamma, eta, n_iter, init, *extra = CANDIDATES[cand]
-    X, y, Xe, ye = _draw(data, a, b, seed, report)
-    kw = dict(COMMON, gamma=gamma, eta=eta, n_iter=n_iter, random_state=seed, layers=layers)
-    # True / False: the first rounds' zero-mean or uniform start; a string names the kind.
-    kw["filter_init"] = init if isinstance(init, str) else ("zero-mean" if init else "uniform")
-    kw.update(extra[0] if extra else {})
-    if layers is None:
-        kw.update(filter_shape=(5, 5), n_filters=2)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = KernelCSVM(**{**kw, "n_iter": 1}).fit(X, y)
-        try:
-            clf = KernelCSVM(**kw).fit(X, y)
-        except DivergenceError:
-            return None
-    seconds = time.perf_counter() - t0
-    start_theta = start.estimators_[0].theta
-    learned = float(np.mean(np.where(clf.decision_function(Xe) > 0, 1, -1) == ye))
-    variants = _fixed_variants(clf, start_theta)
-    fixed = {name: _score_theta(clf, th, X, y, Xe, ye) for name, th in variants}
-    plain = SVC(kernel="rbf", gamma=gamma, C=1e10).fit(X.reshape(len(X), -1), y)
-    plain_acc = float(np.mean(plain.predict(Xe.reshape(len(Xe), -1)) == ye))
-    # The Classroom preset's plain SVM (γ 0.02 on raw pixels): a γ chosen for pooled maps
-    # is not one for raw pixels, so "the same kernel" is also reported at the preset's γ.
-    plain02 = SVC(kernel="rbf", gamma=0.02, C=1e10).fit(X.reshape(len(X), -1), y)
-    plain02_acc = float(np.mean(plain02.predict(Xe.reshape(len(Xe), -1)) == ye))
-    f0 = start.estimators_[0].filters.ravel()
-    f1 = clf.estimators_[0].filters.ravel()
-    cosine = float(f0 @ f1 / (np.linalg.norm(f0) * np.linalg.norm(f1)))
-    return {
-        "learned": learned,
-        "fixed": fixed,
-        "best_fixed": max(fixed.values()),
-        "plain": plain_acc,
-        "plain_g002": plain02_acc,
-        "cosine": cosine,
-        "seconds": seconds,
-    }
-
-
-def summarise(rows):
-    diff = np.array([r["learned"] - r["best_fixed"] for r in rows]) * 100
-    over_plain = np.array([r["learned"] - r["plain"] for r in rows]) * 100
-    wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
-    p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
-    return {
-        "n": len(rows),
-        "learned": 100 * np.mean([r["learned"] for r in rows]),
-        "minus_best_fixed": float(diff.mean()),
-        "sign_test": f"{wins}+/{losses}- p={p:.3g}",
-        "over_plain": float(over_plain.mean()),
-        "over_plain_g002": 100 * float(np.mean([r["learned"] - r["plain_g002"] for r in rows])),
-        "cosine": float(np.mean([r["cosine"] for r in rows])),
-        "seconds": float(np.mean([r["seconds"] for r in rows])),
-    }
+    return score_draw(CANDIDATES[cand], *draw_pair(data, a, b, seed, report), seed)
 
 
 def main():
@@ -311,7 +204,7 @@ def main():
                     RESULTS.write_text(json.dumps(cache))
                 if cache[key] is not None:
                     rows.append(cache[key])
-        s = summarise(rows)
+        s = summarise_draws(rows)
         print(
             f"{args.stage:6} {name:45} n={s['n']:3} acc {s['learned']:.2f}  "
             f"learned-bestfixed {s['minus_best_fixed']:+.2f} ({s['sign_test']})  "

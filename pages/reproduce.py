@@ -38,6 +38,14 @@ def _open_in_train(preset: dict[str, Any]) -> None:
     st.session_state["preset"] = preset["name"]
 
 
+#: The statistical tests a saved run may hold (``details``), and how the page heads them.
+_TESTS = {
+    "mcnemar": "**Exact McNemar tests on the same test images** (seed 0):",
+    "sign_tests": "**Sign tests over the draws** (each draw: learned filters against the best "
+    "fixed filters at the same norms, on the same test images):",
+}
+
+
 def _show(table: str, meta: dict[str, str]) -> None:
     st.subheader(meta["title"])
     path = reproduced.run_path(table)
@@ -60,12 +68,10 @@ def _show(table: str, meta: dict[str, str]) -> None:
         "machine's mean minus the published mean, in percentage points. Mean ± population "
         "std over seeds; seconds are wall-clock on a shared machine."
     )
-    mcnemar = (record.get("details") or {}).get("mcnemar")
-    if mcnemar:
-        st.markdown(
-            "**Exact McNemar tests on the same test images** (seed 0):\n\n"
-            + "\n".join(str(line) for line in mcnemar)
-        )
+    details = record.get("details") or {}
+    for key, heading in _TESTS.items():
+        if details.get(key):
+            st.markdown(f"{heading}\n\n" + "\n".join(str(line) for line in details[key]))
     pairs = reproduced.pair_rows(record)
     if pairs:
         with st.expander(f"Every pair ({len(pairs)})"):

@@ -90,6 +90,12 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce cifar10-stack --data-dir DIR "
         "--out assets/runs/cifar10-stack.json",
     },
+    "classroom-stack": {
+        "title": "50 images: does the learned filters' shape matter? (two layers and the "
+        "Classroom preset against fixed filters at the same norms)",
+        "command": "python -m csvm reproduce classroom-stack --data-dir DIR "
+        "--out assets/runs/classroom-stack.json",
+    },
 }
 _PACKAGES = ("numpy", "scipy", "scikit-learn")
 _TOP_FIELDS = {
@@ -360,10 +366,7 @@ def counts_text(record: Mapping[str, Any]) -> str:
         return ""
     pairs = (record.get("details") or {}).get("pairs") or []
     summed = (
-        f", summed over the {len(pairs)} pairs (each pair's own split; a test image is "
-        "scored once in every pair of its class)"
-        if len(pairs) > 1
-        else ""
+        f", summed over the {len(pairs)} pairs (each pair's own split)" if len(pairs) > 1 else ""
     )
     return f"{data['n_train']:,} training and {data['n_test']:,} test images{summed}. "
 

@@ -8,6 +8,7 @@
     python -m csvm reproduce mnist10-stack --data-dir DIR  # the same, a pooled 16-filter layer
     python -m csvm reproduce mnist45-stack --data-dir DIR  # that layer vs a tuned SVM, 45 pairs
     python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
+    python -m csvm reproduce classroom-stack --data-dir DIR  # 50 images: does the shape matter?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
 ``--out FILE.json`` also saves them (csvm.analysis.reproduced's format: per model the per-seed
@@ -489,7 +490,15 @@ def main_reproduce(argv: list[str]) -> int:
     )
     parser.add_argument(
         "table",
-        choices=["table4.1", "table4.4", "table3.1", "mnist10", "mnist10-stack", *_STUDIES],
+        choices=[
+            "table4.1",
+            "table4.4",
+            "table3.1",
+            "mnist10",
+            "mnist10-stack",
+            *_STUDIES,
+            "classroom-stack",
+        ],
     )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seeds", type=positive_int, default=3)
@@ -536,6 +545,13 @@ def main_reproduce(argv: list[str]) -> int:
             _save(args.out, args.table, models, env, extra)
         elif args.table in ("mnist10", "mnist10-stack"):
             lines = _reproduce_mnist10(args, env)
+        elif args.table == "classroom-stack":
+            from csvm.runs.classroom_study import run_classroom_study
+
+            lines, models, extra = run_classroom_study(
+                args.data_dir, log=lambda line: print(line, flush=True)
+            )
+            _save(args.out, args.table, models, env, extra)
         elif args.table in _STUDIES:
             lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
             _save(args.out, args.table, models, env, extra)

@@ -43,6 +43,7 @@ def _write_runs(folder: Path) -> dict[str, dict]:
         ],
         "mnist45-stack": [model_entry("mean of 45 pairs: learned stack", [0.9951], 900.0)],
         "cifar10-stack": [model_entry("airplane-automobile: learned stack", [0.904], 300.0)],
+        "classroom-stack": [model_entry("two layers", [0.96, 0.95], 0.2)],
     }
     records = {}
     for table, models in runs.items():
@@ -78,7 +79,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert not at.exception and not at.error
     assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
     tables = _cells(at)[::2]  # each comparison, then its settings and seeds
-    assert len(tables) == len(reproduced.TABLES) == 7
+    assert len(tables) == len(reproduced.TABLES) == 8
     shown = " ".join(m.value for m in at.markdown)
     assert all(f"- {table}: 35 images only it gets right" in shown for table in records)
     headers = [list(t.value.columns) for t in at.table][::2]
@@ -101,6 +102,18 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert records["table3.1"]["date"] in captions and "cores" in captions
     seeds = _cells(at)[1]
     assert seeds[2][2] == ", ".join(f"{100 * a:.2f}" for a in k["accuracies"])
+
+
+def test_sign_tests_over_draws_are_headed_as_such(runs_dir):
+    records = _write_runs(runs_dir)
+    run = records["classroom-stack"]
+    run["details"] = {"sign_tests": ["- two layers (2 draws): learned − best fixed +0.87"]}
+    reproduced.run_path("classroom-stack", runs_dir).write_text(json.dumps(run))
+    at = _page()
+    assert not at.exception and not at.error
+    shown = [m.value for m in at.markdown if "two layers (2 draws)" in m.value]
+    assert len(shown) == 1 and shown[0].startswith("**Sign tests over the draws**")
+    assert "McNemar" not in shown[0]
 
 
 def test_missing_runs_name_the_command_that_makes_them(runs_dir):
