@@ -72,6 +72,13 @@ REPORT_MODELS: dict[str, Candidate] = {
     ),
     "classroom (1 layer 5x5x2)": (None, 0.02, 0.1, 10, False),
 }
+#: How the saved run and the page name them (the keys are bench_layers_small's cache keys).
+LABELS = {
+    "5x5x8-abs-max2,3x3x8-abs-max2 zm g0.05 it15": "two layers (8 + 8 filters, |x|, 2×2 max "
+    "pooling), zero-mean start, γ 0.05, 15 steps",
+    "classroom (1 layer 5x5x2)": "the Classroom preset: one layer of two 5×5 filters, γ 0.02, "
+    "10 steps",
+}
 
 
 def draw_pair(data, a: int, b: int, seed: int, report: bool):
@@ -220,14 +227,17 @@ def run_classroom_study(
     pairs = REPORT_PAIRS if pairs is None else pairs
     seeds = REPORT_SEEDS if seeds is None else seeds
     entries, lines, draws = [], [], []
-    for name, candidate in (models or REPORT_MODELS).items():
+    for key, candidate in (models or REPORT_MODELS).items():
+        name = LABELS.get(key, key)
         rows = []
         for a, b in pairs:
             for seed in seeds:
                 row = score_draw(candidate, *draw_pair(data, a, b, seed, True), seed)
                 if row is not None:
                     rows.append(row)
-                    draws.append({"model": name, "pair": f"{a}-{b}", "seed": seed, **row})
+                    draws.append(
+                        {"model": name, "candidate": key, "pair": f"{a}-{b}", "seed": seed, **row}
+                    )
             log(f"  {name}, {a} v {b}: {100 * np.mean([r['learned'] for r in rows[-10:]]):.2f} %")
         s = summarise_draws(rows)
         lines.append(
@@ -242,7 +252,7 @@ def run_classroom_study(
                 name,
                 [r["learned"] for r in rows],
                 s["seconds"],
-                settings=name,
+                settings=key,
                 config=kcsvm_settings(candidate, 0),
             )
         )
