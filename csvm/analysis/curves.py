@@ -27,11 +27,12 @@ from csvm.analysis.stats import mcnemar_p, wilson_interval
 __all__ = [
     "METHODS",
     "RUNS_DIR",
-    "CurveFileError",
     "curve_cells",
+    "CurveFileError",
     "estimate_seconds",
     "grid_gamma",
     "load_curve",
+    "map_values",
     "pairwise",
     "run_cell",
     "run_curve",

@@ -40,6 +40,8 @@ __all__ = [
     "SELECT_PAIRS",
     "SELECT_SEEDS",
     "draw_pair",
+    "fixed_variants",
+    "kcsvm_settings",
     "run_classroom_study",
     "score_draw",
     "summarise_draws",

@@ -36,6 +36,9 @@ __all__ = [
     "fit_scored",
     "load_thesis_pair",
     "run_stack_study",
+    "scored",
+    "stack_configs",
+    "study_record",
     "summarise",
     "tuned_plain_svm",
 ]

@@ -2,6 +2,7 @@
 renders markdown, links or images that came from the URL."""
 
 import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -30,12 +31,44 @@ CORPUS = (
 assert len(CORPUS) >= 40
 
 
+class _GridText(HTMLParser):
+    """The text of one of the app's image grids (csvm.figures.image_html), and any tag,
+    attribute or source it should never hold."""
+
+    TAGS = {"div", "figure", "img", "figcaption"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.foreign: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag not in self.TAGS or set(attrs) - {"style", "src", "alt", "title"}:
+            self.foreign.append(tag)
+        if tag == "img" and not attrs.get("src", "").startswith("data:image/png;base64,"):
+            self.foreign.append(attrs.get("src", ""))
+        self.text += [attrs.get("alt", ""), attrs.get("title", "")]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
 def _bodies(at) -> list[str]:
     """Every text the page shows, but the app's own constant style sheet (a markdown
-    element: explorer.app asks for it first so the browser loads its HTML support early)."""
+    element: explorer.app asks for it first so the browser loads its HTML support early);
+    of the app's image grids, their text, once their markup is checked to be the grid's own."""
     out = []
     for kind in ("markdown", "caption", "warning", "error", "info", "success", "title"):
-        out += [str(e.value) for e in at.get(kind) if str(e.value) != _STYLE]
+        for body in (str(e.value) for e in at.get(kind)):
+            if body == _STYLE:
+                continue
+            if kind == "markdown" and body.startswith('<div><div style="font-size:'):
+                grid = _GridText()
+                grid.feed(body)
+                assert not grid.foreign, grid.foreign  # only the grid's tags, PNG sources
+                body = " ".join(grid.text)
+            out.append(body)
     return out
 
 

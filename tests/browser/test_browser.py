@@ -5,6 +5,7 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import expect
 
 from tests._browser import ARTIFACTS, CHROMIUM
 
@@ -104,14 +105,17 @@ def test_settings_survive_navigation_and_reload(server, browser):
         page.get_by_role("link", name=name).first.click()
         page.wait_for_timeout(1500)
     page.get_by_text("Example training images").wait_for()
-    assert page.get_by_label("Iterations", exact=True).input_value() == "7"
-    assert page.get_by_label("Seed", exact=True).input_value() == "42"
-    assert page.get_by_label("Training images", exact=True).input_value() == "400"
+    # The example images (HTML) can be on screen before the sidebar's number inputs, which
+    # Streamlit's frontend draws empty ("0") for a frame: wait for the value, not the first
+    # frame (a lost setting stays wrong and still fails).
+    expect(page.get_by_label("Iterations", exact=True)).to_have_value("7")
+    expect(page.get_by_label("Seed", exact=True)).to_have_value("42")
+    expect(page.get_by_label("Training images", exact=True)).to_have_value("400")
     assert page.get_by_role("button", name="▶ Start").is_enabled()
     assert all(f"{k}={v}" in page.url for k, v in (("n_iter", 7), ("seed", 42), ("n_train", 400)))
     page.reload()
     page.get_by_text("Example training images").wait_for()
-    assert page.get_by_label("Iterations", exact=True).input_value() == "7"
+    expect(page.get_by_label("Iterations", exact=True)).to_have_value("7", timeout=5000)
     _shot(page, "settings-after-navigation.png", tall=False)
     page.close()
 
