@@ -185,20 +185,21 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     cell, gap = firsts.shape[-2:], 3
     # Row 0: the images; row 1 + k: every image's map k, under its image.
     pictures = list(firsts) + [maps[j, k] for k in range(n_maps) for j in range(n)]
-    canvas = _tile(pictures, n, cell, gap)
-    grey, below = canvas.copy(), canvas
-    grey[cell[0] :] = np.nan  # two traces, two colour scales, one canvas
-    below[: cell[0]] = np.nan
+    # float32: these values are drawn, not computed on, and the figure is the live page's
+    # largest message (a shared link's first page waited for 400 kB of it).
+    canvas = _tile(pictures, n, cell, gap).astype(np.float32)
+    below = cell[0] + gap  # where the maps' rows start
     fig = go.Figure(
-        [
+        [  # two traces, two colour scales, each only over its own rows
             go.Heatmap(
-                z=grey,
+                z=canvas[: cell[0]],
                 colorscale="gray",
                 showscale=False,
                 hovertemplate="pixel %{z:.2f}<extra></extra>",
             ),
             go.Heatmap(
-                z=below,
+                z=canvas[below:],
+                y0=below,
                 colorscale="Viridis",
                 showscale=False,
                 hovertemplate="map %{z:.3f}<extra></extra>",

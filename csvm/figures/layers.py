@@ -87,7 +87,7 @@ def layer_maps_figure(image: np.ndarray, layer_maps: Sequence[np.ndarray], label
     )
     fig = go.Figure(
         go.Heatmap(
-            z=canvas,
+            z=canvas.astype(np.float32),  # drawn, not computed on: half the message
             colorscale="Viridis",
             showscale=False,
             hovertemplate="value %{z:.3f} (of the row's largest)<extra></extra>",

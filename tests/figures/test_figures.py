@@ -186,3 +186,17 @@ def test_a_click_selection_names_the_sub_problem():
     assert clicked_sub_problem({"selection": {"points": [{"x": 1}]}}) is None
     assert clicked_sub_problem({"selection": {"points": []}}) is None
     assert clicked_sub_problem(None) is None
+
+
+def test_feature_maps_figure_sends_each_trace_only_its_own_rows_in_float32():
+    from csvm.figures import feature_maps_figure
+    from tests._apptest import plotly_array
+
+    images = np.random.default_rng(0).random((6, 1, 28, 28))
+    maps = np.random.default_rng(1).random((6, 2, 24, 24))
+    fig = feature_maps_figure(images, maps, list("abcdef")).to_plotly_json()
+    top, below = (plotly_array(t["z"]) for t in fig["data"])
+    assert top.dtype == below.dtype == np.float32
+    assert top.shape[0] == 28 and fig["data"][1]["y0"] == 28 + 3  # the maps start below
+    np.testing.assert_allclose(top[:, :28], images[0, 0], rtol=1e-6)
+    np.testing.assert_allclose(below[2:26, 2:26], maps[0, 0], rtol=1e-6)  # centred in its cell
