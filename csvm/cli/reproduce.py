@@ -479,6 +479,29 @@ def _save(
         print(f"figures saved to {out}")
 
 
+def _run_target(args: argparse.Namespace, env: dict[str, Any] | None) -> list[str]:
+    """Run the chosen table and save its figures (``--out``); the lines to print."""
+    if args.table in ("mnist10", "mnist10-stack"):
+        return _reproduce_mnist10(args, env)  # saves as it goes
+    if args.table == "table3.1":
+        with _cluster(args.scheduler):
+            lines, models, extra = _reproduce_table31(
+                args.data_dir, args.n_train, args.seeds, args.n_jobs
+            )
+    elif args.table == "classroom-stack":
+        from csvm.runs.classroom_study import run_classroom_study
+
+        lines, models, extra = run_classroom_study(
+            args.data_dir, log=lambda line: print(line, flush=True)
+        )
+    elif args.table in _STUDIES:
+        lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
+    else:
+        lines, models, extra = _reproduce_pair(args.table, args.data_dir, args.seeds, args.epochs)
+    _save(args.out, args.table, models, env, extra)
+    return lines
+
+
 def main_reproduce(argv: list[str]) -> int:
     """``python -m csvm reproduce table4.1|table4.4|table3.1|mnist10``: print this run's
     figures beside the thesis's (mnist10: beside the field's anchor); for tables 4.1 and 4.4
@@ -537,29 +560,7 @@ def main_reproduce(argv: list[str]) -> int:
 
         env = environment(["reproduce", *argv])
     try:
-        if args.table == "table3.1":
-            with _cluster(args.scheduler):
-                lines, models, extra = _reproduce_table31(
-                    args.data_dir, args.n_train, args.seeds, args.n_jobs
-                )
-            _save(args.out, args.table, models, env, extra)
-        elif args.table in ("mnist10", "mnist10-stack"):
-            lines = _reproduce_mnist10(args, env)
-        elif args.table == "classroom-stack":
-            from csvm.runs.classroom_study import run_classroom_study
-
-            lines, models, extra = run_classroom_study(
-                args.data_dir, log=lambda line: print(line, flush=True)
-            )
-            _save(args.out, args.table, models, env, extra)
-        elif args.table in _STUDIES:
-            lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
-            _save(args.out, args.table, models, env, extra)
-        else:
-            lines, models, extra = _reproduce_pair(
-                args.table, args.data_dir, args.seeds, args.epochs
-            )
-            _save(args.out, args.table, models, env, extra)
+        lines = _run_target(args, env)
     except CSVMError as exc:
         print(f"error: {exc}")
         return 1
