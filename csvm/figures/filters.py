@@ -98,7 +98,6 @@ def filter_figure(
     # Values written in the cells make a colour bar redundant: its room goes to the cells
     # (two 5×5 filters keep 200 px cells on a 1280 px projector with the sidebar open).
     text = _readable_values(f[0], cols, "%{z:.2f}") if values and rows == 1 else {}
-    written = bool(text)
     for i, plane in enumerate(f):
         fig.add_trace(
             go.Heatmap(
@@ -107,7 +106,7 @@ def filter_figure(
                 zmid=0,
                 zmin=-vmax,
                 zmax=vmax,
-                showscale=i == cols - 1 and not written,
+                showscale=i == cols - 1 and not text,
                 colorbar=_colour_bar(value_label) | ({"len": 0.45, "y": 0.78} if rows == 2 else {}),
                 hovertemplate="row %{y}, column %{x}: %{z:.4f}<extra></extra>",
                 **text,
@@ -126,8 +125,8 @@ def filter_figure(
     top = 80 if title else 45
     height = _WRAP_ROW * rows if wrap else (220 if rows == 1 else 500)
     fig.update_layout(title=title, height=top + height, **_LAYOUT)
-    # Colour bars (if any) at the right.
-    return _fixed_margins(fig, left=10, right=10 if written else 90, top=top, bottom=10)
+    right = 10 if text else 90  # room for the colour bars, if any
+    return _fixed_margins(fig, left=10, right=right, top=top, bottom=10)
 
 
 def _colour_bar(title: str) -> dict:
