@@ -76,7 +76,8 @@ def _against_each_other(record: dict) -> None:
 
 def _saved(record: dict, key: str) -> None:
     a, b = record["pair"]
-    st.subheader(f"{record['dataset']}: {a} v {b}")
+    name = {"mnist": "MNIST", "cifar10": "CIFAR-10"}.get(record["dataset"], record["dataset"])
+    st.subheader(f"{name}: {a} v {b}")
     if record.get("complete") is False:
         st.caption(
             f"Partial: {len(record['cells'])} cells measured so far (the command is still "
