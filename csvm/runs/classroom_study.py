@@ -123,7 +123,7 @@ def kcsvm_settings(candidate: Candidate, seed: int) -> dict[str, Any]:
 def fixed_variants(clf, start_theta: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """(name, theta) of fixed filters at the learned norms, layer by layer: the random
     start, and a Gaussian blur or a delta in layer 1 (later layers at their start)."""
-    from csvm.analysis.ablation import delta_filters, gaussian_filters
+    from csvm.analysis.ablation import delta_filters, gaussian_filters, rescale_to_norm
 
     state = clf.estimators_[0]
     net = state.network
@@ -132,7 +132,7 @@ def fixed_variants(clf, start_theta: np.ndarray) -> list[tuple[str, np.ndarray]]
 
     def at_norms(layers):
         scaled = [
-            f * (np.linalg.norm(g) / max(np.linalg.norm(f), 1e-300))
+            rescale_to_norm(f, float(np.linalg.norm(g)))
             for f, g in zip(layers, learned, strict=True)
         ]
         return scaled[0] if net is None else net.pack(scaled)
