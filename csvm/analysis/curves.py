@@ -128,8 +128,9 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
 
 
 def _trained_params(method: str, params: dict[str, Any], image_shape) -> dict[str, Any]:
-    """A grid point as the estimator gets it: the K-CSVMs' γ moved to these images' maps."""
-    if method in ("kcsvm", "layers"):
+    """A grid point as the estimator gets it: γ moved to these images' maps where the
+    method's grid moves (:data:`GRID_MOVES_WITH_MAPS`)."""
+    if method in GRID_MOVES_WITH_MAPS:
         return {**params, "gamma": grid_gamma(method, params["gamma"], image_shape)}
     return dict(params)
 
