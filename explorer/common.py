@@ -36,6 +36,14 @@ def chart(fig, key: str, **options) -> None:
     st.plotly_chart(fig, key=key, width="stretch", **options)
 
 
+def markup_figure(markup: str, name: str) -> None:
+    """A figure drawn as SVG or HTML markup by :mod:`csvm.figures` (no Plotly: nothing to
+    build per tick but a string, and nothing for a new browser to load first), in a
+    container keyed ``figure_<name>`` (for the layout checks and the browser tests)."""
+    with st.container(key=f"figure_{name}"):
+        st.markdown(markup, unsafe_allow_html=True)
+
+
 def image_grid(images, captions, title: str, cols: int = 8) -> None:
     """A titled grid of grey images as HTML (:mod:`csvm.figures.image_html`: no Plotly, so
     a new visitor's first page does not wait for Plotly's script), larger in projector mode."""

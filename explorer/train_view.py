@@ -11,8 +11,16 @@ import streamlit as st
 
 from csvm import figures
 from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
-from csvm.figures.filter_svg import change_svg, filter_svg, format_value, largest_change
+from csvm.figures.filter_svg import (
+    change_svg,
+    filter_svg,
+    format_value,
+    gradient_svg,
+    largest_change,
+)
+from csvm.figures.image_html import feature_maps_html
 from csvm.figures.layers import layer_filters_figure, layer_maps_figure
+from csvm.figures.training_svg import objective_svg, progress_svg
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.persistence import export_run
@@ -26,6 +34,7 @@ from explorer.common import (
     get_pool,
     image_grid,
     is_running,
+    markup_figure,
     outcomes,
     owner,
     owns,
@@ -141,8 +150,10 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     # labels ran into each other in half the width.
     projector = st.session_state.get("projector")
     left, right = (st.container(), st.container()) if projector else st.columns(2)
+    # SVG, not Plotly (csvm.figures.chart_svg): a tick builds two strings, and a shared
+    # link's new browser draws them with the headline.
     with left:
-        chart(figures.objective_figure(shown, "Objective per step"), f"objective_{run.id}")
+        markup_figure(objective_svg(shown, "Objective per step", bool(projector)), "objective")
         if not linear:
             st.caption(
                 "T(f) = Σα − ½aᵀKa + r(f), lowered step by step. "
@@ -153,10 +164,8 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
         if divergence is not None and finished:
             chart(figures.divergence_figure(shown, divergence), f"blowup_{run.id}")
         else:
-            chart(
-                figures.progress_figure(shown, "Train accuracy and filter norm"),
-                f"progress_{run.id}",
-            )
+            title = "Train accuracy and filter norm"
+            markup_figure(progress_svg(shown, title, bool(projector)), "progress")
     _gradient_view(run, shown)
     _examples_view(run, shown)
     _baselines_view(run, views)
@@ -207,16 +216,10 @@ def _filters_view(run: Run, shown: list) -> None:
 def _gradient_view(run: Run, shown: list) -> None:
     last = next((e for e in reversed(shown) if e.get("filters") is not None), {})
     if last.get("gradient") is not None:
+        st.markdown("**Gradient dT/df** (the filter moves against it)")
         st.caption(explain("dT/df"))
-        chart(
-            figures.filter_figure(
-                last["gradient"],
-                None,
-                "Gradient dT/df (the filter moves against it)",
-                value_label="dT/df",
-            ),
-            f"gradient_{run.id}",
-        )
+        large = bool(st.session_state.get("projector"))
+        markup_figure(gradient_svg(last["gradient"], large=large), "gradient")
 
 
 def _examples_view(run: Run, shown: list) -> None:
@@ -226,10 +229,9 @@ def _examples_view(run: Run, shown: list) -> None:
     if last.get("pinned_maps") is not None:
         pinned = pinned_indices(data.y_train)
         labels = [names[0 if data.y_train[i] < 0 else 1] for i in pinned]
-        chart(
-            figures.feature_maps_figure(data.X_train[pinned], last["pinned_maps"], labels),
-            f"maps_{run.id}",
-        )
+        large = bool(st.session_state.get("projector"))
+        maps = feature_maps_html(data.X_train[pinned], last["pinned_maps"], labels, large)
+        markup_figure(maps, "maps")
     layered = next((e for e in reversed(shown) if e.get("layer_maps") is not None), None)
     if layered is not None:
         pinned = pinned_indices(data.y_train)

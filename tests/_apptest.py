@@ -1,10 +1,12 @@
 """What the AppTest suites share: opening the app with a URL, waiting for a run's results,
-and reading the Plotly figures a page drew."""
+and reading the figures a page drew (Plotly specs, SVG charts)."""
 
 from __future__ import annotations
 
 import base64
+import html
 import json
+import re
 import time
 from pathlib import Path
 
@@ -41,6 +43,17 @@ def specs(at: AppTest) -> list[dict]:
 def titled(at: AppTest, prefix: str) -> list[dict]:
     """The figures whose title starts with ``prefix``."""
     return [s for s in specs(at) if s["layout"].get("title", {}).get("text", "").startswith(prefix)]
+
+
+def chart_points(at: AppTest, prefix: str) -> list[int]:
+    """The points of every SVG chart (csvm.figures.chart_svg) whose title starts with
+    ``prefix``, one count per chart."""
+    found = []
+    for m in at.markdown:
+        for title, points in re.findall(r'data-title="([^"]*)" data-points="(\d+)"', m.value):
+            if html.unescape(title).startswith(prefix):
+                found.append(int(points))
+    return found
 
 
 def query(at: AppTest, key: str) -> str:

@@ -20,7 +20,7 @@ from plotly.colors import sample_colorscale
 
 from csvm.figures.filters import _TEXT_MAX_FILTERS, _TEXT_MAX_SIDE, _WRAP, _WRAP_ROW, TEXT_PX
 
-__all__ = ["filter_svg", "change_svg", "largest_change", "format_value"]
+__all__ = ["filter_svg", "change_svg", "gradient_svg", "largest_change", "format_value"]
 
 #: One plane (a filter, or one colour channel of it) is this many units square.
 _PLANE = 200
@@ -33,7 +33,7 @@ _BAR_ROOM = 84  # bar, its tick labels and its title
 # cell of 40 units or more: at the page's scale of 1.1 or more, 15 px or larger).
 #: Height on the page in pixels: one row (per row when they wrap: the Plotly filter's).
 _ONE_ROW_PX = 250
-_SCALES = {"weight": "RdBu_r", "change": "PuOr"}
+_SCALES = {"weight": "RdBu_r", "change": "PuOr", "dT/df": "RdBu_r"}
 
 
 def filter_svg(filters: np.ndarray, values: bool = True, large: bool = False) -> str:
@@ -90,6 +90,32 @@ def change_svg(filters: np.ndarray, previous: np.ndarray | None, large: bool = F
     """
     return _heatmaps(
         _change(filters, previous), None, "change", False, large, "Last change", bar=False
+    )
+
+
+def gradient_svg(gradient: np.ndarray, large: bool = False) -> str:
+    """The gradient dT/df of each filter plane, on a signed scale with a colour bar titled
+    "dT/df" (values on hover; not written in the cells, where a gradient's small numbers
+    would read as 0.00).
+
+    Parameters
+    ----------
+    gradient : ndarray
+        Shape ``(n_filters, p, q)`` or ``(n_filters, C, p, q)``.
+    large : bool, default False
+        A quarter taller (projector mode).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> "dT/df" in gradient_svg(np.ones((1, 3, 3)))
+    True
+    """
+    return _heatmaps(
+        _planes(gradient), _plane_titles(gradient), "dT/df", False, large, "Gradient", bar=True
     )
 
 
@@ -174,7 +200,8 @@ def _heatmaps(
         bar_x = 4 + cols * q * cell + (cols - 1) * _GAP + 14
         parts.append(_colour_bar(bar_x, top, min(p * cell, _PLANE), vmax, scale, k))
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="csvm-figure csvm-{scale}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
+        f'class="csvm-figure csvm-{_slug(scale)}" '
         f'aria-label="{label}" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
         f'height="{px:.0f}" preserveAspectRatio="xMidYMin meet" '
         f'style="font-family:inherit">{"".join(parts)}</svg>'
@@ -221,7 +248,7 @@ def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
 
 def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: float) -> str:
     stops = sample_colorscale(_SCALES[scale], np.linspace(1, 0, 11).tolist())
-    gradient = f"csvm-bar-{scale}"
+    gradient = f"csvm-bar-{_slug(scale)}"
     out = [f'<defs><linearGradient id="{gradient}" x1="0" y1="0" x2="0" y2="1">']
     out += [f'<stop offset="{i / 10:.1f}" stop-color="{s}"/>' for i, s in enumerate(stops)]
     out.append("</linearGradient></defs>")
@@ -249,6 +276,11 @@ def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: f
         f'transform="rotate(90 {title_x:.1f} {middle:.1f})">{scale}</text>'
     )
     return "".join(out)
+
+
+def _slug(scale: str) -> str:
+    """A scale's name as a class or an id ("dT/df" -> "gradient")."""
+    return "gradient" if scale == "dT/df" else scale
 
 
 def _text(x, y, text, size, anchor, ink="currentColor", kind="label") -> str:

@@ -13,16 +13,18 @@ No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
+from plotly.colors import sample_colorscale
 
 from csvm.figures.filters import TEXT_PX
 
-__all__ = ["image_grid_html", "png_data_uri"]
+__all__ = ["image_grid_html", "feature_maps_html", "png_data_uri"]
 
 #: Height of one image on the page, in pixels (projector mode: a third more).
 _ROW_PX = 112
@@ -30,7 +32,8 @@ _LARGE = 4 / 3
 
 
 def png_data_uri(plane: np.ndarray) -> str:
-    """One 8-bit grey plane as a ``data:image/png;base64,...`` URI.
+    """One 8-bit grey plane (H, W), or colour plane (H, W, 3), as a
+    ``data:image/png;base64,...`` URI.
 
     Examples
     --------
@@ -38,8 +41,16 @@ def png_data_uri(plane: np.ndarray) -> str:
     True
     """
     buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(plane, dtype=np.uint8), mode="L").save(buffer, "PNG")
+    pixels = np.ascontiguousarray(plane, dtype=np.uint8)
+    Image.fromarray(pixels, mode="RGB" if pixels.ndim == 3 else "L").save(buffer, "PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=1)
+def _viridis() -> np.ndarray:
+    """Viridis as a (256, 3) table of 8-bit colours (the Plotly maps' scale)."""
+    stops = sample_colorscale("Viridis", np.linspace(0, 1, 256).tolist(), colortype="tuple")
+    return np.rint(np.asarray(stops) * 255).astype(np.uint8)
 
 
 def _grey(images: np.ndarray) -> np.ndarray:
@@ -96,18 +107,81 @@ def image_grid_html(
     row_px = round(_ROW_PX * (_LARGE if large else 1))
     cells = []
     for plane, caption in zip(_grey(images), captions, strict=True):
-        label = html.escape(str(caption))
-        cells.append(
-            '<figure style="margin:0;text-align:center;min-width:0">'
-            f'<img src="{png_data_uri(plane)}" alt="{label}" title="{label}" '
-            f'style="height:{row_px}px;max-width:100%;object-fit:contain;'
-            'image-rendering:pixelated">'
-            f'<figcaption style="font-size:{text}px;line-height:1.2;overflow-wrap:anywhere">'
-            f"{label}</figcaption></figure>"
-        )
+        cells.append(_cell(png_data_uri(plane), html.escape(str(caption)), row_px, text, True))
     columns = min(int(cols), n)
     grid = (
         f'<div style="display:grid;grid-template-columns:repeat({columns},minmax(0,1fr));'
         f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
     )
     return f"<div>{heading}{grid}</div>"
+
+
+def _cell(uri: str, label: str, row_px: int, text: int, caption: bool) -> str:
+    words = (
+        f'<figcaption style="font-size:{text}px;line-height:1.2;overflow-wrap:anywhere">'
+        f"{label}</figcaption>"
+        if caption
+        else ""
+    )
+    return (
+        '<figure style="margin:0;text-align:center;min-width:0">'
+        f'<img src="{uri}" alt="{label}" title="{label}" '
+        f'style="height:{row_px}px;max-width:100%;object-fit:contain;'
+        f'image-rendering:pixelated">{words}</figure>'
+    )
+
+
+def feature_maps_html(
+    images: np.ndarray, maps: np.ndarray, labels: Sequence[str], large: bool = False
+) -> str:
+    """Pinned images (top row, grey, captioned) and their feature maps after each filter
+    (a row per filter, under its image; Viridis, one scale over all the maps).
+
+    Parameters
+    ----------
+    images : ndarray of shape (n, C, H, W)
+    maps : ndarray of shape (n, n_filters, H', W')
+    labels : sequence of str
+        One caption per image.
+    large : bool, default False
+        A third larger (projector mode).
+
+    Returns
+    -------
+    str
+        One ``<div>`` of markup.
+
+    Examples
+    --------
+    >>> markup = feature_maps_html(np.zeros((2, 1, 4, 4)), np.ones((2, 1, 3, 3)), ["3", "5"])
+    >>> markup.count("<img")
+    4
+    """
+    n = len(images)
+    m = np.asarray(maps, dtype=float).reshape(n, -1, *np.shape(maps)[-2:])
+    finite = np.nan_to_num(m, nan=0.0, posinf=0.0, neginf=0.0)
+    low, high = float(finite.min()), float(finite.max())
+    scale = 255.0 / (high - low) if high > low else 0.0
+    levels = np.rint((finite - low) * scale).astype(np.uint8)
+    colours = _viridis()[levels]  # (n, k, H', W', 3)
+    text = round(TEXT_PX * (_LARGE if large else 1))
+    row_px = round(_ROW_PX * (_LARGE if large else 1))
+    labels = [html.escape(str(label)) for label in labels]
+    cells = [
+        _cell(png_data_uri(p), label, row_px, text, True)
+        for p, label in zip(_grey(images), labels, strict=True)
+    ]
+    for k in range(m.shape[1]):
+        cells += [
+            _cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", row_px, text, False)
+            for j in range(n)
+        ]
+    heading = (
+        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
+        "Pinned images before (top) and after the filter (feature maps)</div>"
+    )
+    grid = (
+        f'<div style="display:grid;grid-template-columns:repeat({n},minmax(0,1fr));'
+        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
+    )
+    return f'<div class="csvm-maps">{heading}{grid}</div>'

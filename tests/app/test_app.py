@@ -10,7 +10,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests._apptest import ROOT, open_app, query, titled, wait_for_results
+from tests._apptest import ROOT, chart_points, open_app, query, titled, wait_for_results
 
 SMALL_RUN = {
     "n_iter": "3",
@@ -49,7 +49,7 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
     assert list(table["model"]) == ["K-CSVM", "plain SVM", "small CNN"]
     assert table["test accuracy"].notna().all()
     assert table["95 % interval"].str.contains("–").all()
-    assert len(titled(at, "Objective")[0]["data"][0]["x"]) == 3  # one point per step
+    assert chart_points(at, "Objective") == [3]  # one point per step
     assert _headline(at).startswith("### K-CSVM: ") and "plain SVM" in _headline(at)
     mcnemar = [
         m.value
@@ -67,8 +67,7 @@ def test_paced_playback_shows_one_more_step_per_tick():
     counts = []
     for _ in range(40):
         at.run()
-        objective = titled(at, "Objective")
-        counts.append(len(objective[0]["data"][0]["x"]) if objective else 0)
+        counts.append(max(chart_points(at, "Objective"), default=0))
         if counts[-1] == 5:
             break
         time.sleep(0.3)

@@ -35,5 +35,5 @@ def test_train_page_explains_its_symbols_where_they_appear():
     captions = " ".join(c.value for c in at.caption)
     for symbol in ("Σα", "½aᵀKa", "r(f)", "α (alpha)", "p"):
         assert GLOSSARY[symbol] in captions, symbol
-    if any("Gradient dT/df" in str(c.proto.spec) for c in at.get("plotly_chart")):
+    if any("Gradient dT/df" in m.value for m in at.markdown):
         assert GLOSSARY["dT/df"] in captions  # the gradient, where the page draws it

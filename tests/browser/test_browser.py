@@ -16,23 +16,15 @@ pytestmark = [
     ),
 ]
 
-_GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
-    p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
-    && p.data && p.data.length && p.data[0].x && p.data[0].x.length >= N)"""
+# The live charts are SVG (csvm.figures.chart_svg): each says its title and its points.
+_OBJECTIVE = "svg.csvm-chart[data-title^='Objective']"
 
 
-def _objective_points(page) -> int:
-    """Markers drawn in the objective chart's first trace."""
-    return page.evaluate(
-        """() => {
-            const plots = [...document.querySelectorAll('.js-plotly-plot')];
-            for (const p of plots) {
-                const t = p.layout && p.layout.title && p.layout.title.text;
-                const ok = t && String(t).includes('Objective') && p.data.length;
-                if (ok) return p.data[0].x.length;
-            }
-            return 0;
-        }"""
+def _grown(points: int) -> str:
+    """A predicate: the objective chart has at least ``points`` points."""
+    return (
+        "() => [...document.querySelectorAll(\"" + _OBJECTIVE + "\")]"
+        f".some(s => Number(s.dataset.points) >= {points})"
     )
 
 
@@ -58,15 +50,11 @@ def _step_counter(page) -> int:
 
 
 def _objective_signature(page) -> str:
+    """The objective line as drawn (its points), to tell frames apart."""
     return page.evaluate(
-        """() => {
-            for (const p of document.querySelectorAll('.js-plotly-plot')) {
-                const t = p.layout && p.layout.title && p.layout.title.text;
-                if (t && String(t).includes('Objective') && p.data.length)
-                    return JSON.stringify(p.data[0].y);
-            }
-            return '';
-        }"""
+        "() => { const s = document.querySelector(\"" + _OBJECTIVE + "\");"
+        " return s ? [...s.querySelectorAll('g.series polyline, circle.point')]"
+        ".map(e => e.getAttribute('points') || e.getAttribute('cy')).join(';') : ''; }"
     )
 
 
@@ -130,7 +118,7 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_GROWN.replace("N", "1"))
+    page.wait_for_function(_grown(1))
     first_frame = time.monotonic() - started
     frames = set()
     for _ in range(12):
@@ -201,7 +189,7 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
     page.set_default_timeout(60_000)
     page.goto(f"{server}/?model=lcsvm&n_iter=4&baselines=-")
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_GROWN.replace("N", "1"))
+    page.wait_for_function(_grown(1))
     page.get_by_role("button", name=re.compile("Pause$")).click()
     page.wait_for_timeout(1000)
     labels = []
@@ -215,7 +203,7 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
 
     page.goto(f"{server}/?n_iter=400&n_train=none&baselines=-&pace=live")
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_GROWN.replace("N", "2"))
+    page.wait_for_function(_grown(2))
     clicked = time.monotonic()
     page.get_by_role("button", name="■ Stop").click()
     page.get_by_text(re.compile("stopped at step")).first.wait_for()
