@@ -20,7 +20,7 @@ from csvm.figures.filter_svg import (
 )
 from csvm.figures.image_html import feature_maps_html
 from csvm.figures.layers import layer_filters_figure, layer_maps_figure
-from csvm.figures.training_svg import objective_svg, progress_svg
+from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.persistence import export_run
@@ -258,12 +258,8 @@ def _examples_view(run: Run, shown: list) -> None:
 def _baselines_view(run: Run, views: dict) -> None:
     cnn = views.get("cnn")
     if cnn is not None and any(e.get("kind") == "epoch" for e in cnn.events):
-        chart(
-            figures.loss_figure(
-                [e for e in cnn.events if e.get("kind") == "epoch"], "Small CNN: loss per epoch"
-            ),
-            f"cnn_{run.id}",
-        )
+        large = bool(st.session_state.get("projector"))
+        markup_figure(loss_svg(cnn.events, "Small CNN: loss per epoch", large), "cnn")
     _comparison_pictures(run, views)
 
 

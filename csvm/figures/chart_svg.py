@@ -6,7 +6,7 @@ norm) were Plotly figures: building one cost the server tens of milliseconds a t
 and a shared link's fresh browser loaded and compiled Plotly's 4.6 MB script before it
 drew them.  These charts are a few kilobytes of SVG built from numbers: every point
 has its value on hover (an SVG ``<title>``), the text scales with the page (13 units in
-a 480-unit-wide chart: about 13 px in a half-width column at 1280 px), and projector
+a 400-unit-wide chart: about 13 px in a half-width column at 1280 px), and projector
 mode draws them larger.
 
 No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow_html=True)``.
@@ -24,13 +24,17 @@ from csvm.figures.style import nice_ticks
 
 __all__ = ["Axis", "Series", "line_chart_svg", "value_axis", "integer_ticks"]
 
-#: The chart's coordinate width: one half of the page at 1280 px is about as wide.
-_WIDTH = 480
+#: The chart's coordinate width: one half of the page at 1280 px with the sidebar open is
+#: about as wide, so its text is drawn at about its size there.
+_WIDTH = 400
 _HEIGHT = 300
 # Projector mode: one chart per row, text half as large again.
 _LARGE = {"width": 900, "height": 420, "font": 20}
 _FONT = 13
 _FLAG = "rise (flagged)"
+# At most this much larger than its coordinates: a chart given the page's whole width
+# (the CNN's loss) is not drawn with 26 px tick labels.
+_MAX_SCALE = 1.6
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,8 @@ def line_chart_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="csvm-figure csvm-chart" role="img" '
         f'aria-label="{html.escape(title)}" data-title="{html.escape(title)}" '
         f'data-points="{len(xs)}" viewBox="0 0 {width} {total:.0f}" width="100%" '
-        f'style="font-family:inherit;height:auto">{"".join(parts)}</svg>'
+        f'style="font-family:inherit;height:auto;max-width:{_MAX_SCALE * width:.0f}px">'
+        f"{''.join(parts)}</svg>"
     )
 
 
@@ -265,9 +270,9 @@ def _line(box: _Box, xs: np.ndarray, s: Series, axis: Axis) -> str:
     return "".join(out)
 
 
-def _cross(x: float, y: float, r: float, tip: str) -> str:
+def _cross(x: float, y: float, r: float, tip: str, kind: str = "flag") -> str:
     return (
-        f'<g class="flag"><title>{html.escape(tip)}</title>'
+        f'<g class="{kind}"><title>{html.escape(tip)}</title>'
         f'<path d="M{x - r:.1f},{y - r:.1f}L{x + r:.1f},{y + r:.1f}M{x - r:.1f},{y + r:.1f}'
         f'L{x + r:.1f},{y - r:.1f}" stroke="#d62728" stroke-width="3"/></g>'
     )
@@ -296,7 +301,7 @@ def _legend(series: Sequence[Series], flags, font: float, width: float) -> _Lege
             x, row = 10.0, row + 1.6 * font
         pattern = ' stroke-dasharray="3 4"' if dash else ""
         swatch = (
-            _cross(13, -0.35 * font, 0.45 * font, name)
+            _cross(13, -0.35 * font, 0.45 * font, name, "key")
             if name == _FLAG
             else f'<line x1="0" y1="{-0.35 * font:.1f}" x2="26" y2="{-0.35 * font:.1f}" '
             f'stroke="{colour}" stroke-width="3"{pattern}/>'

@@ -16,7 +16,7 @@ from csvm.figures.chart_svg import Series, line_chart_svg, value_axis
 from csvm.figures.style import _downsample
 from csvm.figures.training import _TERM_LABELS
 
-__all__ = ["objective_svg", "progress_svg"]
+__all__ = ["objective_svg", "progress_svg", "loss_svg"]
 
 # Plotly's first four colours, as the charts had before.
 _BLUE, _ORANGE, _GREEN, _PURPLE = "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"
@@ -133,6 +133,49 @@ def progress_svg(
         x_title="iteration",
         left=left,
         right=value_axis(norms, "filter norm"),
+        large=large,
+    )
+
+
+def loss_svg(
+    events: Sequence[dict[str, Any]], title: str = "Small CNN", large: bool = False
+) -> str:
+    """The CNN's log loss per epoch (left axis) and its train accuracy (dotted, right axis).
+
+    Parameters
+    ----------
+    events : sequence of dict
+        SmallCNN events; the ``"epoch"`` ones are drawn.
+    title : str, default "Small CNN"
+    large : bool, default False
+        Projector mode.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> epochs = [{"kind": "epoch", "epoch": i, "loss": 1 / (i + 1), "train_accuracy": 0.9}
+    ...           for i in range(3)]
+    >>> 'data-points="3"' in loss_svg(epochs)
+    True
+    """
+    epochs = [e for e in events if e.get("kind") == "epoch"]
+    x = [e["epoch"] + 1 for e in epochs]
+    loss = [e["loss"] for e in epochs]
+    accuracy = [e.get("train_accuracy") for e in epochs]
+    tips = [f"epoch {xi}: log loss {v:.4g}" for xi, v in zip(x, loss, strict=True)]
+    return line_chart_svg(
+        x,
+        [
+            Series("epoch loss", loss, _BLUE, markers=True, tips=tips),
+            Series("train accuracy", accuracy, _ORANGE, axis="right", width=2.0, dash=True),
+        ],
+        title=title,
+        x_title="epoch",
+        left=value_axis(loss, "log loss"),
+        right=value_axis([0.0, 1.0], "train accuracy", fmt=_percent, floor=0.0, ceiling=1.0),
         large=large,
     )
 
