@@ -19,7 +19,7 @@ from csvm.figures.filter_svg import (
     largest_change,
 )
 from csvm.figures.image_html import feature_maps_html
-from csvm.figures.layers import layer_filters_figure, layer_maps_figure
+from csvm.figures.layers_svg import layer_filters_svg, layer_maps_html
 from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -210,7 +210,7 @@ def _filters_view(run: Run, shown: list) -> None:
         st.markdown(change_svg(last["filters"], previous, large=large), unsafe_allow_html=True)
     # A stack of layers: layer 1 is the figure above; every later layer below it.
     for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
-        chart(layer_filters_figure(filters, number), f"layer{number}_{run.id}")
+        markup_figure(layer_filters_svg(filters, number, large), f"layer{number}")
 
 
 def _gradient_view(run: Run, shown: list) -> None:
@@ -240,7 +240,8 @@ def _examples_view(run: Run, shown: list) -> None:
             label = names[0 if data.y_train[index] < 0 else 1]
             maps = [m[j] for m in layered["layer_maps"]]
             with columns[j]:
-                chart(layer_maps_figure(data.X_train[index], maps, label), f"lmaps{j}_{run.id}")
+                large = bool(st.session_state.get("projector"))
+                markup_figure(layer_maps_html(data.X_train[index], maps, label, large), f"lmaps{j}")
     support = last.get("support")
     if support is not None and len(support):
         st.caption(f"**α**: {GLOSSARY['α (alpha)']}")

@@ -166,6 +166,8 @@ def feature_maps_html(
     colours = _viridis()[levels]  # (n, k, H', W', 3)
     text = round(TEXT_PX * (_LARGE if large else 1))
     row_px = round(_ROW_PX * (_LARGE if large else 1))
+    # A stack's eight filters give eight rows of maps: smaller, or the page ran to 1,500 px.
+    map_px = row_px if m.shape[1] <= 2 else round(0.6 * row_px)
     labels = [html.escape(str(label)) for label in labels]
     cells = [
         _cell(png_data_uri(p), label, row_px, text, True)
@@ -173,7 +175,7 @@ def feature_maps_html(
     ]
     for k in range(m.shape[1]):
         cells += [
-            _cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", row_px, text, False)
+            _cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", map_px, text, False)
             for j in range(n)
         ]
     heading = (

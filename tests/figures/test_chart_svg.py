@@ -130,3 +130,24 @@ def test_feature_maps_show_each_image_and_its_maps_on_one_viridis_scale():
     lut = _viridis()
     assert (first_map[0, 0] == lut[255]).all() and (first_map[1, 1] == lut[0]).all()
     assert (_decode(uris[3])[0, 0] == lut[255]).all()  # image 2, filter 1: the same scale
+
+
+def test_a_later_layer_draws_every_plane_of_every_filter_on_one_scale():
+    from csvm.figures.layers_svg import layer_filters_svg
+
+    f = np.arange(2 * 3 * 3 * 3, dtype=float).reshape(2, 3, 3, 3) - 20
+    svg = layer_filters_svg(f, 2, large=True)
+    assert svg.count('<g class="plane">') == 6
+    assert "layer 2 filter 2, map 3, row 2, column 2: 33.0000" in svg
+    assert "Layer 2: 2 filters, each over layer 1&#x27;s 3 maps" in svg
+    assert ">weight</text>" in svg and ">33</text>" not in svg  # a bar, no written values
+
+
+def test_layer_maps_scale_each_layer_to_its_own_largest_value():
+    from csvm.figures.layers_svg import layer_maps_html
+
+    maps = np.linspace(0, 1, 2 * 2 * 2).reshape(2, 2, 2)
+    small = layer_maps_html(np.ones((4, 4)), [maps, maps], "3")
+    large = layer_maps_html(np.ones((4, 4)), [maps, 1000 * maps], "3")
+    assert small.count("<img") == 1 + 2 + 2 and small == large
+    assert "after layer 2 (2 maps)" in small

@@ -1,0 +1,157 @@
+"""A stack of layers on the Train page without Plotly: layer 2's (and later layers')
+filters as SVG, and a pinned image's maps through every layer as small PNGs (the Plotly
+versions in :mod:`csvm.figures.layers` stay for the filter lab).  See
+:mod:`csvm.figures.chart_svg` for why the live panel draws no Plotly figure.
+
+No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+
+from csvm.figures.filter_svg import _colour_bar, _plane, _text
+from csvm.figures.filters import TEXT_PX
+from csvm.figures.image_html import _LARGE, _ROW_PX, _cell, _viridis, png_data_uri
+
+__all__ = ["layer_filters_svg", "layer_maps_html"]
+
+_WIDTH = 880  # coordinate width of the filters' grid (a full-width figure at 1280 px)
+_GAP = 24
+_TITLE = 24
+_BAR_ROOM = 100  # the bar, its numbers and its title
+
+
+def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> str:
+    """Layer ``layer``'s filters: one block per filter, its planes (one per map of the
+    layer below) side by side in it, all on one signed scale with a colour bar.
+
+    Parameters
+    ----------
+    filters : ndarray (k, C, p, q)
+        The layer's filters; C is the number of maps of layer ``layer - 1``.
+    layer : int
+        The layer's number (2 for the first layer above the image's).
+    large : bool, default False
+        Projector mode: larger type.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` that fills its column's width (its height follows).
+
+    Examples
+    --------
+    >>> svg = layer_filters_svg(np.ones((2, 3, 3, 3)), 2)
+    >>> svg.count('class="plane"'), "Layer 2: 2 filters" in svg
+    (6, True)
+    """
+    f = np.asarray(filters, dtype=float)
+    k, c, p, q = f.shape
+    cols = min(k, 4 if c < 4 else 2)  # many planes per filter: fewer, wider blocks
+    rows = -(-k // cols)
+    k_text = 1.3 if large else 1.0
+    room = _BAR_ROOM * k_text
+    inner = (_WIDTH - room - (cols - 1) * _GAP) / cols  # one filter's block
+    unit = inner / (c * q + (c - 1) * 0.5)  # a cell; half a cell between planes
+    head = 30 * k_text
+    finite = f[np.isfinite(f)]
+    vmax = float(np.abs(finite).max()) if finite.size else 0.0
+    vmax = vmax or 1.0
+    title = (
+        f"Layer {layer}: {k} filter{'s' if k != 1 else ''}, each over layer {layer - 1}'s "
+        f"{c} map{'s' if c != 1 else ''} (one plane per map, left to right)"
+    )
+    parts = [_text(4, 20 * k_text, title, 16 * k_text, "start")]
+    block_h = _TITLE * k_text + p * unit
+    for i in range(k):
+        x0 = 4 + (i % cols) * (inner + _GAP)
+        y0 = head + (i // cols) * (block_h + 12) + _TITLE * k_text
+        parts.append(_text(x0 + inner / 2, y0 - 7, f"filter {i + 1}", 14 * k_text, "middle"))
+        names = [f"layer {layer} filter {i + 1}, map {m + 1}" for m in range(c)]
+        for m in range(c):
+            x = x0 + m * (q + 0.5) * unit
+            parts.append(_plane(f[i, m], x, y0, unit, vmax, "weight", False, names, m))
+    height = head + rows * (block_h + 12)
+    bar_x = _WIDTH - room + 10
+    parts.append(
+        _colour_bar(
+            bar_x, head + _TITLE * k_text, min(160.0, height - head - 30), vmax, "weight", k_text
+        )
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="csvm-figure csvm-layer" '
+        f'aria-label="{html.escape(title)}" viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" '
+        f'style="font-family:inherit;height:auto;max-width:{1.6 * _WIDTH:.0f}px">'
+        f"{''.join(parts)}</svg>"
+    )
+
+
+def layer_maps_html(
+    image: np.ndarray, layer_maps: Sequence[np.ndarray], label: str, large: bool = False
+) -> str:
+    """One pinned image and its maps after every layer, a row per layer.
+
+    Each layer's maps are scaled to their own largest absolute value (a layer's scale says
+    nothing about the next one's), then all rows share Viridis over the range that leaves,
+    as the Plotly figure did.
+
+    Parameters
+    ----------
+    image : ndarray (C, H, W) or (H, W)
+    layer_maps : sequence of ndarray (k_l, H_l, W_l)
+        The pooled maps of every layer, first layer first.
+    label : str
+        The image's caption (its class).
+    large : bool, default False
+        A third larger (projector mode).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> markup = layer_maps_html(np.ones((4, 4)), [np.ones((2, 2, 2))], "3")
+    >>> markup.count("<img")
+    3
+    """
+    picture = np.asarray(image, dtype=float).reshape(-1, *np.shape(image)[-2:])[0]
+    rows = [picture[None] / (float(np.abs(picture).max()) or 1.0)]
+    rows += [np.asarray(m, dtype=float) / (float(np.abs(m).max()) or 1.0) for m in layer_maps]
+    rows = [np.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0) for r in rows]
+    low = min(float(r.min()) for r in rows)
+    high = max(float(r.max()) for r in rows)
+    scale = 255.0 / (high - low) if high > low else 0.0
+    lut = _viridis()
+    text = round(TEXT_PX * (_LARGE if large else 1))
+    row_px = round(0.7 * _ROW_PX * (_LARGE if large else 1))
+    name = html.escape(str(label))
+    notes = [f"image: {name}"] + [
+        f"after layer {i + 1} ({len(m)} map{'s' if len(m) != 1 else ''})"
+        for i, m in enumerate(layer_maps)
+    ]
+    blocks = []
+    for note, row in zip(notes, rows, strict=True):
+        cells = "".join(
+            _cell(
+                png_data_uri(lut[np.rint((plane - low) * scale).astype(np.uint8)]),
+                f"{note}, {j + 1}",
+                row_px,
+                text,
+                False,
+            )
+            for j, plane in enumerate(row)
+        )
+        blocks.append(
+            f'<div style="font-size:{text}px;margin:0.5em 0 0.2em">{note}</div>'
+            f'<div style="display:flex;flex-wrap:wrap;gap:6px">{cells}</div>'
+        )
+    heading = (
+        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
+        "A pinned image through every layer</div>"
+    )
+    return f'<div class="csvm-layer-maps">{heading}{"".join(blocks)}</div>'
