@@ -22,11 +22,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, objective_points_at_least, streamlit_server  # noqa: E402
 
-FIRST_POINT = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
-    p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
-    && p.data && p.data.length && p.data[0].x && p.data[0].x.length >= 1)"""
+FIRST_POINT = objective_points_at_least(1)
 
 
 def paced_runs(repeats: int) -> tuple[list[float], list[float]]:

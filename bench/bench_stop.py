@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests._browser import CHROMIUM, CHROMIUM_ARGS, objective_points_at_least, streamlit_server  # noqa: E402
 
 LONG_RUN = "?n_iter=400&n_train=none&baselines=-&pace=live"
 WATCH = """() => {
@@ -38,9 +38,7 @@ WATCH = """() => {
             requestAnimationFrame(() => { window.__painted ??= performance.now(); });
     }).observe(document.body, {subtree: true, childList: true, characterData: true});
 }"""
-POINTS = """() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
-    p.layout && p.layout.title && String(p.layout.title.text).includes('Objective')
-    && p.data && p.data.length && p.data[0].x && p.data[0].x.length >= 2)"""
+POINTS = objective_points_at_least(2)
 
 
 def stop_latencies(repeats: int) -> tuple[list[float], list[float]]:

@@ -33,6 +33,19 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: The Train page's objective chart (SVG: csvm.figures.chart_svg).
+OBJECTIVE_CHART = "svg.csvm-chart[data-title^='Objective']"
+
+
+def objective_points_at_least(points: int) -> str:
+    """A page predicate (for ``wait_for_function``): the objective chart shows at least
+    ``points`` points."""
+    return (
+        f'() => [...document.querySelectorAll("{OBJECTIVE_CHART}")]'
+        f".some(s => Number(s.dataset.points) >= {points})"
+    )
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:

@@ -12,6 +12,7 @@ No Streamlit here: the page passes the markup to ``st.html``.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 
@@ -237,10 +238,18 @@ def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=8)
+def _lut(name: str) -> tuple[str, ...]:
+    """A Plotly colour scale sampled at 257 levels, zero's white exactly in the middle
+    (sampling it per cell was most of the time of a stack's 576-cell layer figure)."""
+    return tuple(sample_colorscale(name, np.linspace(0, 1, 257).tolist()))
+
+
 def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
     t = np.clip((np.nan_to_num(plane, nan=0.0) / vmax + 1) / 2, 0, 1)
-    flat = sample_colorscale(_SCALES[scale], t.ravel().tolist())
-    grid = [flat[i * plane.shape[1] : (i + 1) * plane.shape[1]] for i in range(plane.shape[0])]
+    lut = _lut(_SCALES[scale])
+    levels = np.rint(t * 256).astype(int)
+    grid = [[lut[i] for i in row] for row in levels.tolist()]
     for r, c in zip(*np.nonzero(~np.isfinite(plane)), strict=True):
         grid[r][c] = "#888"  # a diverged value has no colour on the scale
     return grid

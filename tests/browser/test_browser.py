@@ -7,7 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests._browser import ARTIFACTS, CHROMIUM
+from tests._browser import ARTIFACTS, CHROMIUM, OBJECTIVE_CHART, objective_points_at_least
 
 pytestmark = [
     pytest.mark.browser,
@@ -15,17 +15,6 @@ pytestmark = [
         not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
     ),
 ]
-
-# The live charts are SVG (csvm.figures.chart_svg): each says its title and its points.
-_OBJECTIVE = "svg.csvm-chart[data-title^='Objective']"
-
-
-def _grown(points: int) -> str:
-    """A predicate: the objective chart has at least ``points`` points."""
-    return (
-        "() => [...document.querySelectorAll(\"" + _OBJECTIVE + "\")]"
-        f".some(s => Number(s.dataset.points) >= {points})"
-    )
 
 
 def _shot(page, name: str, tall: bool = True) -> None:
@@ -52,7 +41,7 @@ def _step_counter(page) -> int:
 def _objective_signature(page) -> str:
     """The objective line as drawn (its points), to tell frames apart."""
     return page.evaluate(
-        "() => { const s = document.querySelector(\"" + _OBJECTIVE + "\");"
+        f'() => {{ const s = document.querySelector("{OBJECTIVE_CHART}");'
         " return s ? [...s.querySelectorAll('g.series polyline, circle.point')]"
         ".map(e => e.getAttribute('points') || e.getAttribute('cy')).join(';') : ''; }"
     )
@@ -118,7 +107,7 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_grown(1))
+    page.wait_for_function(objective_points_at_least(1))
     first_frame = time.monotonic() - started
     frames = set()
     for _ in range(12):
@@ -189,7 +178,7 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
     page.set_default_timeout(60_000)
     page.goto(f"{server}/?model=lcsvm&n_iter=4&baselines=-")
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_grown(1))
+    page.wait_for_function(objective_points_at_least(1))
     page.get_by_role("button", name=re.compile("Pause$")).click()
     page.wait_for_timeout(1000)
     labels = []
@@ -203,7 +192,7 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
 
     page.goto(f"{server}/?n_iter=400&n_train=none&baselines=-&pace=live")
     page.get_by_role("button", name="▶ Start").click()
-    page.wait_for_function(_grown(2))
+    page.wait_for_function(objective_points_at_least(2))
     clicked = time.monotonic()
     page.get_by_role("button", name="■ Stop").click()
     page.get_by_text(re.compile("stopped at step")).first.wait_for()
