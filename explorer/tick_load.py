@@ -1,9 +1,11 @@
 """How often a live page may tick on a busy server.
 
-Every watching page reruns its live fragment about once a second, and one tick of the
-Train page costs the server a fifth of a CPU second (building its Plotly figures).  Twenty
-students watching at once would ask for four CPU seconds a second from a two-core server
-that also trains their runs: pages fell minutes behind.  :class:`TickLoad` measures the
+Every watching page reruns its live fragment about once a second.  While the Train page's
+live figures were Plotly, one tick cost the server a fifth of a CPU second, and twenty
+students watching at once asked for four CPU seconds a second from a two-core server that
+also trains their runs: pages fell minutes behind.  With the figures drawn as SVG (stop 31,
+:mod:`csvm.figures.chart_svg`) a tick costs about a twentieth (py-spy on the server, two
+pages watching); twenty pages still ask for a core.  :class:`TickLoad` measures the
 ticks' cost and counts the pages ticking, and stretches the interval so that page ticks
 use at most ``share`` of the cores; the Train page's playback moves by elapsed time, so a
 longer tick shows several steps at once instead of slowing the run down.
