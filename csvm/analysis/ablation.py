@@ -371,7 +371,7 @@ def score_layered_sets(
         As :func:`score_filter_sets`; a row's ``filters`` are layer 1's, its ``norm`` that
         of every layer's filters together.
     """
-    from csvm.model.kernel_state import HARD_MARGIN_C, _solve
+    from csvm.model.kernel_state import solve_on_filters
     from csvm.model.layers import Network, parse_layers
 
     start_time = time.perf_counter()
@@ -387,12 +387,11 @@ def score_layered_sets(
         if not all(np.isfinite(f).all() and np.linalg.norm(f) for f in layers):
             raise ValueError(f"{name} hold a layer that is all zero or not finite.")
     params = {k: estimator.get_params()[k] for k in ("kernel", "degree", "gamma", "coef0")}
-    C = HARD_MARGIN_C if estimator.C is None else float(estimator.C)
     rows: list[dict[str, Any]] = []
     for name, label, layers in _layered_variants(learned, start):
         theta = network.pack(layers)
-        state, _ = _solve(
-            data.X_train, data.y_train, theta, params, C, "none", 0.0, 1e-3, network=network
+        state = solve_on_filters(
+            data.X_train, data.y_train, theta, params, estimator.C, network=network
         )
         preds = [np.where(state.decision_function(X) > 0, 1, -1) for X in (data.X_test, data.X_val)]
         row = _row(name, label, layers[0], float(np.linalg.norm(theta)), preds, data)

@@ -28,6 +28,7 @@ __all__ = [
     "features",
     "outer_objective",
     "regulariser_of",
+    "solve_on_filters",
 ]
 
 #: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
@@ -144,6 +145,54 @@ def outer_objective(
         network=network,
     )
     return state.objective, _gradient(X4, state, params, regulariser, lam)
+
+
+def solve_on_filters(
+    X4: np.ndarray,
+    y: np.ndarray,
+    theta: np.ndarray,
+    kernel_params: dict,
+    C: float | None = None,
+    network: Network | None = None,
+    svm_tol: float = 1e-3,
+):
+    """One SVM solve on the maps of fixed filters, with no step on them: what a fixed
+    filter (a random start, a blur, a delta) does in the place of a learned one.
+
+    Parameters
+    ----------
+    X4 : ndarray (n, C, H, W)
+        Training images.
+    y : ndarray of ±1
+    theta : ndarray
+        The filters ``(k, C, p, q)``, or a stack's packed vector (``network.pack``).
+    kernel_params : dict
+        ``kernel``, ``degree``, ``gamma``, ``coef0`` of the kernel on the maps.
+    C : float or None, default None
+        None: hard margin (:data:`HARD_MARGIN_C`).
+    network : Network, optional
+        The stack of layers ``theta`` belongs to (a fitted K-CSVM's ``network_``).
+    svm_tol : float, default 1e-3
+
+    Returns
+    -------
+    state
+        With ``decision_function(X4)``, ``support``, ``dual_coef``, ``filters`` and
+        ``objective`` (T at ``theta`` without a regulariser).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((20, 1, 8, 8)); y = np.where(np.arange(20) < 10, 1, -1)
+    >>> X[y > 0, :, :4] += 1.0  # the top half brighter in one class
+    >>> params = {"kernel": "rbf", "degree": 2, "gamma": 0.1, "coef0": 1.0}
+    >>> state = solve_on_filters(X, y, np.ones((1, 1, 3, 3)) / 9, params)
+    >>> state.decision_function(X).shape
+    (20,)
+    """
+    C = HARD_MARGIN_C if C is None else float(C)
+    state, _ = _solve(X4, y, theta, kernel_params, C, "none", 0.0, svm_tol, network=network)
+    return state
 
 
 def _solve(

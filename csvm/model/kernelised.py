@@ -233,6 +233,12 @@ class KernelCSVM(BaseCSVM):
                 f"got {self.eta!r}."
             )
 
+    @property
+    def network_(self) -> Network | None:
+        """The stack of layers the filters belong to (None: one layer of plain
+        correlations), for :func:`csvm.model.kernel_state.solve_on_filters`."""
+        return self._network
+
     def _resolve_filters(self, image_shape: tuple[int, ...]) -> None:
         """Read ``layers``: a stack builds the :class:`~csvm.model.layers.Network`; one plain
         layer (or None) is the thesis's model with that filter shape and count."""

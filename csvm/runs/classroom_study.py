@@ -147,10 +147,10 @@ def fixed_variants(clf, start_theta: np.ndarray) -> list[tuple[str, np.ndarray]]
 
 def _accuracy_on(clf, theta, X, y, Xe, ye) -> float:
     """The same kernel and a hard-margin SVM on the maps of the filters ``theta``."""
-    from csvm.model.kernel_state import _solve
+    from csvm.model.kernel_state import solve_on_filters
 
     params = dict(clf.estimators_[0].kernel_params)
-    state, _ = _solve(X, y, theta, params, 1e10, "none", 0.0, 1e-3, network=clf._network)
+    state = solve_on_filters(X, y, theta, params, network=clf.network_)
     return float(np.mean(np.where(state.decision_function(Xe) > 0, 1, -1) == ye))
 
 
