@@ -84,7 +84,7 @@ def time_run(config: dict[str, Any], model: str, data_dir: str | None) -> dict[s
     iterations = [0]
 
     def emit(event: dict[str, Any]) -> None:
-        if event.get("step") == "start" and not started:
+        if event.get("kind") == "start" and not started:
             started.append(time.process_time())
         elif isinstance(event.get("iteration"), int):
             iterations[0] = max(iterations[0], event["iteration"] + 1)
@@ -227,13 +227,51 @@ def report(measured: list[dict[str, Any]], model: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The two-layer classroom stack, timed against the one-layer model's estimate to set
+#: ``csvm.runs.cost._STACK_OP_COST`` (``--stack``).
+STACK = "5x5x8-abs-max2,3x3x8-abs-max2"
+STACK_RUNS = [(50, 15), (200, 10), (500, 6), (1000, 3)]  # (N, n_iter)
+
+
+def stack_factor(data_dir: str | None, dataset: str) -> None:
+    """Time the stack on a few sizes and print the factor on its multiply-adds that makes
+    the estimate match (the geometric mean of measured / estimated, times the factor the
+    estimate used)."""
+    from csvm.runs import cost
+
+    base = {"dataset": dataset, "class_a": "3", "class_b": "5", "protocol": None, "seed": 0}
+    base |= {"model": "kcsvm", "layers": STACK, "n_filters": 2, "baselines": []}
+    time_run({**base, "n_train": 50, "n_iter": 1}, "csvm", data_dir)  # warm, not timed
+    ratios = []
+    print("| N | iterations | measured CPU s | estimate s | measured / estimate |")
+    print("|---|---|---|---|---|")
+    for n, iterations in STACK_RUNS:
+        r = time_run({**base, "n_train": n, "n_iter": iterations}, "csvm", data_dir)
+        est = cost.estimate_breakdown(
+            {**r["done"], "baselines": []}, r["n_train"], r["image_shape"], r["n_test"]
+        )["csvm"]
+        ratios.append(r["seconds"] / est)
+        print(
+            f"| {r['n_train']} | {r['done']['n_iter']} | {r['seconds']:.2f} | {est:.2f} | "
+            f"{ratios[-1]:.2f} |"
+        )
+    factor = cost._STACK_OP_COST * float(np.exp(np.mean(np.log(ratios))))
+    print(f"\n_STACK_OP_COST now {cost._STACK_OP_COST:g}; matching the runs above: {factor:.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line: time the runs, fit, print, and write the coefficients."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the fitted model to this JSON file")
     parser.add_argument("--quick", action="store_true", help="every third run only")
+    parser.add_argument(
+        "--stack", action="store_true", help="only the two-layer stack's factor (a minute)"
+    )
     args = parser.parse_args(argv)
     dataset, data_dir = _data_source()
+    if args.stack:
+        stack_factor(data_dir, dataset)
+        return
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     configs = _configs(dataset, args.quick)
