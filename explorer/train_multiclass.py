@@ -17,9 +17,10 @@ import numpy as np
 import streamlit as st
 
 from csvm import figures
+from csvm.figures.training_svg import objective_svg
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
-from explorer.common import chart, image_grid
+from explorer.common import chart, image_grid, markup_figure
 from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
@@ -118,11 +119,9 @@ def live_panel(run: Run, shown: list, class_names: Sequence[str]) -> None:
         selection_mode="points",
     )
     mine = [e for e in step_events(shown, every_sub_problem=True) if e.get("classifier") == focus]
-    if mine:
-        chart(
-            figures.objective_figure(mine, f"Objective of {labels[focus]}"),
-            f"objective_{run.id}",
-        )
+    if mine:  # SVG, as the one-pair page's (csvm.figures.chart_svg)
+        large = bool(st.session_state.get("projector"))
+        markup_figure(objective_svg(mine, f"Objective of {labels[focus]}", large), "objective")
 
 
 def results_panel(run: Run, finished: dict[str, dict], data) -> None:

@@ -4,7 +4,7 @@ per-class accuracy, the most confused pairs, and the settings' URL round trip.""
 import numpy as np
 import pytest
 
-from tests._apptest import open_app, plotly_array, query, titled, wait_for_results
+from tests._apptest import chart_points, open_app, plotly_array, query, titled, wait_for_results
 
 MULTI_RUN = {
     "classes": "0,1,2",
@@ -64,8 +64,7 @@ def test_focus_picks_the_sub_problem_whose_objective_is_drawn():
     at.button(key="start").click().run()
     at = wait_for_results(at)
     at.selectbox(key=f"focus_{query(at, 'run')}").set_value(0).run()
-    objective = titled(at, "Objective of 0 vs 1")
-    assert objective and len(objective[0]["data"][0]["x"]) == 3
+    assert chart_points(at, "Objective of 0 vs 1") == [3]
     grid = titled(at, "Filters of the 3 sub-problems")[0]
     assert "▶ 0 vs 1" in grid["layout"]["annotations"][0]["text"]
 

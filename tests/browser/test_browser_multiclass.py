@@ -18,10 +18,9 @@ _CELL = """k => {
 }"""
 
 
-# Whether a figure titled TITLE is on the page (Plotly's SVG titles are not "visible" text
-# to Playwright's locators).
-_TITLED = """title => [...document.querySelectorAll('.js-plotly-plot')].some(
-    p => p.layout && String(p.layout.title.text).includes(title))"""
+# Whether the objective chart (SVG, csvm.figures.chart_svg) titled TITLE is on the page.
+_TITLED = """title => [...document.querySelectorAll('svg.csvm-chart')].some(
+    s => (s.dataset.title || '').includes(title))"""
 
 
 def test_clicking_a_filter_focuses_its_sub_problem(server, browser):
