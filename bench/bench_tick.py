@@ -83,24 +83,23 @@ def _figures(config: RunConfig):
     ]
     if last.get("layer_filters"):
         later = last["layer_filters"][1]
-        maps = [m[0] for m in last["layer_maps"]]
-        out += [
+        out.append(
             (
                 "layer 2 filters",
                 _plotly(lambda: layer_filters_figure(later, 2)),
                 lambda: layer_filters_svg(later, 2),
-            ),
-            (  # the page draws two pinned images through the layers
-                "layer maps, one image",
-                _plotly(lambda: layer_maps_figure(images[0], maps, "a")),
-                lambda: layer_maps_html(images[0], maps, "a"),
-            ),
-            (
-                "layer maps, the other",
-                _plotly(lambda: layer_maps_figure(images[0], maps, "a")),
-                lambda: layer_maps_html(images[0], maps, "a"),
-            ),
-        ]
+            )
+        )
+        # The page draws the first pinned image of each class through the layers.
+        for j, image in enumerate((images[0], images[len(images) // 2])):
+            maps = [m[j] for m in last["layer_maps"]]
+            out.append(
+                (
+                    f"layer maps, image {j + 1}",
+                    _plotly(lambda image=image, maps=maps: layer_maps_figure(image, maps, "a")),
+                    lambda image=image, maps=maps: layer_maps_html(image, maps, "a"),
+                )
+            )
     return out
 
 

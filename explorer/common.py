@@ -28,10 +28,15 @@ _POOL_LOCK = threading.Lock()
 FINAL_STATES = {"done", "error", "stopped"}
 
 
+def projector_mode() -> bool:
+    """Whether this session shows the app for a projector (larger type and figures)."""
+    return bool(st.session_state.get("projector"))
+
+
 def chart(fig, key: str, **options) -> None:
     """A Plotly figure at full width, enlarged in projector mode; ``options`` go to
     ``st.plotly_chart`` (``on_select``, ``selection_mode``)."""
-    if st.session_state.get("projector"):
+    if projector_mode():
         figures.for_projector(fig)
     st.plotly_chart(fig, key=key, width="stretch", **options)
 
@@ -47,9 +52,7 @@ def markup_figure(markup: str, name: str) -> None:
 def image_grid(images, captions, title: str, cols: int = 8) -> None:
     """A titled grid of grey images as HTML (:mod:`csvm.figures.image_html`: no Plotly, so
     a new visitor's first page does not wait for Plotly's script), larger in projector mode."""
-    markup = image_grid_html(
-        images, captions, title, cols=cols, large=bool(st.session_state.get("projector"))
-    )
+    markup = image_grid_html(images, captions, title, cols=cols, large=projector_mode())
     st.markdown(markup, unsafe_allow_html=True)
 
 

@@ -20,7 +20,7 @@ from csvm import figures
 from csvm.figures.training_svg import objective_svg
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
-from explorer.common import chart, image_grid, markup_figure
+from explorer.common import chart, image_grid, markup_figure, projector_mode
 from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
@@ -120,8 +120,8 @@ def live_panel(run: Run, shown: list, class_names: Sequence[str]) -> None:
     )
     mine = [e for e in step_events(shown, every_sub_problem=True) if e.get("classifier") == focus]
     if mine:  # SVG, as the one-pair page's (csvm.figures.chart_svg)
-        large = bool(st.session_state.get("projector"))
-        markup_figure(objective_svg(mine, f"Objective of {labels[focus]}", large), "objective")
+        title = f"Objective of {labels[focus]}"
+        markup_figure(objective_svg(mine, title, projector_mode()), "objective")
 
 
 def results_panel(run: Run, finished: dict[str, dict], data) -> None:

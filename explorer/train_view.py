@@ -39,6 +39,7 @@ from explorer.common import (
     owner,
     owns,
     playback,
+    projector_mode,
     result_columns,
 )
 from explorer.glossary import GLOSSARY, explain
@@ -148,12 +149,12 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     c4.metric("filter norm", f"{last.get('filter_norm', 0):.3g}", help=explain("filter norm ‖f‖"))
     # Side by side; one under the other on a projector, whose larger legends and tick
     # labels ran into each other in half the width.
-    projector = st.session_state.get("projector")
+    projector = projector_mode()
     left, right = (st.container(), st.container()) if projector else st.columns(2)
     # SVG, not Plotly (csvm.figures.chart_svg): a tick builds two strings, and a shared
     # link's new browser draws them with the headline.
     with left:
-        markup_figure(objective_svg(shown, "Objective per step", bool(projector)), "objective")
+        markup_figure(objective_svg(shown, "Objective per step", projector), "objective")
         if not linear:
             st.caption(
                 "T(f) = Σα − ½aᵀKa + r(f), lowered step by step. "
@@ -165,7 +166,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
             chart(figures.divergence_figure(shown, divergence), f"blowup_{run.id}")
         else:
             title = "Train accuracy and filter norm"
-            markup_figure(progress_svg(shown, title, bool(projector)), "progress")
+            markup_figure(progress_svg(shown, title, projector), "progress")
     _gradient_view(run, shown)
     _examples_view(run, shown)
     _baselines_view(run, views)
@@ -198,7 +199,7 @@ def _filters_view(run: Run, shown: list) -> None:
         big, small = st.columns([7, 3])
     # SVG, not Plotly: it is drawn with the page's first elements, where a fresh browser
     # (a shared link) waited seconds for Plotly's script (csvm.figures.filter_svg).
-    large = bool(st.session_state.get("projector"))
+    large = projector_mode()
     with big:
         st.markdown(filter_svg(last["filters"], large=large), unsafe_allow_html=True)
     with small:
@@ -218,30 +219,28 @@ def _gradient_view(run: Run, shown: list) -> None:
     if last.get("gradient") is not None:
         st.markdown("**Gradient dT/df** (the filter moves against it)")
         st.caption(explain("dT/df"))
-        large = bool(st.session_state.get("projector"))
-        markup_figure(gradient_svg(last["gradient"], large=large), "gradient")
+        markup_figure(gradient_svg(last["gradient"], large=projector_mode()), "gradient")
 
 
 def _examples_view(run: Run, shown: list) -> None:
     last = next((e for e in reversed(shown) if e.get("pinned_maps") is not None), {})
     data = data_for(run.config)
     names = class_labels(data)
+    pinned = pinned_indices(data.y_train)
+    large = projector_mode()
     if last.get("pinned_maps") is not None:
-        pinned = pinned_indices(data.y_train)
-        labels = [names[0 if data.y_train[i] < 0 else 1] for i in pinned]
-        large = bool(st.session_state.get("projector"))
+        labels = [_class_name(names, data.y_train[i]) for i in pinned]
         maps = feature_maps_html(data.X_train[pinned], last["pinned_maps"], labels, large)
         markup_figure(maps, "maps")
     layered = next((e for e in reversed(shown) if e.get("layer_maps") is not None), None)
     if layered is not None:
-        pinned = pinned_indices(data.y_train)
         columns = st.columns(2)
         for j, index in enumerate((pinned[0], pinned[len(pinned) // 2])):
-            label = names[0 if data.y_train[index] < 0 else 1]
+            label = _class_name(names, data.y_train[index])
             maps = [m[j] for m in layered["layer_maps"]]
             with columns[j]:
-                large = bool(st.session_state.get("projector"))
-                markup_figure(layer_maps_html(data.X_train[index], maps, label, large), f"lmaps{j}")
+                markup = layer_maps_html(data.X_train[index], maps, label, large)
+                markup_figure(markup, f"lmaps{j}")
     support = last.get("support")
     if support is not None and len(support):
         st.caption(f"**α**: {GLOSSARY['α (alpha)']}")
@@ -259,8 +258,7 @@ def _examples_view(run: Run, shown: list) -> None:
 def _baselines_view(run: Run, views: dict) -> None:
     cnn = views.get("cnn")
     if cnn is not None and any(e.get("kind") == "epoch" for e in cnn.events):
-        large = bool(st.session_state.get("projector"))
-        markup_figure(loss_svg(cnn.events, "Small CNN: loss per epoch", large), "cnn")
+        markup_figure(loss_svg(cnn.events, "Small CNN: loss per epoch", projector_mode()), "cnn")
     _comparison_pictures(run, views)
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from csvm.figures import playground as figs
 from explorer import playground as pg
 from explorer.app import ensure_app
-from explorer.common import PACES, presets, restore_view_from_url
+from explorer.common import PACES, presets, projector_mode, restore_view_from_url
 from explorer.settings import md_escape, set_config
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"
@@ -243,7 +243,7 @@ def _figure(s, X, y, steps: pg.Steps | None, position: int, clickable: bool, tit
         F = pg.decision_grid(s, X, y, alpha, b, axis)
         pair = tuple(steps.pairs[position - 1]) if 0 < position and not clickable else None
     yf = y * pg.decision_values(s, X, y, alpha, b, X) if len(y) else np.zeros(0)
-    projector = bool(st.session_state.get("projector"))
+    projector = projector_mode()
     return (
         figs.decision_figure(
             X,
@@ -373,7 +373,7 @@ def smo_view(s: pg.Settings, X, y, steps: pg.Steps | None, signature: str) -> No
 
 def _smo_step(s, X, y, steps: pg.Steps, position: int) -> None:
     fig, *_ = _figure(s, X, y, steps, position, False, "SMO, step by step")
-    projector = bool(st.session_state.get("projector"))
+    projector = projector_mode()
     if position:
         i, j = steps.pairs[position - 1]
         what = (
@@ -401,7 +401,7 @@ def lift_view(s: pg.Settings, X, y) -> None:
         st.info("Place at least one point of each class first.", icon=":material/touch_app:")
         return
     w, b, accuracy, converged = lift(_problem_key(s), X, y)
-    projector = bool(st.session_state.get("projector"))
+    projector = projector_mode()
     title = f"φ(x) = (x₁², √2·x₁x₂, x₂²): a plane separates {accuracy:.0%} of the points"
     st.plotly_chart(
         figs.lift_figure(X, y, w, b, title=title, projector=projector),

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from csvm.figures.style import nice_ticks
+from csvm.figures.filter_svg import _text
+from csvm.figures.style import _finite, integer_step, nice_ticks
 
-__all__ = ["Axis", "Series", "line_chart_svg", "value_axis", "integer_ticks"]
+__all__ = ["Axis", "Series", "line_chart_svg", "value_axis", "integer_ticks", "MAX_SCALE"]
 
 #: The chart's coordinate width: one half of the page at 1280 px with the sidebar open is
 #: about as wide, so its text is drawn at about its size there.
@@ -34,7 +35,7 @@ _FONT = 13
 _FLAG = "rise (flagged)"
 # At most this much larger than its coordinates: a chart given the page's whole width
 # (the CNN's loss) is not drawn with 26 px tick labels.
-_MAX_SCALE = 1.6
+MAX_SCALE = 1.6
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,7 @@ def value_axis(
     >>> value_axis([0.2, 0.9], "accuracy").labels
     ['0.2', '0.4', '0.6', '0.8', '1.0']
     """
-    v = np.asarray([np.nan if x is None else x for x in values], dtype=float)
-    v = v[np.isfinite(v)]
+    v = _finite(values)
     low, high = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
     ticks, labels = nice_ticks(low, high)
     keep = [
@@ -107,9 +107,7 @@ def integer_ticks(last: float) -> list[int]:
     >>> integer_ticks(23)
     [0, 5, 10, 15, 20]
     """
-    span = max(1.0, float(last))
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
-    return list(range(0, int(span) + 1, step))
+    return list(range(0, int(max(1.0, float(last))) + 1, integer_step(last)))
 
 
 def line_chart_svg(
@@ -154,16 +152,16 @@ def line_chart_svg(
     width = _LARGE["width"] if large else _WIDTH
     height = _LARGE["height"] if large else _HEIGHT
     legend = _legend(series, flags, font, width)
+    xs = np.asarray(x, dtype=float)
+    first, last = (float(xs.min()), float(xs.max())) if xs.size else (0.0, 1.0)
+    x_ticks = integer_ticks(last)
     box = _Box(
         left=_margin(left, font),
         right=width - (_margin(right, font) if right is not None else 14),
         top=2.4 * font,
         bottom=height - 2.8 * font,
+        x_range=(min(0.0, first), max(last, x_ticks[-1], 1.0)),
     )
-    xs = np.asarray(x, dtype=float)
-    x_ticks = integer_ticks(xs.max() if xs.size else 1.0)
-    x_high = max(float(xs.max()) if xs.size else 1.0, x_ticks[-1], 1.0)
-    box.x_range = (min(0.0, float(xs.min()) if xs.size else 0.0), x_high)
     parts = [_text(width / 2, 1.3 * font, title, font + 3, "middle", weight="600")]
     parts += _x_axis(box, x_ticks, x_title, font)
     parts += _y_axis(box, left, font, "left")
@@ -179,7 +177,7 @@ def line_chart_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="csvm-figure csvm-chart" role="img" '
         f'aria-label="{html.escape(title)}" data-title="{html.escape(title)}" '
         f'data-points="{len(xs)}" viewBox="0 0 {width} {total:.0f}" width="100%" '
-        f'style="font-family:inherit;height:auto;max-width:{_MAX_SCALE * width:.0f}px">'
+        f'style="font-family:inherit;height:auto;max-width:{MAX_SCALE * width:.0f}px">'
         f"{''.join(parts)}</svg>"
     )
 
@@ -315,12 +313,4 @@ def _line_markup(x1, y1, x2, y2, colour: str, width: float) -> str:
     return (
         f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
         f'stroke="{colour}" stroke-width="{width}"/>'
-    )
-
-
-def _text(x, y, text, size, anchor, kind="label", weight="normal") -> str:
-    return (
-        f'<text class="{kind}" x="{x:.1f}" y="{y:.1f}" font-size="{size}" '
-        f'font-weight="{weight}" fill="currentColor" text-anchor="{anchor}">'
-        f"{html.escape(str(text))}</text>"
     )

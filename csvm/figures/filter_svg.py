@@ -21,7 +21,14 @@ from plotly.colors import sample_colorscale
 
 from csvm.figures.filters import _TEXT_MAX_FILTERS, _TEXT_MAX_SIDE, _WRAP, _WRAP_ROW, TEXT_PX
 
-__all__ = ["filter_svg", "change_svg", "gradient_svg", "largest_change", "format_value"]
+__all__ = [
+    "filter_svg",
+    "change_svg",
+    "gradient_svg",
+    "largest_change",
+    "format_value",
+    "symmetric_limit",
+]
 
 #: One plane (a filter, or one colour channel of it) is this many units square.
 _PLANE = 200
@@ -34,7 +41,9 @@ _BAR_ROOM = 84  # bar, its tick labels and its title
 # cell of 40 units or more: at the page's scale of 1.1 or more, 15 px or larger).
 #: Height on the page in pixels: one row (per row when they wrap: the Plotly filter's).
 _ONE_ROW_PX = 250
-_SCALES = {"weight": "RdBu_r", "change": "PuOr", "dT/df": "RdBu_r"}
+_SCALES = {"weight": "RdBu_r", "change": "PuOr", "gradient": "RdBu_r"}
+#: A colour bar's title, where it is not the scale's name (which also names its class and id).
+_BAR_TITLES = {"gradient": "dT/df"}
 
 
 def filter_svg(filters: np.ndarray, values: bool = True, large: bool = False) -> str:
@@ -116,8 +125,21 @@ def gradient_svg(gradient: np.ndarray, large: bool = False) -> str:
     True
     """
     return _heatmaps(
-        _planes(gradient), _plane_titles(gradient), "dT/df", False, large, "Gradient", bar=True
+        _planes(gradient), _plane_titles(gradient), "gradient", False, large, "Gradient", bar=True
     )
+
+
+def symmetric_limit(values: np.ndarray) -> float:
+    """The largest absolute finite value (1 when there is none, or it is 0): a diverging
+    scale's ends, ±limit, with zero in the middle.
+
+    Examples
+    --------
+    >>> symmetric_limit(np.array([-3.0, 2.0, np.nan])), symmetric_limit(np.zeros(2))
+    (3.0, 1.0)
+    """
+    finite = values[np.isfinite(values)]
+    return (float(np.abs(finite).max()) if finite.size else 0.0) or 1.0
 
 
 def largest_change(filters: np.ndarray, previous: np.ndarray | None) -> float:
@@ -187,9 +209,7 @@ def _heatmaps(
     top = _TITLE * k if titles else 4
     width = cols * q * cell + (cols - 1) * _GAP + (_BAR_ROOM * k if bar else 0) + 8
     height = rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
-    finite = planes[np.isfinite(planes)]
-    vmax = float(np.abs(finite).max()) if finite.size else 0.0
-    vmax = vmax or 1.0
+    vmax = symmetric_limit(planes)
     parts = []
     for i, plane in enumerate(planes):
         x0 = 4 + (i % cols) * (q * cell + _GAP)
@@ -202,7 +222,7 @@ def _heatmaps(
         parts.append(_colour_bar(bar_x, top, min(p * cell, _PLANE), vmax, scale, k))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
-        f'class="csvm-figure csvm-{_slug(scale)}" '
+        f'class="csvm-figure csvm-{scale}" '
         f'aria-label="{label}" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
         f'height="{px:.0f}" preserveAspectRatio="xMidYMin meet" '
         f'style="font-family:inherit">{"".join(parts)}</svg>'
@@ -257,7 +277,7 @@ def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
 
 def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: float) -> str:
     stops = sample_colorscale(_SCALES[scale], np.linspace(1, 0, 11).tolist())
-    gradient = f"csvm-bar-{_slug(scale)}"
+    gradient = f"csvm-bar-{scale}"
     out = [f'<defs><linearGradient id="{gradient}" x1="0" y1="0" x2="0" y2="1">']
     out += [f'<stop offset="{i / 10:.1f}" stop-color="{s}"/>' for i, s in enumerate(stops)]
     out.append("</linearGradient></defs>")
@@ -282,18 +302,14 @@ def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: f
     out.append(
         f'<text x="{title_x:.1f}" y="{middle:.1f}" font-size="{14 * k:.1f}" '
         f'fill="currentColor" text-anchor="middle" '
-        f'transform="rotate(90 {title_x:.1f} {middle:.1f})">{scale}</text>'
+        f'transform="rotate(90 {title_x:.1f} {middle:.1f})">{_BAR_TITLES.get(scale, scale)}</text>'
     )
     return "".join(out)
 
 
-def _slug(scale: str) -> str:
-    """A scale's name as a class or an id ("dT/df" -> "gradient")."""
-    return "gradient" if scale == "dT/df" else scale
-
-
-def _text(x, y, text, size, anchor, ink="currentColor", kind="label") -> str:
+def _text(x, y, text, size, anchor, ink="currentColor", kind="label", weight=None) -> str:
+    bold = f' font-weight="{weight}"' if weight else ""
     return (
         f'<text class="{kind}" x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" fill="{ink}" '
-        f'text-anchor="{anchor}">{html.escape(text)}</text>'
+        f'text-anchor="{anchor}"{bold}>{html.escape(str(text))}</text>'
     )

@@ -53,15 +53,42 @@ def _viridis() -> np.ndarray:
     return np.rint(np.asarray(stops) * 255).astype(np.uint8)
 
 
+def _levels(values: np.ndarray, low: float | None = None, high: float | None = None):
+    """Values as 0-255 levels from ``low`` to ``high`` (default: their own min and max);
+    NaN and infinities count as 0."""
+    v = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+    low = float(v.min()) if low is None else low
+    high = float(v.max()) if high is None else high
+    scale = 255.0 / (high - low) if high > low else 0.0
+    return np.rint((v - low) * scale).astype(np.uint8)
+
+
 def _grey(images: np.ndarray) -> np.ndarray:
     """The first channel of every image on one 0-255 scale (the grid's min to max, as the
     Plotly grid's grey colour scale spanned them)."""
     planes = np.asarray(images, dtype=float)
-    planes = planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0]
-    planes = np.nan_to_num(planes, nan=0.0, posinf=0.0, neginf=0.0)
-    low, high = float(planes.min()), float(planes.max())
-    scale = 255.0 / (high - low) if high > low else 0.0
-    return np.rint((planes - low) * scale).astype(np.uint8)
+    return _levels(planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0])
+
+
+def _sizes(large: bool) -> tuple[int, int]:
+    """Caption type and image height in pixels (a third more in projector mode)."""
+    k = _LARGE if large else 1
+    return round(TEXT_PX * k), round(_ROW_PX * k)
+
+
+def _heading(title: str, text: int) -> str:
+    """A figure's title (escaped here), a little larger than its captions."""
+    return (
+        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
+        f"{html.escape(title)}</div>"
+    )
+
+
+def _grid(cells: Sequence[str], columns: int) -> str:
+    return (
+        f'<div style="display:grid;grid-template-columns:repeat({columns},minmax(0,1fr));'
+        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
+    )
 
 
 def image_grid_html(
@@ -97,23 +124,15 @@ def image_grid_html(
     True
     """
     n = len(images)
-    text = round(TEXT_PX * (_LARGE if large else 1))
-    heading = (
-        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
-        f"{html.escape(title)}{': none' if n == 0 else ''}</div>"
-    )
+    text, row_px = _sizes(large)
+    heading = _heading(f"{title}{': none' if n == 0 else ''}", text)
     if n == 0:
         return f"<div>{heading}</div>"
-    row_px = round(_ROW_PX * (_LARGE if large else 1))
-    cells = []
-    for plane, caption in zip(_grey(images), captions, strict=True):
-        cells.append(_cell(png_data_uri(plane), html.escape(str(caption)), row_px, text, True))
-    columns = min(int(cols), n)
-    grid = (
-        f'<div style="display:grid;grid-template-columns:repeat({columns},minmax(0,1fr));'
-        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
-    )
-    return f"<div>{heading}{grid}</div>"
+    cells = [
+        _cell(png_data_uri(plane), html.escape(str(caption)), row_px, text, True)
+        for plane, caption in zip(_grey(images), captions, strict=True)
+    ]
+    return f"<div>{heading}{_grid(cells, min(int(cols), n))}</div>"
 
 
 def _cell(uri: str, label: str, row_px: int, text: int, caption: bool) -> str:
@@ -159,13 +178,8 @@ def feature_maps_html(
     """
     n = len(images)
     m = np.asarray(maps, dtype=float).reshape(n, -1, *np.shape(maps)[-2:])
-    finite = np.nan_to_num(m, nan=0.0, posinf=0.0, neginf=0.0)
-    low, high = float(finite.min()), float(finite.max())
-    scale = 255.0 / (high - low) if high > low else 0.0
-    levels = np.rint((finite - low) * scale).astype(np.uint8)
-    colours = _viridis()[levels]  # (n, k, H', W', 3)
-    text = round(TEXT_PX * (_LARGE if large else 1))
-    row_px = round(_ROW_PX * (_LARGE if large else 1))
+    colours = _viridis()[_levels(m)]  # (n, k, H', W', 3)
+    text, row_px = _sizes(large)
     # A stack's eight filters give eight rows of maps: smaller, or the page ran to 1,500 px.
     map_px = row_px if m.shape[1] <= 2 else round(0.6 * row_px)
     labels = [html.escape(str(label)) for label in labels]
@@ -178,12 +192,5 @@ def feature_maps_html(
             _cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", map_px, text, False)
             for j in range(n)
         ]
-    heading = (
-        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
-        "Pinned images before (top) and after the filter (feature maps)</div>"
-    )
-    grid = (
-        f'<div style="display:grid;grid-template-columns:repeat({n},minmax(0,1fr));'
-        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
-    )
-    return f'<div class="csvm-maps">{heading}{grid}</div>'
+    heading = _heading("Pinned images before (top) and after the filter (feature maps)", text)
+    return f'<div class="csvm-maps">{heading}{_grid(cells, n)}</div>'

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from csvm.figures.filter_svg import _colour_bar, _plane, _text
-from csvm.figures.filters import TEXT_PX
-from csvm.figures.image_html import _LARGE, _ROW_PX, _cell, _viridis, png_data_uri
+from csvm.figures.chart_svg import MAX_SCALE
+from csvm.figures.filter_svg import _colour_bar, _plane, _text, symmetric_limit
+from csvm.figures.image_html import _cell, _heading, _levels, _sizes, _viridis, png_data_uri
 
 __all__ = ["layer_filters_svg", "layer_maps_html"]
 
@@ -58,9 +58,7 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
     inner = (_WIDTH - room - (cols - 1) * _GAP) / cols  # one filter's block
     unit = inner / (c * q + (c - 1) * 0.5)  # a cell; half a cell between planes
     head = 30 * k_text
-    finite = f[np.isfinite(f)]
-    vmax = float(np.abs(finite).max()) if finite.size else 0.0
-    vmax = vmax or 1.0
+    vmax = symmetric_limit(f)
     title = (
         f"Layer {layer}: {k} filter{'s' if k != 1 else ''}, each over layer {layer - 1}'s "
         f"{c} map{'s' if c != 1 else ''} (one plane per map, left to right)"
@@ -85,7 +83,7 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="csvm-figure csvm-layer" '
         f'aria-label="{html.escape(title)}" viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" '
-        f'style="font-family:inherit;height:auto;max-width:{1.6 * _WIDTH:.0f}px">'
+        f'style="font-family:inherit;height:auto;max-width:{MAX_SCALE * _WIDTH:.0f}px">'
         f"{''.join(parts)}</svg>"
     )
 
@@ -125,10 +123,9 @@ def layer_maps_html(
     rows = [np.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0) for r in rows]
     low = min(float(r.min()) for r in rows)
     high = max(float(r.max()) for r in rows)
-    scale = 255.0 / (high - low) if high > low else 0.0
     lut = _viridis()
-    text = round(TEXT_PX * (_LARGE if large else 1))
-    row_px = round(0.7 * _ROW_PX * (_LARGE if large else 1))
+    text, row_px = _sizes(large)
+    row_px = round(0.7 * row_px)
     name = html.escape(str(label))
     notes = [f"image: {name}"] + [
         f"after layer {i + 1} ({len(m)} map{'s' if len(m) != 1 else ''})"
@@ -138,7 +135,7 @@ def layer_maps_html(
     for note, row in zip(notes, rows, strict=True):
         cells = "".join(
             _cell(
-                png_data_uri(lut[np.rint((plane - low) * scale).astype(np.uint8)]),
+                png_data_uri(lut[_levels(plane, low, high)]),
                 f"{note}, {j + 1}",
                 row_px,
                 text,
@@ -150,8 +147,5 @@ def layer_maps_html(
             f'<div style="font-size:{text}px;margin:0.5em 0 0.2em">{note}</div>'
             f'<div style="display:flex;flex-wrap:wrap;gap:6px">{cells}</div>'
         )
-    heading = (
-        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
-        "A pinned image through every layer</div>"
-    )
+    heading = _heading("A pinned image through every layer", text)
     return f'<div class="csvm-layer-maps">{heading}{"".join(blocks)}</div>'

@@ -175,10 +175,22 @@ def _round_axis(fig: go.Figure, values: Sequence[Any], **axis: Any) -> None:
     fig.update_yaxes(tickvals=ticks, ticktext=text, range=[ticks[0] - pad, ticks[-1] + pad], **axis)
 
 
+def integer_step(last: float) -> int:
+    """The step of whole-number ticks from 0 to ``last`` (iterations, epochs): about ten
+    labels at most.
+
+    Examples
+    --------
+    >>> integer_step(8), integer_step(23), integer_step(400)
+    (1, 5, 50)
+    """
+    span = max(1.0, float(last))
+    return next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
+
+
 def _integer_axis(fig: go.Figure, last: float, **axis: Any) -> None:
     """Whole-number ticks (iterations, epochs) with about ten labels at most."""
-    span = max(1.0, float(last))
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
+    step = integer_step(last)
     # Never a tick at -1 when a single point is drawn.
     fig.update_xaxes(tick0=0, dtick=step, tickformat="d", rangemode="nonnegative", **axis)
 
