@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["MAX_POINTS", "nice_ticks", "log_ticks", "for_projector"]
+__all__ = ["MAX_POINTS", "nice_ticks", "log_ticks", "integer_step", "for_projector"]
 
 
 MAX_POINTS = 1000
