@@ -361,6 +361,11 @@ class KernelCSVM(BaseCSVM):
                 raise self._diverged(
                     best, "non-finite", "the filter gradient became non-finite", recorder, it
                 )
+            if it == 0 and grad is not None:
+                # A constant step's safe size: the one that moves the first filter by a
+                # tenth of its norm (what a suggestion after divergence is based on).
+                g_norm = float(np.linalg.norm(grad))
+                self._safe_eta = 0.1 * norm / g_norm if g_norm > 0 else None
             timings["seconds"] = time.perf_counter() - start
             if not self._record(recorder, state, grad, it, eta, timings) or last:
                 break
@@ -544,7 +549,10 @@ class KernelCSVM(BaseCSVM):
     ) -> DivergenceError:
         """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
-        advice = f"Try a smaller step such as eta={eta / 10:g}, a larger lam, or step='armijo'."
+        suggested = _suggested_eta(eta, self.step, getattr(self, "_safe_eta", None))
+        advice = (
+            f"Try a smaller step such as eta={suggested:g}, a larger lam, or step='armijo'."
+        )
         if any(e.get("svm_hit_max_iter") or e.get("svm_at_hard_cap") for e in recorder.history):
             # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
             # towards C; no step size helps there.
@@ -558,8 +566,29 @@ class KernelCSVM(BaseCSVM):
             f"Training diverged: {what} (step size eta={eta:g}). The best filter so far "
             f"was kept. {advice}",
             cause=cause,
-            suggested_eta=eta / 10,
+            suggested_eta=suggested,
         )
         error.model = best
         recorder.diverged(iteration, error, norm_before, norm_after)
         return error
+
+
+def _suggested_eta(eta: float, step: str, safe: float | None) -> float:
+    """The step size to suggest after a divergence at ``eta``: a tenth of it, or, for
+    constant steps, the smaller 1-2-5 value at or below ``safe`` (the step that moves the
+    first filter by a tenth of its norm) when that is smaller still; a tenth alone left
+    the "too-large step" preset diverging again at 100 and 10.
+
+    Examples
+    --------
+    >>> _suggested_eta(1000.0, "constant", 0.37)
+    0.2
+    >>> _suggested_eta(1000.0, "relative", 0.37)
+    100.0
+    """
+    tenth = eta / 10
+    if step != "constant" or not safe or not np.isfinite(safe) or safe >= tenth:
+        return tenth
+    decade = 10.0 ** np.floor(np.log10(safe))
+    mantissa = max(m for m in (1, 2, 5) if m * decade <= safe * (1 + 1e-9))
+    return float(f"{mantissa * decade:.3g}")
