@@ -550,9 +550,7 @@ class KernelCSVM(BaseCSVM):
         """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
         suggested = _suggested_eta(eta, self.step, getattr(self, "_safe_eta", None))
-        advice = (
-            f"Try a smaller step such as eta={suggested:g}, a larger lam, or step='armijo'."
-        )
+        advice = f"Try a smaller step such as eta={suggested:g}, a larger lam, or step='armijo'."
         if any(e.get("svm_hit_max_iter") or e.get("svm_at_hard_cap") for e in recorder.history):
             # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
             # towards C; no step size helps there.
