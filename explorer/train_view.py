@@ -20,6 +20,7 @@ from csvm.figures.filter_svg import (
 )
 from csvm.figures.image_html import feature_maps_html
 from csvm.figures.layers_svg import layer_filters_svg, layer_maps_html
+from csvm.figures.shapes_svg import filter_shape_match, shape_match_svg, shapes_svg
 from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -27,6 +28,7 @@ from csvm.runs.persistence import export_run
 from csvm.runs.summary import ablation_verdict, comparisons, headline
 from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
 from explorer import train_multiclass
+from explorer.ablations import ablation_job, publish_ablation
 from explorer.common import (
     FINAL_STATES,
     chart,
@@ -58,7 +60,8 @@ def steps_of(views: dict, run: Run) -> list:
 
 def _ablation_headline(run: Run) -> None:
     """The headline's second line once the ablation is in: learned or fixed filter."""
-    view = get_pool().get(run.ablation) if run.ablation else None
+    job = ablation_job(run)
+    view = get_pool().get(job) if job else None
     waiting = view is not None and view.state in ("queued", "running")
     # Said for the ablation panel below: an ablation that ends while this same script
     # run goes on must rerun the page, or this line would wait for ever.
@@ -167,9 +170,34 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
         else:
             title = "Train accuracy and filter norm"
             markup_figure(progress_svg(shown, title, projector), "progress")
+        pair = teaching_pair(config)
+        if pair is not None:
+            markup_figure(shape_match_svg(shown, pair, projector), "shape_match")
+    lam_note = idle_regulariser_note(config, shown)
+    if lam_note:
+        st.info(lam_note, icon=":material/info:")
     _gradient_view(run, shown)
     _examples_view(run, shown)
     _baselines_view(run, views)
+
+
+def idle_regulariser_note(config: RunConfig, shown: list) -> str | None:
+    """Why λ changed nothing, when the regulariser was zero at every step shown.
+
+    DFO₁ and DFO₂ only penalise a filter whose norm is above one; a run whose filters stay
+    smaller gives the same curves for every λ, and a class trying λ should be told so.
+    """
+    if config.model != "kcsvm" or config.regulariser not in ("dfo1", "dfo2"):
+        return None
+    terms = [e.get("regulariser") for e in shown if "objective" in e]
+    if len(terms) < 2 or any(t is None or t != 0 for t in terms):
+        return None
+    norm = "L1" if config.regulariser == "dfo1" else "L2"
+    return (
+        f"λ has had no effect on this run so far: this regulariser only pulls back a filter "
+        f"whose {norm} norm is above 1, and these filters have stayed below it. Any λ gives "
+        "the same run here."
+    )
 
 
 def _divergence_event(view):
@@ -203,6 +231,7 @@ def _filters_view(run: Run, shown: list) -> None:
     with big:
         st.markdown(filter_svg(last["filters"], large=large), unsafe_allow_html=True)
     with small:
+        _shapes_view(run, shown, large)
         if previous is None:
             st.markdown("**Last change**: none recorded yet")
         else:
@@ -212,6 +241,29 @@ def _filters_view(run: Run, shown: list) -> None:
     # A stack of layers: layer 1 is the figure above; every later layer below it.
     for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
         markup_figure(layer_filters_svg(filters, number, large), f"layer{number}")
+
+
+def teaching_pair(config: RunConfig) -> tuple[str, str] | None:
+    """The pair's shape names when the run is on the teaching set (two classes), else None."""
+    if config.dataset != "shapes" or config.multiclass:
+        return None
+    return (config.class_a, config.class_b)
+
+
+def _shapes_view(run: Run, shown: list, large: bool) -> None:
+    """The teaching set's two shapes, and how close the filter is to one of them now."""
+    pair = teaching_pair(run.config)
+    if pair is None:
+        return
+    st.markdown("**What the filter should find**: the shapes the images were drawn from")
+    st.markdown(shapes_svg(pair, large=large), unsafe_allow_html=True)
+    last = next((e for e in reversed(shown) if e.get("filters") is not None), None)
+    match = filter_shape_match(last["filters"], pair) if last else None
+    if match is not None:
+        st.markdown(
+            f"**Similarity to the nearest shape now: {match:.2f}** (1 is the shape itself, "
+            "0 nothing like it)"
+        )
 
 
 def _gradient_view(run: Run, shown: list) -> None:
@@ -381,14 +433,14 @@ def ablation_panel(run: Run, result: dict) -> None:
         "start's norm. If a fixed filter at the same norm does as well, the gain came from "
         "the filter's scale (a change of kernel bandwidth), not from its shape."
     )
-    job = run.ablation
+    job = ablation_job(run)
     if job is None:
         # On few images it runs by itself (one SVM solve per filter): what a class watched
         # learn is set against fixed filters at once, and the headline says which won.
         auto = run.config.n_train is not None and run.config.n_train <= AUTO_ABLATION_MAX
         auto = auto and result.get("status", "done") == "done"
         if owns(run) and (auto or st.button("Run the ablation", key=f"ablate_{run.id}")):
-            run.ablation = get_pool().submit(
+            job = get_pool().submit(
                 run_ablation,
                 {
                     "config": run.config.to_dict(),
@@ -402,6 +454,7 @@ def ablation_panel(run: Run, result: dict) -> None:
                 group="ablation",
                 owner=owner(),
             )
+            publish_ablation(run, job)
             st.rerun()
         return
 

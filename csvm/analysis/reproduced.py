@@ -96,6 +96,12 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce classroom-stack --data-dir DIR "
         "--out assets/runs/classroom-stack.json",
     },
+    "teaching-shapes": {
+        "title": "The teaching set: one learned filter against fixed filters and a tuned "
+        "pixel SVM, 100 images",
+        "command": "python -m csvm reproduce teaching-shapes "
+        "--out assets/runs/teaching-shapes.json",
+    },
 }
 _PACKAGES = ("numpy", "scipy", "scikit-learn")
 _TOP_FIELDS = {

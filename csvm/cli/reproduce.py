@@ -9,6 +9,7 @@
     python -m csvm reproduce mnist45-stack --data-dir DIR  # that layer vs a tuned SVM, 45 pairs
     python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
     python -m csvm reproduce classroom-stack --data-dir DIR  # 50 images: does the shape matter?
+    python -m csvm reproduce teaching-shapes  # the teaching set: does one filter find the shape?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
 ``--out FILE.json`` also saves them (csvm.analysis.reproduced's format: per model the per-seed
@@ -488,6 +489,10 @@ def _run_target(args: argparse.Namespace, env: dict[str, Any] | None) -> list[st
             lines, models, extra = _reproduce_table31(
                 args.data_dir, args.n_train, args.seeds, args.n_jobs
             )
+    elif args.table == "teaching-shapes":
+        from csvm.runs.teaching_study import run_teaching_study
+
+        lines, models, extra = run_teaching_study(log=lambda line: print(line, flush=True))
     elif args.table == "classroom-stack":
         from csvm.runs.classroom_study import run_classroom_study
 
@@ -521,6 +526,7 @@ def main_reproduce(argv: list[str]) -> int:
             "mnist10-stack",
             *_STUDIES,
             "classroom-stack",
+            "teaching-shapes",
         ],
     )
     parser.add_argument("--data-dir", default=None)

