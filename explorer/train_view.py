@@ -28,7 +28,6 @@ from csvm.runs.persistence import export_run
 from csvm.runs.summary import ablation_verdict, comparisons, headline
 from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
 from explorer import train_multiclass
-from explorer.ablations import ablation_job, publish_ablation
 from explorer.common import (
     FINAL_STATES,
     chart,
@@ -46,6 +45,7 @@ from explorer.common import (
 )
 from explorer.glossary import GLOSSARY, explain
 from explorer.live import live_jobs
+from explorer.run_registry import ablation_job, publish_ablation
 from explorer.settings import md_escape
 from explorer.state import Run
 
@@ -499,7 +499,10 @@ def _ablation_table(result: dict) -> None:
         }
         for r in result["rows"]
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    # The results table's formats: "91.00 %", not "91" beside "92.50–95.00 %".
+    st.dataframe(
+        pd.DataFrame(rows), hide_index=True, width="stretch", column_config=result_columns()
+    )
     st.caption(md_escape(result["explanation"]))
 
 

@@ -110,7 +110,7 @@ def test_a_shared_view_shows_the_owners_ablation():
     import time
 
     from explorer import common
-    from explorer.ablations import ablation_job
+    from explorer.run_registry import ablation_job
 
     url, owner_page = _finished_run({"baselines": "-"})
     run = _run_of(owner_page)
@@ -133,3 +133,33 @@ def test_a_shared_view_shows_the_owners_ablation():
     assert any(
         "What did learning the filter buy?" in h.value for h in viewer.subheader
     ) and len(viewer.dataframe) >= 2
+
+
+def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_its_owner():
+    """A reload or a shared view of a paused run shows the step the owner paused on, not
+    the ending; when the owner resumes, the shared view plays on."""
+    import time
+
+    from explorer import common
+
+    owner = open_app(SMALL_RUN | {"n_iter": "6", "pace": "2 s per step"})
+    owner.button(key="start").click().run()
+    run_id = owner.session_state["current_run"]
+    deadline = time.time() + 60
+    while time.time() < deadline and common._SHOWN.get(run_id, 0) < 1:
+        owner.run()
+        time.sleep(0.3)
+    owner.button(key="pause").click().run()
+    paused_at = owner.session_state[f"play_{run_id}"].shown()
+    time.sleep(2.5)  # more than a step of the pace: a playing page would move on
+    url = {k: query(owner, k) for k in owner.query_params}
+    viewer = open_app(url)
+    for _ in range(3):
+        viewer.run()
+    play = viewer.session_state[f"play_{run_id}"]
+    assert play.paused and play.shown() == paused_at
+    assert not any(b.label == "Pause" for b in viewer.button)  # read only, as before
+    owner.button(key="pause").click().run()  # Resume
+    owner.run()
+    viewer.run()
+    assert not viewer.session_state[f"play_{run_id}"].paused
