@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
+from csvm.data.teaching import chance_similarity
 from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
 from csvm.figures.filter_svg import (
     change_svg,
@@ -257,12 +258,14 @@ def _shapes_view(run: Run, shown: list, large: bool) -> None:
         return
     st.markdown("**What the filter should find**: the shapes the images were drawn from")
     st.markdown(shapes_svg(pair, large=large), unsafe_allow_html=True)
-    last = next((e for e in reversed(shown) if e.get("filters") is not None), None)
-    match = filter_shape_match(last["filters"], pair) if last else None
-    if match is not None:
+    with_filters = [e for e in shown if e.get("filters") is not None]
+    if with_filters:
+        now = filter_shape_match(with_filters[-1]["filters"], pair)
+        start = filter_shape_match(with_filters[0]["filters"], pair)
         st.markdown(
-            f"**Similarity to the nearest shape now: {match:.2f}** (1 is the shape itself, "
-            "0 nothing like it)"
+            f"**Similarity to the nearest shape now: {now:.2f}**, at the start {start:.2f} "
+            f"(1 is the shape itself; a random filter scores {chance_similarity(pair):.2f} "
+            "on average)"
         )
 
 

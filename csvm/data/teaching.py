@@ -30,6 +30,7 @@ __all__ = [
     "IMAGE_SIDE",
     "PER_CLASS",
     "SHAPE_CLASSES",
+    "chance_similarity",
     "class_shapes",
     "make_shapes",
     "shape_similarity",
@@ -85,11 +86,12 @@ def _unit_zero_mean(a: np.ndarray) -> np.ndarray:
 def shape_similarity(filt: np.ndarray, classes: tuple[str, ...]) -> float:
     """How close a learned filter is to the shapes of ``classes``: in [0, 1].
 
-    The largest absolute cosine between the filter and one of the shapes, both taken
-    with their mean removed (a filter that also adds a constant, or finds the shape
-    with the opposite sign, still matches it: the pooling keeps the absolute value).
-    A filter of another size than 5×5 is compared on its central 5×5 part, or with
-    the shape padded to its size.
+    The largest absolute cosine between the filter and one of the shapes moved to any
+    place in the filter's window (up to two cells each way; cells moved out are dropped),
+    both taken with their mean removed.  A maximum over the whole map after the filter
+    makes its place in the window irrelevant (a bar one row lower finds the same bars),
+    the mean acts like a constant the kernel absorbs, and the absolute value is what the
+    pooling keeps, so a filter that finds the shape in any of these ways matches it.
 
     Parameters
     ----------
@@ -101,27 +103,48 @@ def shape_similarity(filt: np.ndarray, classes: tuple[str, ...]) -> float:
     Returns
     -------
     float
-        1 for the shape itself, near 0 for an unrelated or random filter.
+        1 for the shape itself (anywhere in the window), low for a random filter.
     """
     filt = np.asarray(filt, dtype=np.float64)
-    known = class_shapes()
-    best = 0.0
-    for name in classes:
-        shape = known[name]
-        f, s = _common_size(filt, shape)
-        best = max(best, abs(float(_unit_zero_mean(f) @ _unit_zero_mean(s))))
-    return best
+    f = _unit_zero_mean(filt)
+    return max(float(np.abs(_placements(name, filt.shape) @ f).max()) for name in classes)
 
 
-def _common_size(f: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Crop the larger of two 2-D arrays around its centre to the smaller's size."""
-    p, q = min(f.shape[0], s.shape[0]), min(f.shape[1], s.shape[1])
+@functools.lru_cache(maxsize=16)
+def chance_similarity(classes: tuple[str, ...], shape: tuple[int, int] = (5, 5)) -> float:
+    """What a random filter scores on :func:`shape_similarity` against ``classes``: the
+    mean over 200 Gaussian random filters (a fixed seed), for a page to set a learned
+    filter's similarity against.
 
-    def crop(a: np.ndarray) -> np.ndarray:
-        i, j = (a.shape[0] - p) // 2, (a.shape[1] - q) // 2
-        return a[i : i + p, j : j + q]
+    Examples
+    --------
+    >>> 0.3 < chance_similarity(("horizontal", "vertical")) < 0.6
+    True
+    """
+    rng = np.random.default_rng(0)
+    scores = [shape_similarity(rng.standard_normal(shape), classes) for _ in range(200)]
+    return float(np.mean(scores))
 
-    return crop(f), crop(s)
+
+@functools.lru_cache(maxsize=64)
+def _placements(name: str, size: tuple[int, int], reach: int = 2) -> np.ndarray:
+    """The shape ``name`` at every offset up to ``reach`` cells in a window of ``size``,
+    one zero-mean unit row per offset (cells moved out of the window are dropped)."""
+    shape = class_shapes()[name]
+    p, q = size
+    h, w = shape.shape
+    # The shape drawn in the middle of a canvas padded by ``reach``; each offset is a crop.
+    pad = reach + max(h, w, p, q)
+    canvas = np.zeros((p + 2 * pad, q + 2 * pad))
+    top, left = pad + (p - h) // 2, pad + (q - w) // 2
+    canvas[top : top + h, left : left + w] = shape
+    rows = []
+    for di in range(-reach, reach + 1):
+        for dj in range(-reach, reach + 1):
+            window = canvas[pad - di : pad - di + p, pad - dj : pad - dj + q]
+            if window.any():
+                rows.append(_unit_zero_mean(window))
+    return np.array(rows)
 
 
 def _blob() -> np.ndarray:

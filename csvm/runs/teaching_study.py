@@ -153,6 +153,7 @@ def score_draw(
         "plain": plain_cv(X, y, Xe, ye) if plain else None,
         "cosine": float(f0 @ f1 / (np.linalg.norm(f0) * np.linalg.norm(f1))),
         "shape": max(shape_similarity(f, pair) for f in learned.reshape(-1, 5, 5)),
+        "shape_start": max(shape_similarity(f, pair) for f in f0.reshape(-1, 5, 5)),
         "seconds": seconds,
     }
 
@@ -193,6 +194,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "sign_p": float(binomtest(wins, wins + losses).pvalue) if wins + losses else 1.0,
         "cosine": float(np.mean([r["cosine"] for r in rows])),
         "shape": float(np.mean([r["shape"] for r in rows])),
+        "shape_start": float(np.mean([r["shape_start"] for r in rows])),
         "seconds": float(np.mean([r["seconds"] for r in rows])),
         "max_seconds": float(np.max([r["seconds"] for r in rows])),
     }
@@ -205,7 +207,8 @@ def _line(pair: tuple[str, str], s: dict[str, Any]) -> str:
         f"points, over its own random start at the learned norm {s['over_start']:+.2f}, over "
         f"the best fixed filter {s['over_best_fixed']:+.2f} (sign test {s['wins']}+/"
         f"{s['losses']}−, p = {s['sign_p']:.2g}); cosine to the start {s['cosine']:.2f}, "
-        f"to the shape {s['shape']:.2f}; fit {s['seconds']:.2f} s (at most {s['max_seconds']:.2f})"
+        f"to the shape {s['shape']:.2f} (its start {s['shape_start']:.2f}); "
+        f"fit {s['seconds']:.2f} s (at most {s['max_seconds']:.2f})"
     )
 
 

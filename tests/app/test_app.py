@@ -302,12 +302,12 @@ def test_a_typed_value_out_of_range_is_named_and_holds_start(widget, value, labe
 
 def test_the_preset_box_names_what_is_trained_across_pages_and_edits():
     at = open_app()
-    assert at.selectbox(key="preset").value == "Classroom (fast)"
-    at.selectbox(key="preset").set_value("L-CSVM (linear, Algorithm 4)").run()
+    assert at.selectbox(key="preset").value == "Digits: 3 vs 5, fast"
+    at.selectbox(key="preset").set_value("Linear model (L-CSVM)").run()
     assert at.session_state["run_config"].model == "lcsvm"
     at.switch_page("pages/about.py").run()
     at.switch_page("pages/train.py").run()
-    assert at.selectbox(key="preset").value == "L-CSVM (linear, Algorithm 4)"
+    assert at.selectbox(key="preset").value == "Linear model (L-CSVM)"
     at.number_input(key="w_n_iter").set_value(7).run()
     assert at.selectbox(key="preset").value == "Custom settings"
     assert at.session_state["run_config"].model == "lcsvm"

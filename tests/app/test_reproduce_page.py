@@ -199,7 +199,7 @@ def test_open_the_matching_preset_in_train(runs_dir, monkeypatch):
     buttons[0].click().run()
     assert not at.exception
     assert at.title[0].value == "CSVM Explorer"  # the Train page
-    assert at.session_state["preset"].startswith("Thesis table 4.1")
+    assert at.session_state["preset"].startswith("Thesis 4.1")
     chosen = at.session_state["run_config"]
     assert (chosen.dataset, chosen.protocol, chosen.n_iter) == ("mnist", "thesis", 25)
     common.dataset_table.clear()

@@ -61,16 +61,17 @@ def test_the_set_is_offline_and_loads_as_a_pair():
     assert data.class_names == ("horizontal", "vertical")
 
 
-def test_similarity_is_one_for_the_shape_whatever_its_scale_sign_or_offset():
+def test_similarity_is_one_for_the_shape_whatever_its_scale_sign_offset_or_place():
     bar = class_shapes()["horizontal"]
-    for f in (bar, 3 * bar, -bar, bar + 0.7):
+    for f in (bar, 3 * bar, -bar, bar + 0.7, np.roll(bar, 1, axis=0), np.roll(bar, -2, axis=0)):
         assert shape_similarity(f, ("horizontal", "vertical")) == pytest.approx(1.0)
 
 
 def test_similarity_of_random_filters_is_low_and_bars_are_told_apart():
     rng = np.random.default_rng(0)
     random = [shape_similarity(rng.standard_normal((5, 5)), ("horizontal",)) for _ in range(200)]
-    assert np.mean(random) < 0.35
+    # The best of 25 places and two shapes: a random filter matches about half-way.
+    assert np.mean(random) < 0.55
     bar = class_shapes()["horizontal"]
     assert shape_similarity(bar, ("vertical",)) < 0.3
 

@@ -89,10 +89,11 @@ def test_estimator_params_agree_with_the_config(config):
     assert params["random_state"] == config.seed
 
 
-def test_defaults_are_the_classroom_preset_and_write_no_query():
+def test_defaults_are_the_digits_preset_and_write_no_query():
     assert to_query(RunConfig()) == {}
-    presets = load_presets()
-    assert presets[0]["name"].startswith("Classroom")
+    digits = next(p for p in load_presets() if p["name"] == "Digits: 3 vs 5, fast")
+    config, problems = parse(digits["config"])
+    assert problems == [] and config == RunConfig()
 
 
 def test_every_preset_validates():
@@ -241,3 +242,22 @@ def test_multiclass_ignores_the_pair_and_counts_its_sub_problems():
     with pytest.raises(ValueError, match="pair"):
         RunConfig().class_list(DIGITS)
     assert "load_data(config)" in python_snippet(config)
+
+
+def test_presets_speak_plainly_first_and_name_no_file_or_command():
+    """A preset's description is at most 40 words; the numbers behind it go in
+    "measured" (the page's closed "How this was measured" part); neither names a file,
+    a folder or a command of this repository."""
+    import re
+
+    from csvm.runs.presets import load_presets
+
+    developer = re.compile(r"bench/|docs/|assets/|\.py\b|\.md\b|python -m|/work/|csvm\.\w")
+    names = [p["name"] for p in load_presets()]
+    assert len(set(names)) == len(names) and all(len(n) <= 30 for n in names)
+    for preset in load_presets():
+        assert len(preset["description"].split()) <= 40, preset["name"]
+        for text in (preset["description"], preset.get("measured", "")):
+            assert not developer.search(text), (preset["name"], developer.search(text))
+    first = load_presets()[0]
+    assert first["config"]["dataset"] == "shapes"  # the teaching set is trained first
