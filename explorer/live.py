@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.common import FINAL_STATES, get_pool, heartbeat
+from explorer.common import FINAL_STATES, get_pool, heartbeat, owner
 from explorer.tick_load import TickLoad
 
 #: Seconds between two polls while a job is active (on a server that is not busy).
@@ -68,6 +68,16 @@ def flatten(views: Any) -> Iterator[Any]:
 def is_busy(views: Any) -> bool:
     """Whether any of the views (nested as in :func:`poll_views`) is queued or running."""
     return any(v is not None and v.state not in FINAL_STATES for v in flatten(views))
+
+
+def group_busy(group: str, futures: Any = ()) -> bool:
+    """Whether this browser has work of ``group`` ("sweep", "curve", …) queued or running
+    on the pool, or cluster ``futures`` not yet done: what the page's Stop button would
+    stop.  A Stop with nothing to stop is drawn disabled, so nobody wonders whether a
+    sweep that ended minutes ago is still going."""
+    if any(not f.done() for f in futures):
+        return True
+    return any(v.state not in FINAL_STATES for v in get_pool().jobs(owner=owner(), group=group))
 
 
 def live_jobs(

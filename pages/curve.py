@@ -16,14 +16,15 @@ from csvm.analysis.curves import (
     summarise_curve,
 )
 from csvm.analysis.reproduced import describe_environment
+from csvm.analysis.stats import format_p
 from csvm.figures.curves import curve_figure
 from csvm.jobs import QuotaExceeded
 from csvm.runs.curve_job import run_curve_cell
 from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.common import get_pool, heartbeat, owner
-from explorer.live import live_jobs, poll_views
+from explorer.common import get_pool, heartbeat, owner, result_columns
+from explorer.live import group_busy, live_jobs, poll_views
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -37,13 +38,13 @@ def _table(rows: list[dict]) -> pd.DataFrame:
             {
                 "training images": r["n_train"],
                 "method": r["label"],
-                "test accuracy (%)": round(100 * r["accuracy"], 2),
+                "test accuracy": round(100 * r["accuracy"], 2),
                 "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
                 "gain over the tuned SVM (points)": (
                     f"{100 * r['gain_over_svm']:+.2f}" if "gain_over_svm" in r else "—"
                 ),
                 "McNemar p (pooled over seeds)": (
-                    f"{r['mcnemar_p']:.3g}" if "mcnemar_p" in r else "reference"
+                    format_p(r["mcnemar_p"], cell=True) if "mcnemar_p" in r else "reference"
                 ),
             }
             for r in rows
@@ -67,7 +68,7 @@ def _against_each_other(record: dict) -> None:
                         "learned": METHODS[mine][0],
                         "against": METHODS[other][0],
                         "difference (points)": f"{100 * r['difference']:+.2f}",
-                        "McNemar p": f"{r['mcnemar_p']:.3g}",
+                        "McNemar p": format_p(r["mcnemar_p"], cell=True),
                     }
                 )
     with st.expander("The learned filters against each other method"):
@@ -84,7 +85,9 @@ def _saved(record: dict, key: str) -> None:
             "running, or was stopped; --resume finishes it)."
         )
     st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
-    st.dataframe(_table(record["rows"]), hide_index=True, width="stretch")
+    st.dataframe(
+        _table(record["rows"]), hide_index=True, width="stretch", column_config=result_columns()
+    )
     _against_each_other(record)
     st.code(record["command"], language="bash")
     if "machine" in record and "versions" in record and "date" in record:
@@ -202,7 +205,6 @@ def _curve_jobs() -> list[str]:
 
 
 b1, b2 = st.columns([1, 4])
-b2.button("■ Stop", key="cv_stop", on_click=_stop_curve)
 if b1.button("▶ Start curve", type="primary", disabled=bool(error), key="cv_start"):
     _stop_curve()  # one curve per session: the new one replaces it
     state = {
@@ -218,6 +220,16 @@ if b1.button("▶ Start curve", type="primary", disabled=bool(error), key="cv_st
         state["futures"] = [executor.submit(run_curve_cell, *args, m, n, s) for m, n, s in cells]
         state["pending"] = []
     st.session_state["curve"] = state
+
+
+def _curve_busy() -> bool:
+    """Cells still to submit, or the curve's jobs (or cluster futures) not yet done."""
+    state = st.session_state.get("curve") or {}
+    return bool(state.get("pending")) or group_busy("curve", state.get("futures", ()))
+
+
+# Drawn after Start is handled, so the run that starts a curve already offers its Stop.
+b2.button("■ Stop", key="cv_stop", on_click=_stop_curve, disabled=not _curve_busy())
 
 
 def _curve_views(jobs):
@@ -238,7 +250,7 @@ def _live(views: list) -> None:
     if done:
         rows = summarise_curve(done)
         st.plotly_chart(curve_figure(rows), key="curve_live", width="stretch")
-        st.dataframe(_table(rows), hide_index=True, width="stretch")
+        st.dataframe(_table(rows), hide_index=True, width="stretch", column_config=result_columns())
 
 
 if st.session_state.get("curve"):

@@ -12,7 +12,7 @@ from csvm.jobs import QuotaExceeded
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
 from explorer.common import get_pool, heartbeat, owner
-from explorer.live import live_jobs
+from explorer.live import group_busy, live_jobs
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -89,7 +89,6 @@ def _stop() -> None:
 
 
 c1, c2 = st.columns([1, 4])
-c2.button("■ Stop", key="st_stop", on_click=_stop)
 if c1.button("▶ Start", type="primary", key="st_start", disabled=error is not None):
     _stop()  # one stability study per browser: the new one replaces it
     chosen = list(range(int(seeds)))
@@ -116,6 +115,8 @@ if c1.button("▶ Start", type="primary", key="st_start", disabled=error is not 
     except QuotaExceeded as exc:
         _stop()
         st.error(str(exc))
+# Drawn after Start is handled, so the run that starts the study already offers its Stop.
+c2.button("■ Stop", key="st_stop", on_click=_stop, disabled=not group_busy("stability"))
 
 
 def _show(name: str, summary: dict) -> None:

@@ -20,7 +20,7 @@ from csvm.runs.sweeps import (
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
 from explorer.common import data_for, get_pool, heartbeat, owner
-from explorer.live import live_jobs, poll_views
+from explorer.live import group_busy, live_jobs, poll_views
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -135,7 +135,6 @@ def _stop_sweep() -> None:
 
 
 c1, c2 = st.columns([1, 4])
-c2.button("■ Stop sweep", key="sw_stop", on_click=_stop_sweep)
 if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
     _stop_sweep()  # one sweep per session: the new one replaces it
     if executor is not None:
@@ -165,6 +164,13 @@ if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_st
         except QuotaExceeded as exc:
             pool.cancel_owner(owner(), group="sweep")
             st.error(str(exc))
+# Drawn after Start is handled, so the run that starts a sweep already offers its Stop.
+c2.button(
+    "■ Stop sweep",
+    key="sw_stop",
+    on_click=_stop_sweep,
+    disabled=not group_busy("sweep", (st.session_state.get("sweep") or {}).get("futures", ())),
+)
 
 
 def _grid(sweep: dict, fresh: list) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from csvm.analysis.progress import ProgressBar, format_seconds
 from csvm.analysis.reproduced import pack_correct
+from csvm.analysis.stats import format_p
 from csvm.data.deskew import deskew
 from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual
 
@@ -418,7 +419,7 @@ def _mcnemar(model: np.ndarray, plain: np.ndarray, record: dict[str, Any]) -> st
     record["mcnemar"] = {"model_only": b, "plain_only": c, "p": p}
     return (
         f"McNemar against the plain SVM on the same test images: {b} images only the K-CSVM "
-        f"gets right, {c} only the plain SVM, p = {p:.2g}"
+        f"gets right, {c} only the plain SVM, p {format_p(p)}"
     )
 
 
@@ -579,6 +580,6 @@ def save_mnist10(
         details["mcnemar"] = [
             f"- {models[0]['name']} vs the plain SVM with the same recipe: {m['model_only']} "
             f"test images only it gets right, {m['plain_only']} only the plain SVM, "
-            f"p = {m['p']:.2g}"
+            f"p {format_p(m['p'])}"
         ]
     return save_run(out, table, models, env, data=data, details=details)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from csvm.analysis.stats import format_p
 from csvm.exceptions import CSVMError
 
 __all__ = [
@@ -390,7 +391,7 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 "stack, %": f"{100 * p['stack']['test_accuracy']:.2f}",
                 "stack chose": str(p["stack"]["chosen"]),
                 "gain, points": f"{p['gain']:+.2f} ({p['images']:+d} images)",
-                "McNemar p": f"{p['p']:.2g} ({p['outcome']})",
+                "McNemar p": f"{format_p(p['p'], cell=True)} ({p['outcome']})",
             }
         )
     return rows

@@ -192,13 +192,27 @@ def mcnemar_p(b: int, c: int) -> float:
     return float(min(1.0, 2.0 * binom.cdf(min(b, c), b + c, 0.5)))
 
 
-def format_p(p: float) -> str:
-    """A p-value for a sentence: two significant figures, "< 0.001" below that."""
+def format_p(p: float, cell: bool = False) -> str:
+    """A p-value as the app and the reports write it, everywhere.
+
+    Below 0.001 only "< 0.001" (a test on a few hundred images tells nothing finer, and
+    "2.78e-13" reads as a typo); below 0.1 three decimals ("0.041", "0.004"); else two
+    ("0.41").  For a sentence, ``f"p {format_p(p)}"``: "p = 0.41", "p < 0.001"; with
+    ``cell=True`` the bare value for a table column named p ("0.41", "< 0.001").  A
+    missing p (None, NaN) is "–".
+
+    >>> [format_p(p, cell=True) for p in (2.78e-13, 0.0043, 0.0412, 0.41, 1.0)]
+    ['< 0.001', '0.004', '0.041', '0.41', '1.00']
+    >>> format_p(0.27), format_p(2.78e-13)
+    ('= 0.27', '< 0.001')
+    """
+    if p is None or not math.isfinite(p):
+        return "–"
     if p < 0.001:
         return "< 0.001"
-    if p < 0.01:
-        return f"= {p:.3f}"
-    return f"= {p:.2f}"
+    # Rounded first, so 0.0996 is written "0.10" as 0.1 is, not "0.100".
+    value = f"{p:.3f}" if round(p, 3) < 0.1 else f"{p:.2f}"
+    return value if cell else f"= {value}"
 
 
 def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:

@@ -120,12 +120,14 @@ def _write(path: str, record: dict[str, Any]) -> None:
 
 
 def _print_rows(rows: list[dict[str, Any]]) -> None:
+    from csvm.analysis.stats import format_p
+
     print(f"{'n':>6}  {'method':38} {'accuracy':>9}  {'95 % interval':>15}  gain over SVM")
     for r in rows:
         low, high = r["interval"]
         gain = ""
         if "gain_over_svm" in r:
-            gain = f"{100 * r['gain_over_svm']:+.2f} pts (McNemar p = {r['mcnemar_p']:.3g})"
+            gain = f"{100 * r['gain_over_svm']:+.2f} pts (McNemar p {format_p(r['mcnemar_p'])})"
         print(
             f"{r['n_train']:>6}  {r['label']:38} {100 * r['accuracy']:8.2f}%  "
             f"{100 * low:6.2f}–{100 * high:6.2f} %  {gain}"

@@ -12,6 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from csvm.figures.style import log_axis
+
 __all__ = [
     "decision_figure",
     "lift_figure",
@@ -331,7 +333,10 @@ def smo_progress_figure(
             hoverinfo="skip",
         )
         fig.add_vline(x=current, line_color=PAIR, line_width=1, row=row, col=1)
-    fig.update_yaxes(type="log", row=2, col=1)
+    # Labelled decades (the tolerance's among them): Plotly's own labelled the minor ticks
+    # with bare mantissas, "2 1 5 2 0.1 5 2 0.01".
+    gaps = np.append(np.maximum(gap, 1e-16), tol)
+    fig.update_yaxes(type="log", row=2, col=1, **log_axis(gaps))
     fig.update_xaxes(title_text="step", row=2, col=1)
     fig.update_layout(showlegend=False)
     fig = _style(fig, projector, 520)

@@ -12,7 +12,15 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["MAX_POINTS", "nice_ticks", "log_ticks", "integer_step", "for_projector"]
+__all__ = [
+    "MAX_POINTS",
+    "nice_ticks",
+    "log_ticks",
+    "log_axis",
+    "log_label",
+    "integer_step",
+    "for_projector",
+]
 
 
 MAX_POINTS = 1000
@@ -156,6 +164,42 @@ def log_ticks(low: float, high: float) -> list[float]:
             # One tick either side of the data at most, so the axis is not stretched.
             return values[max(0, inside[0] - 1) : inside[-1] + 2]
     return [v for v in nice_ticks(low, high)[0] if v > 0]
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def log_label(value: float) -> str:
+    """A log axis's tick written in full, never as Plotly's bare mantissa ("2", "5").
+
+    From 0.001 to below 100,000 the number itself; beyond, a power of ten.
+
+    >>> [log_label(v) for v in (0.001, 0.05, 1, 20, 2000, 5e-6, 1e-16, 2e6)]
+    ['0.001', '0.05', '1', '20', '2,000', '5×10⁻⁶', '10⁻¹⁶', '2×10⁶']
+    """
+    exponent = int(np.floor(np.log10(value) + 1e-9))
+    if -3 <= exponent < 5:
+        return f"{value:,.{max(0, -exponent)}f}"
+    mantissa = f"{value / 10.0**exponent:.2g}"
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa}×{power}"
+
+
+def log_axis(values: Sequence[Any], max_ticks: int = 8) -> dict[str, Any]:
+    """``tickvals`` and ``ticktext`` for a log axis over the positive values given: the
+    decades or 1-2-5 values of :func:`log_ticks` (every second or third decade when
+    there are more than ``max_ticks``), each labelled by :func:`log_label`.  Empty when no
+    value is positive (Plotly's own ticks then)."""
+    v = _finite(values)
+    v = v[v > 0]
+    if not len(v):
+        return {}
+    ticks = log_ticks(v.min(), v.max())
+    if len(ticks) > max_ticks:  # only decades come this many (log_ticks)
+        # Thinned from the top, so the largest decade, where the values start, keeps its tick.
+        step = -(-len(ticks) // max_ticks)  # rounded up
+        ticks = ticks[::-1][::step][::-1]
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [log_label(t) for t in ticks]}
 
 
 def _finite(values: Sequence[Any]) -> np.ndarray:

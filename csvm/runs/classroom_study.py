@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import binomtest
 from sklearn.svm import SVC
 
+from csvm.analysis.stats import format_p
 from csvm.exceptions import DivergenceError
 
 __all__ = [
@@ -205,7 +206,7 @@ def summarise_draws(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "wins": wins,
         "losses": losses,
         "sign_p": p,
-        "sign_test": f"{wins}+/{losses}- p={p:.3g}",
+        "sign_test": f"{wins}+/{losses}- p {format_p(p)}",
         "over_plain": 100 * float(np.mean([r["learned"] - r["plain"] for r in rows])),
         "over_plain_g002": 100 * float(np.mean([r["learned"] - r["plain_g002"] for r in rows])),
         "cosine": float(np.mean([r["cosine"] for r in rows])),
@@ -245,7 +246,7 @@ def run_classroom_study(
         lines.append(
             f"- {name} ({s['n']} draws): learned − best fixed filter at the learned norms "
             f"{s['minus_best_fixed']:+.2f} points, sign test {s['wins']}+/{s['losses']}− "
-            f"p = {s['sign_p']:.2g}; over the plain SVM at the same γ {s['over_plain']:+.2f}, "
+            f"p {format_p(s['sign_p'])}; over the plain SVM at the same γ {s['over_plain']:+.2f}, "
             f"at γ 0.02 {s['over_plain_g002']:+.2f}; cosine to the start {s['cosine']:.3f}"
         )
         log(lines[-1])

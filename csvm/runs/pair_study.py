@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from csvm.analysis.reproduced import pack_correct, unpack_correct
-from csvm.analysis.stats import mcnemar_correct, mcnemar_p
+from csvm.analysis.stats import format_p, mcnemar_correct, mcnemar_p
 from csvm.exceptions import DivergenceError
 
 __all__ = [
@@ -244,7 +244,7 @@ def run_stack_study(
         log(
             f"  {pair}: plain {100 * plain['test_accuracy']:.2f} %, stack "
             f"{100 * stack['test_accuracy']:.2f} % ({stack['chosen']}), "
-            f"{row['gain']:+.2f} points, p = {row['p']:.3g}"
+            f"{row['gain']:+.2f} points, p {format_p(row['p'])}"
         )
     return rows
 
@@ -263,7 +263,7 @@ def _summary_line(label: str, rows: list[dict[str, Any]]) -> str:
         f"- {label} ({s['pairs']} pairs): {s['mean']:+.2f} ± {s['sd']:.2f} points (median "
         f"{s['median']:+.2f}); McNemar p < 0.05 wins / ties / losses {s['wins']} / {s['ties']} "
         f"/ {s['losses']}; ahead / level / behind {s['ahead']} / {s['level']} / {s['behind']}, "
-        f"sign test p = {s['sign_p']:.2g}"
+        f"sign test p {format_p(s['sign_p'])}"
     )
 
 
@@ -332,7 +332,8 @@ def study_record(dataset: str, rows: list[dict[str, Any]]) -> tuple[list[str], l
             mcnemar.append(_summary_line("off the five selection pairs", off))
     else:
         mcnemar += [
-            f"- {r['pair']}: {r['gain']:+.2f} points ({r['images']:+d} images), p = {r['p']:.2g}"
+            f"- {r['pair']}: {r['gain']:+.2f} points ({r['images']:+d} images), "
+            f"p {format_p(r['p'])}"
             f" ({r['outcome']})"
             for r in rows
         ]

@@ -9,6 +9,7 @@ from csvm.analysis.stats import (
     McNemarResult,
     describe_difference,
     format_accuracy,
+    format_p,
     mcnemar_correct,
     mcnemar_exact,
     mcnemar_p,
@@ -174,3 +175,23 @@ def test_describe_difference_names_the_better_model_when_significant():
 
 def test_format_accuracy():
     assert format_accuracy(5, 10) == "50.00 % (23.66–76.34)"
+
+
+@pytest.mark.parametrize(
+    ("p", "cell", "sentence"),
+    [
+        (2.78e-13, "< 0.001", "< 0.001"),  # never a mantissa and an exponent
+        (0.0, "< 0.001", "< 0.001"),
+        (0.000999, "< 0.001", "< 0.001"),
+        (0.001, "0.001", "= 0.001"),
+        (0.0043, "0.004", "= 0.004"),
+        (0.0412, "0.041", "= 0.041"),
+        (0.0996, "0.10", "= 0.10"),  # rounds up into the two-decimal range
+        (0.41, "0.41", "= 0.41"),
+        (1.0, "1.00", "= 1.00"),
+        (float("nan"), "–", "–"),
+    ],
+)
+def test_format_p_writes_every_p_value_one_way(p, cell, sentence):
+    assert format_p(p, cell=True) == cell
+    assert format_p(p) == sentence

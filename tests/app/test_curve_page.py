@@ -52,7 +52,7 @@ def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
     table = at.dataframe[0].value
     svm = record["rows"][[r["method"] for r in record["rows"]].index("svm")]
     row = table[table["method"] == svm["label"]].iloc[0]
-    assert row["test accuracy (%)"] == round(100 * svm["accuracy"], 2)
+    assert row["test accuracy"] == round(100 * svm["accuracy"], 2)
     assert row["McNemar p (pooled over seeds)"] == "reference"
     assert [c.value for c in at.code] == [record["command"]]
     assert any("curve_broken.json cannot be read" in e.value.replace("\\", "") for e in at.error)
@@ -72,7 +72,9 @@ def test_a_live_curve_runs_more_cells_than_a_browser_may_queue(runs_dir):
     at.multiselect(key="cv_methods").set_value(["svm"]).run()
     at.text_input(key="cv_sizes").set_value("20,30,40,50,60").run()
     at.number_input(key="cv_seeds").set_value(2).run()
+    assert at.button(key="cv_stop").disabled  # nothing to stop yet
     at.button(key="cv_start").click().run()
+    assert not at.button(key="cv_stop").disabled  # the run that starts it offers Stop
     deadline = time.time() + 180
     while time.time() < deadline and not any(
         "10 of 10" in str(p.proto) for p in at.get("progress")
@@ -82,6 +84,8 @@ def test_a_live_curve_runs_more_cells_than_a_browser_may_queue(runs_dir):
     assert not at.exception
     table = at.dataframe[-1].value
     assert list(table["training images"]) == [20, 30, 40, 50, 60]
+    at.run()  # the cells are all in: nothing left to stop
+    assert at.button(key="cv_stop").disabled
 
 
 def test_load_curve_refuses_what_is_not_a_curve(tmp_path):

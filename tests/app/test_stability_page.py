@@ -40,8 +40,11 @@ def _grids(at: AppTest) -> list[dict]:
 def test_the_train_settings_over_three_seeds():
     at = _page()
     at.radio(key="st_mode").set_value("settings").run()
+    assert at.button(key="st_stop").disabled  # nothing to stop yet
     at.button(key="st_start").click().run()
+    assert not at.button(key="st_stop").disabled  # the run that starts it offers Stop
     at = _finish(at)
+    assert at.button(key="st_stop").disabled  # every seed has ended
     assert not at.exception
     (grid,) = _grids(at)
     captions = [a["text"] for a in grid["layout"]["annotations"]]

@@ -50,7 +50,9 @@ def test_sweep_page_fills_the_heatmap():
     at.number_input(key="sw_n_iter").set_value(2)
     at.text_input(key="sw_x_values_gamma").set_value("0.01, 0.1")
     at.text_input(key="sw_y_values_C").set_value("0.05, 0.1").run()
+    assert at.button(key="sw_stop").disabled  # nothing to stop yet
     at.button(key="sw_start").click().run()
+    assert not at.button(key="sw_stop").disabled  # the run that starts it offers Stop
     deadline = time.time() + 120
     z = None
     while time.time() < deadline:
@@ -63,6 +65,8 @@ def test_sweep_page_fills_the_heatmap():
         time.sleep(0.5)
     assert z is not None and z.shape == (2, 2) and not np.isnan(z).any()
     assert at.success and "Best" in at.success[0].value
+    # Every cell is scored: nothing runs, so Stop is off again.
+    assert at.button(key="sw_stop").disabled
 
 
 def test_sweep_page_refuses_bad_values():

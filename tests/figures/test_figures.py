@@ -11,6 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from csvm import figures
+from csvm.figures.playground import smo_progress_figure
+from csvm.figures.style import log_axis, log_label
 
 
 def _is_125(step: float) -> bool:
@@ -64,6 +66,46 @@ def test_log_ticks_label_decades_or_round_mantissas(low, high, expected):
     assert len(inside) >= 2
     assert np.allclose(ticks, expected)
     assert figures.log_ticks(0.0, 1.0) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "label"),
+    [
+        (0.001, "0.001"),
+        (0.05, "0.05"),
+        (1.0, "1"),
+        (20.0, "20"),
+        (2000.0, "2,000"),
+        (50_000.0, "50,000"),
+        (5e-6, "5×10⁻⁶"),
+        (1e-16, "10⁻¹⁶"),
+        (2e6, "2×10⁶"),
+    ],
+)
+def test_log_label_writes_the_whole_number(value, label):
+    assert log_label(value) == label
+
+
+def test_log_axis_labels_every_tick_and_thins_many_decades():
+    axis = log_axis([20, 50, 100, 200, 500, 1000, 2000])
+    assert axis["ticktext"] == ["10", "100", "1,000", "10,000"]
+    axis = log_axis([0.02, 0.09])  # inside one decade: 1-2-5, written in full
+    assert axis["ticktext"] == ["0.01", "0.02", "0.05", "0.1"]
+    axis = log_axis([3e-16, 0.5, 5.0, float("nan"), 0.0])
+    assert len(axis["tickvals"]) <= 8
+    assert axis["tickvals"][-1] == 10.0  # the top decade, where the values start, kept
+    assert axis["ticktext"] == [log_label(v) for v in axis["tickvals"]]
+    assert log_axis([0.0, -1.0]) == {}
+
+
+def test_the_kkt_gap_axis_is_labelled_in_decades():
+    """The playground's KKT axis read "2 1 5 2 0.1 5 2 0.01": Plotly's minor mantissas."""
+    gap = [5.0, 0.8, 0.04, 0.002, 4e-4]
+    fig = smo_progress_figure([0.0, 1.0, 1.5, 1.6, 1.61], gap, current=2, tol=1e-3)
+    axis = fig.layout.yaxis2
+    assert axis.type == "log"
+    assert list(axis.ticktext) == ["10⁻⁴", "0.001", "0.01", "0.1", "1", "10"]
+    assert all(t in (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0) for t in axis.tickvals)
 
 
 def _kcsvm_events(n: int) -> list[dict]:

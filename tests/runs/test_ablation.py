@@ -77,7 +77,9 @@ def test_learned_row_reproduces_the_run_and_others_are_compared_to_it(run):
         diff = row["n_correct"] - rows[0]["n_correct"]
         assert m["diff_images"] == diff == m["b"] - m["c"]
         assert 0 < m["p_value"] <= 1
-        assert row["verdict"].startswith(f"{row['label']} vs learned filter: ")
+        # One sign convention with the headline: the learned filter minus this one.
+        gain = 100 * (rows[0]["n_correct"] - row["n_correct"]) / len(data.y_test)
+        assert row["verdict"].startswith(f"learned filter vs {row['label']}: {gain:+.2f} points")
         lo, hi = row["interval"]
         assert lo <= row["test_accuracy"] <= hi
     # start_filters=None draws the run's own first filters again from the seed.
