@@ -71,9 +71,11 @@ def _run_sidebar_script() -> None:
         html(_SIDEBAR_SCRIPT, height=0)
 
 
-#: The pages, in the sidebar's order: script, title, icon.  A lesson starts at the SVM
-#: playground; Train is the default page (a shared run link opens there).
+#: The pages, in the sidebar's order: script, title, icon.  The Lesson leads a class through
+#: the others, from the SVM playground on; Train is the default page (a shared run link
+#: opens there).
 PAGES: tuple[tuple[str, str, str], ...] = (
+    ("pages/lesson.py", "Lesson", ":material/school:"),
     ("pages/playground.py", "SVM playground", ":material/scatter_plot:"),
     ("pages/train.py", "Train", ":material/model_training:"),
     ("pages/compare.py", "Compare runs", ":material/compare:"),

@@ -455,4 +455,7 @@ def url_extra() -> dict[str, str]:
         extra["projector"] = "1"
     # The SVM playground's own settings and points (pg_*, bounded by the playground).
     extra.update(carry_params(st.query_params.to_dict()))
+    # The Lesson page's step (that page checks the value; a few characters are kept).
+    if "lesson" in st.query_params:
+        extra["lesson"] = st.query_params["lesson"][:24]
     return extra
