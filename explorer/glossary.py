@@ -7,6 +7,8 @@ symbol is explained the same way wherever it appears.
 
 from __future__ import annotations
 
+from csvm.runs.config import MODEL_LABELS
+
 #: Symbol -> one or two plain sentences (no other symbol needed to read them).
 GLOSSARY: dict[str, str] = {
     "filter f": "A small grid of numbers slid over the image; at each place it multiplies "
@@ -47,7 +49,40 @@ GLOSSARY: dict[str, str] = {
     "we call the difference significant.",
     "95 % interval": "The range in which the true accuracy lies with 95 % confidence, "
     "given how few test images there are.",
+    "Danskin": "Danskin's theorem: to see how T changes with the filter, hold the SVM's "
+    "answer (its α) fixed at its best and differentiate only the kernel; no need to "
+    "follow how the SVM itself would change.",
+    "OvO": "One-vs-one: for several classes, one two-class model for every pair of "
+    "classes (45 for the ten digits); an image gets the class that wins most pairs.",
+    "virtual SVs": "Virtual support vectors: the support vectors copied again shifted by "
+    "one pixel in each direction, and the SVM trained once more on them, so it learns "
+    "that a slightly moved digit is the same digit.",
+    "deskewed": "Deskewed images: each digit first straightened (its slant undone), so "
+    "the SVM need not learn every slant of a hand.",
 }
+
+#: How the pages name a setting's coded values (the names a link and the command line
+#: use, e.g. "kcsvm" or "dfo2"), so no code word reaches a reader.
+VALUE_NAMES: dict[str, str] = {
+    **MODEL_LABELS,
+    "rbf": "RBF",
+    "poly": "polynomial",
+    "linear": "linear",
+    "none": "none",
+    "l1": "L1",
+    "l2": "L2",
+    "l1sq": "L1²",
+    "l2sq": "L2²",
+    "dfo1": "DFO₁",
+    "dfo2": "DFO₂",
+    "ovo": "one-vs-one",
+    "ovr": "one-vs-rest",
+}
+
+
+def value_words(value: object) -> str:
+    """A coded setting value as the pages name it ("dfo2" -> "DFO₂"); others unchanged."""
+    return VALUE_NAMES.get(value, str(value)) if isinstance(value, str) else str(value)
 
 
 def explain(*symbols: str, sep: str = "\n\n") -> str:

@@ -22,9 +22,11 @@ from csvm.analysis.lab import (
     starting_filters,
     step_scale,
 )
-from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
+from csvm.runs.fields import fmt
 from csvm.runs.lab_job import lab_job
 from explorer.common import data_for, get_pool, owner, poll_run, runs
+from explorer.glossary import value_words
 from explorer.lab_settings import LabSettings
 
 #: Up to this many training images a re-solve runs in the page: measured about 0.06 s on
@@ -73,6 +75,29 @@ def set_filters(filters: np.ndarray, source: str) -> None:
     st.session_state["lab_version"] = st.session_state.get("lab_version", 0) + 1
 
 
+def kernel_words(config: RunConfig) -> str:
+    """The kernel with only the parameters it uses: "RBF kernel (γ 0.02)", "polynomial
+    kernel (degree 2, γ 1, coef0 1)"."""
+    used = [
+        n
+        for n in ("degree", "gamma", "coef0")
+        if SPECS[n].kernels is None or config.kernel in SPECS[n].kernels
+    ]
+    params = ", ".join(f"{SPECS[n].label.lower()} {fmt(getattr(config, n))}" for n in used)
+    return f"{value_words(config.kernel)} kernel" + (f" ({params})" if params else "")
+
+
+def settings_summary(config: RunConfig, data) -> str:
+    """The header's one line: data, kernel (its own parameters only), C, filters, r(f), η."""
+    c = "no limit" if config.C is None else f"{config.C:g}"
+    return (
+        f"{data.dataset} {config.class_a} vs {config.class_b} · {len(data.y_train)} training "
+        f"/ {len(data.y_test)} test images · {kernel_words(config)} · C {c} · "
+        f"{config.n_filters} filter(s) of {config.filter_size}×{config.filter_size} · "
+        f"{value_words(config.regulariser)} λ {config.lam:g} · η {config.eta:g}"
+    )
+
+
 def ensure_filters(config: RunConfig, channels: int) -> np.ndarray:
     shape = (config.n_filters, channels, config.filter_size, config.filter_size)
     f = st.session_state.get("lab_filters")
@@ -88,6 +113,13 @@ def start_from(name: str, config: RunConfig, channels: int) -> None:
     f = np.repeat(f, channels, axis=1) / channels
     label = f"{LABELS[name]} (seed {seed})" if name == "random" else LABELS[name]
     set_filters(f, label)
+
+
+def choose_start(name: str, config: RunConfig, data) -> None:
+    """A starting-point button (callback): the filter, and its SVM solved at once, so no
+    choice leaves the previous filter's numbers on the page."""
+    start_from(name, config, data.image_shape[0])
+    resolve(config, data, st.session_state["lab_filters"])
 
 
 def fresh_result(config: RunConfig, filters: np.ndarray):

@@ -117,6 +117,10 @@ def say_convexity(res) -> None:
         )
 
 
+#: Room above the drawing canvas for its toolbar (drawn at top: -2.65rem, 2.4rem tall).
+CANVAS_TOOLBAR_ROOM = "3rem"
+
+
 def canvas() -> bytes | None:
     """The drawn digit as PNG bytes, or None while nothing is drawn."""
     try:
@@ -127,16 +131,20 @@ def canvas() -> bytes | None:
             "'streamlit-drawable-canvas>=0.9,<1'); uploading a picture works without it."
         )
         return None
-    result = st_canvas(
-        stroke_width=18,
-        stroke_color="#FFFFFF",
-        background_color="#000000",
-        height=224,
-        width=224,
-        drawing_mode="freedraw",
-        return_image_data=True,
-        key="lab_canvas",
-    )
+    # The canvas's toolbar (undo, redo, clear) appears 2.65rem above the canvas when the
+    # pointer is on it: without room there it covered the "Upload" tab above.
+    st.html(f"<style>.st-key-lab_canvas_box{{padding-top:{CANVAS_TOOLBAR_ROOM}}}</style>")
+    with st.container(key="lab_canvas_box"):
+        result = st_canvas(
+            stroke_width=18,
+            stroke_color="#FFFFFF",
+            background_color="#000000",
+            height=224,
+            width=224,
+            drawing_mode="freedraw",
+            return_image_data=True,
+            key="lab_canvas",
+        )
     if result is None or not (result.json_data or {}).get("objects"):
         return None
     return result.image_bytes

@@ -40,15 +40,7 @@ def _header(config: RunConfig, data) -> None:
         "vector machine makes of it: accuracy, support vectors, the objective T(f), where "
         "the gradient would move the filter, and the shape of T around it."
     )
-    c = "no limit" if config.C is None else f"{config.C:g}"
-    summary = (
-        f"{data.dataset} {config.class_a} vs {config.class_b} · {len(data.y_train)} training "
-        f"/ {len(data.y_test)} test images · {config.kernel} kernel (degree {config.degree}, "
-        f"γ {config.gamma:g}, coef0 {config.coef0:g}) · C {c} · {config.n_filters} filter(s) "
-        f"of {config.filter_size}×{config.filter_size} · {config.regulariser} λ "
-        f"{config.lam:g} · η {config.eta:g}"
-    )
-    st.caption(md_escape(summary))
+    st.caption(md_escape(lab.settings_summary(config, data)))
     try:
         st.page_link(
             "pages/train.py",
@@ -65,28 +57,29 @@ def _header(config: RunConfig, data) -> None:
 
 
 def _starting_points(config: RunConfig, data) -> None:
-    channels = data.image_shape[0]
     st.subheader("1. The filter")
     st.session_state.setdefault("lab_seed", int(config.seed))
-    st.caption("Start from a classic filter (one click), then edit any weight in the grid.")
+    st.caption(
+        "Start from a classic filter (one click: the SVM is solved at it at once), then "
+        "edit any weight in the grid."
+    )
     cols = st.columns(4) + st.columns(4)  # two rows: the labels stay readable
     for col, name in zip(cols, FILTER_NAMES, strict=False):
         col.button(
             lab.LABELS[name],
             key=f"lab_start_{name}",
             help=FILTER_NAMES[name],
-            on_click=lab.start_from,
-            args=(name, config, channels),
+            on_click=lab.choose_start,
+            args=(name, config, data),
             width="stretch",
         )
     cols[-1].number_input(
-        "Seed of the random filter",
+        "Random filter's seed",
         0,
         2**31 - 1,
         key="lab_seed",
         help="The random filter with seed s is the first filter of a run with seed s.",
         step=1,
-        label_visibility="collapsed",
     )
     with st.expander("Start from a learned filter"):
         found = lab.learned_runs()

@@ -41,10 +41,49 @@ _WRAP = 4
 _WRAP_ROW = 150
 
 
-def _readable_values(plane: np.ndarray, cols: int, fmt: str) -> dict:
+def _readable_values(plane: np.ndarray, cols: int, fmt: str, text=None) -> dict:
     if max(plane.shape) <= _TEXT_MAX_SIDE and cols <= _TEXT_MAX_FILTERS:
-        return {"texttemplate": fmt, "textfont": {"size": TEXT_PX}}
+        written = {"texttemplate": fmt, "textfont": {"size": TEXT_PX}}
+        return written if text is None else written | {"text": text}
     return {}  # too small to read: the values are on hover
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def cell_numbers(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Numbers short enough for a heatmap cell, and the power of ten they are written in.
+
+    Two significant digits of the largest value, at most five characters ("-0.35",
+    "-1.1", "-110"): values from 0.1 to 999 are written as they are (power 0), others
+    as multiples of one power of ten shared by every cell, which the figure names once
+    ("× 10⁻³"), instead of "-1.1e+02" overflowing a cell.
+
+    >>> cell_numbers(np.array([-110.0, 3.0]))[0].tolist()
+    ['-110', '3']
+    >>> text, power = cell_numbers(np.array([2e-4, -1e-5]))
+    >>> text.tolist(), power
+    (['2.0', '-0.1'], -4)
+    """
+    v = np.asarray(values, dtype=float)
+    finite = np.abs(v[np.isfinite(v)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0.0:
+        return np.where(np.isfinite(v), "0", "").astype(object), 0
+    e = int(np.floor(np.log10(top)))
+    power = 0 if -1 <= e <= 2 else e
+    decimals = max(0, 1 - (e - power))
+    scaled = v / 10.0**power
+    # round(…) + 0.0 turns a rounded -0.0 into 0.0: no "-0.0" in a cell.
+    out = [
+        f"{round(x, decimals) + 0.0:.{decimals}f}" if np.isfinite(x) else "" for x in scaled.ravel()
+    ]
+    return np.array(out, dtype=object).reshape(v.shape), power
+
+
+def power_words(power: int) -> str:
+    """How a figure names the power of :func:`cell_numbers`: " (× 10⁻³)", or "" for 0."""
+    return f" (× 10{str(power).translate(_SUPERSCRIPT)})" if power else ""
 
 
 def filter_figure(
@@ -235,10 +274,12 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
     g = np.asarray(gradient, dtype=float)
     g = g.reshape(-1, *g.shape[-2:])
     cols = len(g)
+    # Short numbers, one power of ten for every cell: "-1.1e+02" overflowed a cell.
+    texts, power = cell_numbers(g)
     fig = make_subplots(
         rows=1,
         cols=cols,
-        subplot_titles=[f"dT/df, filter {i + 1}" for i in range(cols)],
+        subplot_titles=[f"dT/df, filter {i + 1}{power_words(power)}" for i in range(cols)],
         horizontal_spacing=0.05,
     )
     gmax = float(np.abs(g).max()) or 1.0
@@ -253,7 +294,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
                 showscale=i == cols - 1,
                 colorbar=_colour_bar("dT/df") | {"exponentformat": "power"},
                 hovertemplate="row %{y}, column %{x}: dT/df %{z:.4g}<extra></extra>",
-                **_readable_values(plane, cols, "%{z:.2g}"),
+                **_readable_values(plane, cols, "%{text}", texts[i]),
             ),
             row=1,
             col=i + 1,

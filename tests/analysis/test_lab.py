@@ -429,6 +429,11 @@ def test_lab_figures_mark_the_filter_the_step_and_the_bends():
     fig = gradient_figure(g)
     heat = fig.data[0]
     assert heat.zmid == 0 and heat.zmin == -3 and heat.zmax == 3  # centred on zero
+    assert [list(r) for r in heat.text] == [
+        ["1.0", "-2.0", "0.0"],
+        ["0.5", "0.0", "0.0"],
+        ["0.0", "0.0", "3.0"],
+    ]
     t = np.linspace(-2, 2, 9)
     v = np.cos(t) + 2
     fig = landscape_1d_figure(t, v, bends=nonconvex_points(t, v))
@@ -557,3 +562,30 @@ def test_one_lab_step_at_the_classroom_eta_lowers_t_and_keeps_accuracy(pair):
     assert raw * np.linalg.norm(before.gradient) > 10 * np.linalg.norm(before.filters)
     with pytest.raises(ValueError, match="rule"):
         step_scale(before.filters, before.gradient, 0.1, "newton")
+
+
+def test_gradient_cells_hold_short_numbers_with_one_power_of_ten():
+    """Issue 33: "-1.1e+2" overflowed a cell of the lab's gradient."""
+    from csvm.figures import gradient_figure
+    from csvm.figures.filters import cell_numbers
+
+    fig = gradient_figure(np.array([[-110.3, 5.0], [0.04, -999.0]]))
+    assert [list(r) for r in fig.data[0].text] == [["-110", "5"], ["0", "-999"]]
+    assert fig.layout.annotations[0].text == "dT/df, filter 1"  # as they are: no power
+    tiny = np.array([[[-1.1e-3, 4e-4], [0.0, -2e-6]], [[5e-4, 0.0], [1e-3, 2e-3]]])
+    fig = gradient_figure(tiny)
+    assert [list(r) for r in fig.data[0].text] == [["-1.1", "0.4"], ["0.0", "0.0"]]
+    assert [a.text for a in fig.layout.annotations[:2]] == [
+        "dT/df, filter 1 (× 10⁻³)",
+        "dT/df, filter 2 (× 10⁻³)",
+    ]
+    rng = np.random.default_rng(0)
+    for scale in (1e-7, 1e-3, 0.3, 7.0, 80.0, 500.0, 1e5):
+        values = scale * rng.normal(size=(5, 5))
+        text, power = cell_numbers(values)
+        assert max(len(t) for t in text.ravel()) <= 5, (scale, text)
+        assert "e" not in "".join(text.ravel())
+        shown = np.array(text, dtype=float) * 10.0**power
+        # Two significant digits of the largest value: off by at most half its last digit.
+        step = 10.0 ** (np.floor(np.log10(np.abs(values).max())) - 1)
+        assert np.abs(shown - values).max() <= 0.5 * step * (1 + 1e-9)

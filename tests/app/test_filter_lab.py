@@ -1,11 +1,13 @@
 """The Filter lab page through Streamlit's AppTest: starting points, re-solve, gradient step,
 landscape in the worker pool, a learned filter from a finished run."""
 
+import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.proto.LabelVisibility_pb2 import LabelVisibility
 from streamlit.testing.v1 import AppTest
 
 from csvm.analysis.lab import solve_fixed_filter, starting_filters
@@ -52,7 +54,7 @@ def test_sobel_x_resolve_shows_its_accuracy_then_a_gradient_step_changes_the_gri
     sobel = starting_filters("sobel_x", 5)
     np.testing.assert_array_equal(at.session_state["lab_filters"][:, 0], sobel)
     np.testing.assert_allclose(_grid(at), sobel[0])
-    assert any("changed since the last solve" in w.value for w in at.warning)
+    assert not at.warning  # the choice is solved at once
     at.button(key="lab_resolve").click().run()
     assert not at.warning
     d = load_pair("mnist-5k", "3", "5", n_train=200, random_state=0)
@@ -83,6 +85,46 @@ def test_sobel_x_resolve_shows_its_accuracy_then_a_gradient_step_changes_the_gri
     assert not np.allclose(after, before)
     np.testing.assert_allclose(_grid(at), after[0, 0])  # the grid shows the stepped filter
     assert not at.warning  # the step re-solves at the new filter
+
+
+def test_every_starting_filter_shows_its_own_numbers_at_once():
+    """Issue 33: after Gaussian, Box blur or Sobel y the previous filter's numbers stayed on
+    the page; every choice is now solved as it is made."""
+    at = _lab(SMALL)
+    previous = None
+    for name in ("gaussian", "box", "sobel_y", "sobel_x", "identity", "laplacian", "gaussian"):
+        at.button(key=f"lab_start_{name}").click().run()
+        assert not at.exception
+        chosen = starting_filters(name, 5)
+        result = at.session_state["lab_result"]
+        np.testing.assert_array_equal(result.filters[:, 0], chosen)
+        assert not any("changed since the last solve" in w.value for w in at.warning), name
+        assert _metric(at, "Test accuracy") == f"{100 * result.test_accuracy:.2f} %"
+        assert result is not previous
+        previous = result
+
+
+def _summary(at) -> str:
+    """The header's settings line, its markdown escapes removed."""
+    line = next(c.value for c in at.caption if "training" in c.value and "kernel" in c.value)
+    return re.sub(r"\\(.)", r"\1", line)
+
+
+def test_the_header_lists_only_the_parameters_of_the_chosen_kernel():
+    rbf = _summary(_lab({**SMALL, "kernel": "rbf", "gamma": "0.03"}))
+    assert "RBF kernel (γ 0.03)" in rbf
+    assert "degree" not in rbf and "coef0" not in rbf
+    assert "dfo2" not in rbf and "DFO₂" in rbf  # the regulariser by its name, not its code
+    poly = _summary(_lab({**SMALL, "kernel": "poly", "degree": "3", "gamma": "1"}))
+    assert "polynomial kernel (degree 3, γ 1, coef0 1)" in poly
+
+
+def test_the_seed_box_has_a_visible_label():
+    at = _lab(SMALL)
+    seed = at.number_input(key="lab_seed")
+    assert seed.label == "Random filter's seed"
+    visible = LabelVisibility.LabelVisibilityOptions.Value("VISIBLE")
+    assert seed.proto.label_visibility.value == visible
 
 
 @pytest.mark.slow
