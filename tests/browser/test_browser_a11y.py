@@ -58,10 +58,12 @@ def _settle(page) -> None:
     ).first.wait_for()
     # A page that hands over to the app (explorer.app.ensure_app) runs twice: quiet for
     # three looks in a row, not just between the two runs.
-    quiet = 0
+    quiet, looks = 0, 0
     while quiet < 3:
         page.wait_for_timeout(700)
         quiet = 0 if page.locator(_RUNNING).count() else quiet + 1
+        looks += 1
+        assert looks < 200, f"{page.url} still running its script after {looks} looks"
 
 
 def _violations(page) -> list[dict]:
