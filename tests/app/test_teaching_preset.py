@@ -4,8 +4,8 @@ per step, and the note that says when λ changes nothing."""
 from __future__ import annotations
 
 from csvm.runs.config import RunConfig, parse
-from csvm.runs.query import to_query
 from csvm.runs.presets import load_presets
+from csvm.runs.query import to_query
 from explorer.train_view import idle_regulariser_note
 from tests._apptest import chart_points, open_app, wait_for_results
 
