@@ -30,6 +30,7 @@ from scipy.stats import binomtest
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
+from csvm.analysis.stats import format_p
 from csvm.data.teaching import SHAPE_CLASSES, make_shapes, shape_similarity
 from csvm.exceptions import DivergenceError
 
@@ -206,7 +207,7 @@ def _line(pair: tuple[str, str], s: dict[str, Any]) -> str:
         f"(worst {s['worst']:.2f}); over the cross-validated pixel SVM {s['over_plain']:+.2f} "
         f"points, over its own random start at the learned norm {s['over_start']:+.2f}, over "
         f"the best fixed filter {s['over_best_fixed']:+.2f} (sign test {s['wins']}+/"
-        f"{s['losses']}−, p = {s['sign_p']:.2g}); cosine to the start {s['cosine']:.2f}, "
+        f"{s['losses']}−, p {format_p(s['sign_p'])}); cosine to the start {s['cosine']:.2f}, "
         f"to the shape {s['shape']:.2f} (its start {s['shape_start']:.2f}); "
         f"fit {s['seconds']:.2f} s (at most {s['max_seconds']:.2f})"
     )
