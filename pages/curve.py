@@ -24,7 +24,9 @@ from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
 from explorer.common import get_pool, heartbeat, owner, result_columns
+from explorer.glossary import GLOSSARY
 from explorer.live import group_busy, live_jobs, poll_views
+from explorer.measured import how_measured, strip_paths
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -40,16 +42,31 @@ def _table(rows: list[dict]) -> pd.DataFrame:
                 "method": r["label"],
                 "test accuracy": round(100 * r["accuracy"], 2),
                 "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
-                "gain over the tuned SVM (points)": (
+                "gain (points)": (
                     f"{100 * r['gain_over_svm']:+.2f}" if "gain_over_svm" in r else "—"
                 ),
-                "McNemar p (pooled over seeds)": (
+                "McNemar p": (
                     format_p(r["mcnemar_p"], cell=True) if "mcnemar_p" in r else "reference"
                 ),
             }
             for r in rows
         ]
     )
+
+
+def _columns() -> dict:
+    """The table's formats, and short headers with their long form on hover (the long
+    headers were cut at 1280 px)."""
+    return {
+        **result_columns(),
+        "gain (points)": st.column_config.TextColumn(
+            help="Test accuracy above the tuned plain SVM of the same draws, in points."
+        ),
+        "McNemar p": st.column_config.TextColumn(
+            help="McNemar's exact test against the tuned plain SVM, pooled over the seeds. "
+            + GLOSSARY["p"]
+        ),
+    }
 
 
 def _against_each_other(record: dict) -> None:
@@ -81,17 +98,16 @@ def _saved(record: dict, key: str) -> None:
     st.subheader(f"{name}: {a} v {b}")
     if record.get("complete") is False:
         st.caption(
-            f"Partial: {len(record['cells'])} cells measured so far (the command is still "
-            "running, or was stopped; --resume finishes it)."
+            f"Partial: {len(record['cells'])} cells measured so far (the measurement is "
+            "still running, or was stopped before the end)."
         )
     st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
-    st.dataframe(
-        _table(record["rows"]), hide_index=True, width="stretch", column_config=result_columns()
-    )
+    st.dataframe(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
     _against_each_other(record)
-    st.code(record["command"], language="bash")
+    facts = []
     if "machine" in record and "versions" in record and "date" in record:
-        st.caption(describe_environment(record) + f"; {record.get('seconds', 0):.0f} s in all.")
+        facts.append(describe_environment(record) + f"; {record.get('seconds', 0):.0f} s in all.")
+    how_measured(record["command"], facts)
 
 
 st.title("When does the filter pay?")
@@ -105,15 +121,14 @@ heartbeat()
 records = []
 for path, record in saved_curves():
     if isinstance(record, CurveFileError):
-        st.error(md_escape(str(record)), icon=":material/error:")
+        st.error(md_escape(strip_paths(record, keep_name=True)), icon=":material/error:")
         continue
     records.append(record)
     _saved(record, path.stem)
 if not records:
-    st.info(
-        "No saved curve yet. Produce one with\n\n`python -m csvm curve --dataset mnist "
-        "--pair 3,5 --out assets/runs/curve_mnist_3v5.json`",
-        icon=":material/hourglass_empty:",
+    st.info("No saved curve yet: run one below.", icon=":material/hourglass_empty:")
+    how_measured(
+        "python -m csvm curve --dataset mnist --pair 3,5 --out assets/runs/curve_mnist_3v5.json"
     )
 
 st.header("Run a curve here")
@@ -250,7 +265,7 @@ def _live(views: list) -> None:
     if done:
         rows = summarise_curve(done)
         st.plotly_chart(curve_figure(rows), key="curve_live", width="stretch")
-        st.dataframe(_table(rows), hide_index=True, width="stretch", column_config=result_columns())
+        st.dataframe(_table(rows), hide_index=True, width="stretch", column_config=_columns())
 
 
 if st.session_state.get("curve"):

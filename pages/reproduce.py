@@ -13,6 +13,7 @@ import streamlit as st
 from csvm.analysis import reproduced
 from explorer.app import ensure_app
 from explorer.common import available_datasets, presets
+from explorer.measured import how_measured, jargon_note, strip_paths
 from explorer.settings import set_config
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -53,14 +54,13 @@ def _show(table: str, meta: dict[str, str]) -> None:
         record = reproduced.load_run(path)
     except reproduced.RunFileError as exc:
         if path.exists():
-            st.error(str(exc), icon=":material/error:")
+            st.error(strip_paths(exc, keep_name=True), icon=":material/error:")
         else:
-            st.info(
-                f"No saved run for this table yet. Produce it with\n\n`{meta['command']}`",
-                icon=":material/hourglass_empty:",
-            )
+            st.info("No saved run for this table yet.", icon=":material/hourglass_empty:")
+            how_measured(meta["command"])
         return
-    st.table(reproduced.comparison_rows(record))
+    rows = reproduced.comparison_rows(record)
+    st.table(rows)
     refs = {m["reference"]["source"] for m in record["models"] if m.get("reference")}
     published = "; ".join(sorted(refs)) or "none"
     st.caption(
@@ -69,19 +69,23 @@ def _show(table: str, meta: dict[str, str]) -> None:
         "std over seeds; seconds are wall-clock on a shared machine."
     )
     details = record.get("details") or {}
+    tests = [str(line) for key in _TESTS for line in details.get(key) or ()]
     for key, heading in _TESTS.items():
         if details.get(key):
             st.markdown(f"{heading}\n\n" + "\n".join(str(line) for line in details[key]))
+    note = jargon_note([*(str(r) for r in rows), *tests])
+    if note:
+        st.caption(note)
     pairs = reproduced.pair_rows(record)
     if pairs:
         with st.expander(f"Every pair ({len(pairs)})"):
             st.dataframe(pairs, hide_index=True)
     with st.expander("Settings and each seed's accuracy"):
         st.table(reproduced.seed_rows(record))
-    st.code(record["command"], language="bash")
-    st.caption(reproduced.describe_environment(record))
-    if record.get("provenance"):
-        st.caption(record["provenance"])
+    how_measured(
+        record["command"],
+        [reproduced.describe_environment(record), record.get("provenance") or ""],
+    )
     preset = _matching_preset(record)
     if preset is not None and st.button(
         f"Open the preset “{preset['name']}” in Train",
@@ -96,9 +100,8 @@ def _show(table: str, meta: dict[str, str]) -> None:
 st.title("Reproduce the thesis")
 st.markdown(
     "Sugg's (2018) tables beside this machine's numbers. Each table is read from a run "
-    "saved by `python -m csvm reproduce <table> --out assets/runs/<table>.json`; nothing "
-    "here is typed in. `DIR` is the folder with the MNIST / CIFAR-10 files "
-    "(`python -m csvm data fetch mnist`)."
+    "saved when it was measured, nothing here is typed in; how each was measured (the "
+    "command, the machine and the code's version) is folded under its table."
 )
 for name, table_meta in reproduced.TABLES.items():
     _show(name, table_meta)

@@ -37,3 +37,34 @@ def test_a_large_run_waits_for_the_click():
     at = wait_for_results(at)
     assert [b for b in at.button if b.label == "Run the ablation"]
     assert not _verdict(at)
+
+
+def _ablation_table_page():
+    from explorer.train_view import _ablation_table
+
+    learned = {"label": "learned filter", "norm": 1.2345, "test_accuracy": 0.925}
+    delta = {"label": "delta at the learned norm", "norm": 1.2345, "test_accuracy": 0.915}
+    # The row's own test counts from the fixed filter: 1 point behind, p 0.5.
+    delta["mcnemar"] = {"diff_points": -1.0, "diff_images": -2, "p_value": 0.5}
+    for row in (learned, delta):
+        row["interval"] = (row["test_accuracy"] - 0.04, row["test_accuracy"] + 0.03)
+    _ablation_table({"rows": [learned, delta], "explanation": "Fixed filters."})
+
+
+def test_the_ablation_table_counts_from_the_learned_filter_in_a_short_column():
+    """Issue 33: "against the learned filter" held a sentence, cut at 1280 px."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_ablation_table_page, default_timeout=60).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns) == [
+        "filter",
+        "norm",
+        "test accuracy",
+        "95 % interval",
+        "learned filter's lead",
+    ]
+    assert list(table["learned filter's lead"]) == ["–", "+1.00 points, p = 0.50"]
+    assert max(len(v) for v in table["learned filter's lead"]) <= 24
+    assert list(table["test accuracy"]) == [92.5, 91.5]

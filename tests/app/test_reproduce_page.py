@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from csvm.analysis import reproduced
 from csvm.analysis.reproduced import RunFileError, load_run, model_entry, save_run
+from explorer.measured import strip_paths
 from tests._dataset_files import SHARED, needs_mnist
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ def _write_runs(folder: Path) -> dict[str, dict]:
         "mnist45-stack": [model_entry("mean of 45 pairs: learned stack", [0.9951], 900.0)],
         "cifar10-stack": [model_entry("airplane-automobile: learned stack", [0.904], 300.0)],
         "classroom-stack": [model_entry("two layers", [0.96, 0.95], 0.2)],
+        "teaching-shapes": [model_entry("K-CSVM", [0.97, 0.98], 0.5)],
     }
     records = {}
     for table, models in runs.items():
@@ -79,7 +81,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert not at.exception and not at.error
     assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
     tables = _cells(at)[::2]  # each comparison, then its settings and seeds
-    assert len(tables) == len(reproduced.TABLES) == 8
+    assert len(tables) == len(reproduced.TABLES) == 9
     shown = " ".join(m.value for m in at.markdown)
     assert all(f"- {table}: 35 images only it gets right" in shown for table in records)
     headers = [list(t.value.columns) for t in at.table][::2]
@@ -95,9 +97,12 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     tuned = next(r for r in tables[0] if "tuned" in r[0])
     assert tuned[1] == "—" and tuned[4] == "—"
     assert tables[2][0][2] == "93.39 (1 seed)" and tables[2][0][4] == "-0.70"
-    # The exact command, date and machine of each run.
+    # The exact command (no path of the machine), date and machine of each run, folded
+    # away under "How this was measured".
     codes = [c.value for c in at.code]
-    assert codes == [r["command"] for r in records.values()]
+    assert codes == [strip_paths(r["command"]) for r in records.values()]
+    measured = [e for e in at.expander if e.label == "How this was measured"]
+    assert len(measured) == len(records)
     captions = " ".join(c.value for c in at.caption)
     assert records["table3.1"]["date"] in captions and "cores" in captions
     seeds = _cells(at)[1]
@@ -123,7 +128,8 @@ def test_missing_runs_name_the_command_that_makes_them(runs_dir):
     assert not at.exception and not at.error
     assert len(at.table) == 2 * (len(reproduced.TABLES) - 1)
     (info,) = at.info
-    assert reproduced.TABLES["table4.4"]["command"] in info.value
+    assert info.value == "No saved run for this table yet."
+    assert reproduced.TABLES["table4.4"]["command"] in [c.value for c in at.code]
 
 
 @pytest.mark.parametrize(
@@ -142,7 +148,9 @@ def test_a_malformed_run_shows_a_clear_message_not_a_traceback(runs_dir, damage,
     at = _page()
     assert not at.exception
     (error,) = at.error
-    assert str(path) in error.value and named in error.value
+    # The file by its name: no folder of the server's machine on the page.
+    assert path.name in error.value and named in error.value
+    assert str(path.parent) not in error.value
     assert len(at.table) == 2 * (len(reproduced.TABLES) - 1)  # the other tables still show
 
 

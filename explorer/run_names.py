@@ -1,0 +1,56 @@
+"""Runs named by what sets them apart: the Compare page's table, pins and legend.
+
+Two runs that differ only in η are "η 0.5" and "η 0.1", not two copies of the same long
+summary with "#2" after one of them (issue 33).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from csvm.runs.config import SPECS, RunConfig
+from csvm.runs.summary import run_name
+from csvm.runs.values import show
+from explorer.glossary import value_words
+
+
+def value_text(name: str, value: Any) -> str:
+    """A setting's value as a reader names it ("K-CSVM", "DFO₂", "0.5", "no limit")."""
+    if isinstance(value, tuple):
+        return ", ".join(value_words(v) for v in value) or "none"
+    return value_words(value) if isinstance(value, str) else show(name, value)
+
+
+def varying(configs: list[RunConfig]) -> list[str]:
+    """The settings whose values differ between ``configs``, in table order."""
+    return [n for n in SPECS if len({getattr(c, n) for c in configs}) > 1]
+
+
+def settings_text(config: RunConfig, names: list[str]) -> str:
+    """The settings ``names`` of ``config`` in words ("η 0.5 · C 0.001"), or the dataset
+    and pair when there are none."""
+    shown = [f"{SPECS[n].label} {value_text(n, getattr(config, n))}" for n in names]
+    return " · ".join(shown) or f"{config.dataset} {config.class_a} v {config.class_b}"
+
+
+def run_names(configs: Mapping[str, RunConfig]) -> dict[str, str]:
+    """Each run (id -> its settings) named by what sets it apart from the others.
+
+    A run alone, or runs whose settings all agree, are named by their own summary
+    (:func:`csvm.runs.summary.run_name`); runs with the very same settings as another
+    say so, and which they are ("η 0.1 (same settings: run 2 of 2)").
+    """
+    differ = varying(list(configs.values()))
+    base = {
+        run_id: settings_text(c, differ) if differ else run_name(c) for run_id, c in configs.items()
+    }
+    total = Counter(base.values())
+    seen: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    for run_id, name in base.items():
+        seen[name] += 1
+        same = f" (same settings: run {seen[name]} of {total[name]})"
+        names[run_id] = name + same if total[name] > 1 else name
+    return names
