@@ -23,7 +23,7 @@ from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
 from explorer.common import data_for, heartbeat
-from explorer.glossary import GLOSSARY
+from explorer.glossary import explain
 from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
@@ -209,9 +209,9 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
         return float(st.session_state["lab_eta"])
     st.plotly_chart(figures.gradient_figure(fresh.gradient), key="lab_grad", width="stretch")
     st.caption(
-        "dT/df at the current filter, the SVM held at its optimum (Danskin). A gradient step "
-        "moves each weight against it: orange weights (negative dT/df) grow, purple ones "
-        f"shrink. **dT/df** in plain words: {GLOSSARY['dT/df']}"
+        "dT/df at the current filter, the SVM held at its optimum. A gradient step moves "
+        "each weight against it: orange weights (negative dT/df) grow, purple ones shrink. "
+        + explain("dT/df", "Danskin", sep=" ")
     )
     relative = config.step != "constant"
     c1, c2 = st.columns([1, 2])
