@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.common import restore_view_from_url, url_extra
+from explorer.common import PACES, restore_view_from_url, url_extra
 from explorer.settings import restore_from_url, sync_url
 
 #: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
@@ -30,6 +30,37 @@ _STYLE = (
     # reach; wrapped, nothing scrolls (Copy still copies the lines as written).
     "[data-testid='stCode'] :is(pre,pre code)"
     "{white-space:pre-wrap!important;overflow-wrap:anywhere}"
+    "</style>"
+)
+# Projector mode: every text of the page at 18 px or more (what a class reads from the back
+# of a room, issue 33); figures take their sizes from csvm.figures (for_projector, large=).
+_MAIN = "[data-testid='stMain']"
+_PROJECTOR_STYLE = (
+    "<style>"
+    # The title stays at its size (the app's name); the headline and text grow.
+    "h3{font-size:2.2rem!important}"
+    " [data-testid='stMarkdownContainer'] :is(p,li){font-size:1.25rem}"
+    # The rule above also reached st.metric's value (a markdown paragraph), which then
+    # shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.
+    " [data-testid='stMetricValue'] p{font-size:3rem!important;line-height:1.2}"
+    " [data-testid='stMetricLabel'] p{font-size:1.4rem!important}"
+    # A long label at that size wraps in a narrow column rather than ending in "…".
+    " [data-testid='stMetricLabel'] :is(div,p){white-space:normal!important;"
+    "text-overflow:clip!important}"
+    # Streamlit's own sizes for these are 14-16 px, set on the elements themselves
+    # (st.dataframe's canvas is out of reach: projector mode draws st.table instead,
+    # explorer.common.table).
+    " [data-testid='stCaptionContainer'],[data-testid='stCaptionContainer'] :is(p,li)"
+    "{font-size:1.2rem!important}"
+    f" {_MAIN} :is(input,textarea,:is([data-baseweb='select'],.react-aria-ComboBox) *,"
+    "[data-testid='stTable'] *,[data-testid='stFileUploaderDropzoneInstructions'] *)"
+    "{font-size:1.2rem!important}"
+    f" {_MAIN} :is(code,pre,pre *){{font-size:1.15rem!important}}"
+    # The Filter lab's editable weights stay a data grid, its canvas at 14 px: zoomed (a
+    # grid as wide as its columns fits its column; a full-width one would overflow it).
+    f" {_MAIN} [class*='st-key-lab_grid_'] [data-testid='stDataFrame']{{zoom:1.3}}"
+    # Subscripts are 0.7 of a formula's size: 26 px keeps them above 18 px.
+    f" {_MAIN} .katex{{font-size:1.65rem}}"
     "</style>"
 )
 # Our own constant script (no user input in it).  It collapses the sidebar once when the
@@ -89,6 +120,26 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 DEFAULT_PAGE = "pages/train.py"
 
 
+def _view_controls() -> None:
+    """Projector mode and pace, at the top of the sidebar on every page.
+
+    Drawn here, in the shell, on every script run: Streamlit forgets a widget's state on
+    the first run that does not draw it, so when only the Train page drew them, leaving
+    it turned projector mode off and the pace back to its default (issue 33).  The values
+    from a link are read first, so a shared or reloaded URL opens with them.
+    """
+    restore_view_from_url()
+    st.toggle("Projector mode", key="projector", help="Larger type and figures for a class.")
+    st.select_slider(
+        "Pace",
+        list(PACES),
+        key="pace",
+        help="How fast runs are played back. Train shows the recorded steps one by one "
+        "(the worker trains at full speed), the SVM playground's Play SMO's steps; live "
+        "shows a run's newest step, and the whole SMO solve in about 10 s.",
+    )
+
+
 def _navigation():
     """``st.navigation`` over :data:`PAGES`, drawn as our own sidebar links.
 
@@ -104,6 +155,7 @@ def _navigation():
     ]
     page = st.navigation(pages, position="hidden")
     with st.sidebar:
+        _view_controls()
         for p in pages:
             st.page_link(p)
     return page
@@ -120,7 +172,6 @@ def main() -> None:
     # The settings live in the session and in the URL on every page, so leaving the Train
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
-    restore_view_from_url()
     sync_url(url_extra())
     _run_sidebar_script()
     # Markdown, not st.html: a browser renders markdown that holds HTML (the Train page's
@@ -130,16 +181,7 @@ def main() -> None:
     with st.container(key="csvm_style"):
         st.markdown(_STYLE, unsafe_allow_html=True)
     if st.session_state.get("projector"):
-        st.html(
-            # The title stays at its size (the app's name); the headline and text grow.
-            "<style>h3{font-size:2.2rem!important}"
-            " [data-testid='stMarkdownContainer'] p{font-size:1.25rem}"
-            # The rule above also reached st.metric's value (a markdown paragraph), which
-            # then shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.
-            " [data-testid='stMetricValue'] p{font-size:3rem!important;line-height:1.2}"
-            " [data-testid='stMetricLabel'] p{font-size:1.4rem!important}"
-            " [data-testid='stCaptionContainer']{font-size:1.1rem!important}</style>"
-        )
+        st.html(_PROJECTOR_STYLE)
     page.run()
 
 

@@ -8,6 +8,8 @@ import time
 import uuid
 from typing import Any
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from csvm import figures
@@ -33,12 +35,41 @@ def projector_mode() -> bool:
     return bool(st.session_state.get("projector"))
 
 
+def projected(fig: go.Figure) -> go.Figure:
+    """``fig`` with the projector's larger type when projector mode is on (changed in
+    place): for pages that draw a figure in a column or with options of their own."""
+    return figures.for_projector(fig) if projector_mode() else fig
+
+
 def chart(fig, key: str, **options) -> None:
     """A Plotly figure at full width, enlarged in projector mode; ``options`` go to
     ``st.plotly_chart`` (``on_select``, ``selection_mode``)."""
-    if projector_mode():
-        figures.for_projector(fig)
-    st.plotly_chart(fig, key=key, width="stretch", **options)
+    st.plotly_chart(projected(fig), key=key, width="stretch", **options)
+
+
+def table(data: Any, **options: Any) -> None:
+    """A table: ``st.dataframe`` (sorting, scrolling; ``options`` go to it), or in projector
+    mode ``st.table``, whose HTML the projector's style sets at 18 px or more.
+
+    The data grid draws its cells on a canvas at 14 px that no style sheet reaches, and
+    CSS zoom left the canvas wider than its column.  The number formats of
+    ``column_config`` ("%.2f %%") are kept in the projector's table.
+    """
+    if not projector_mode():
+        st.dataframe(data, **options)
+        return
+    frame = pd.DataFrame(data)
+    formats = {
+        name: column["type_config"]["format"]
+        for name, column in (options.get("column_config") or {}).items()
+        if name in frame.columns
+        and isinstance(column, dict)
+        and (column.get("type_config") or {}).get("format")
+    }
+    styler = frame.style.format(
+        {name: (lambda v, f=f: "" if pd.isna(v) else f % v) for name, f in formats.items()}
+    )
+    st.table(styler.hide(axis="index") if options.get("hide_index") else styler)
 
 
 def markup_figure(markup: str, name: str) -> None:

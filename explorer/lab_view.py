@@ -15,7 +15,7 @@ from csvm.analysis.landscape import nonconvex_points
 from csvm.model.conv import correlate
 from csvm.runs.targets import pinned_indices
 from explorer import lab
-from explorer.common import FINAL_STATES
+from explorer.common import FINAL_STATES, projected
 
 NOT_CONVEX = (
     "**T is not convex in the filter.** For a fixed filter, T is the optimum of the SVM's "
@@ -30,7 +30,9 @@ def filter_views(data, filters: np.ndarray, container) -> None:
     source = st.session_state.get("lab_source", "")
     container.plotly_chart(
         # Plotly renders some HTML in titles; the source may hold a run's or a file's name.
-        figures.filter_figure(filters, title=f"Filter: {html.escape(source)}", values=False),
+        projected(
+            figures.filter_figure(filters, title=f"Filter: {html.escape(source)}", values=False)
+        ),
         key="lab_heat",
         width="stretch",
     )
@@ -39,7 +41,7 @@ def filter_views(data, filters: np.ndarray, container) -> None:
     names = [str(n) for n in data.class_names]
     labels = [names[0 if data.y_train[i] < 0 else 1] for i in idx]
     st.plotly_chart(
-        figures.feature_maps_figure(data.X_train[idx], maps, labels),
+        projected(figures.feature_maps_figure(data.X_train[idx], maps, labels)),
         key="lab_maps",
         width="stretch",
     )
@@ -99,7 +101,7 @@ def draw_landscape(task: str, job: dict[str, Any], values: np.ndarray, key: str)
     else:
         n = len(job["grid"])
         fig = figures.landscape_2d_figure(job["grid"], job["grid"], values.reshape(n, n))
-    st.plotly_chart(fig, key=key, width="stretch")
+    st.plotly_chart(projected(fig), key=key, width="stretch")
 
 
 def say_convexity(res) -> None:

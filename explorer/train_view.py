@@ -43,6 +43,7 @@ from explorer.common import (
     playback,
     projector_mode,
     result_columns,
+    table,
 )
 from explorer.glossary import GLOSSARY, explain
 from explorer.live import live_jobs
@@ -353,7 +354,7 @@ def results_panel(run: Run, views: dict) -> None:
     data = data_for(config)
     outs = outcomes(views)
     st.subheader("Comparison on the same split")
-    st.dataframe(
+    table(
         pd.DataFrame(result_rows(config, outs)),
         hide_index=True,
         width="stretch",
@@ -518,7 +519,7 @@ def _ablation_table(result: dict) -> None:
         "below 0.05 the difference is significant. " + GLOSSARY["p"]
     )
     # The results table's formats: "91.00 %", not "91" beside "92.50–95.00 %".
-    st.dataframe(
+    table(
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",

@@ -4,6 +4,7 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, SPECS
 from explorer.app import ensure_app
+from explorer.common import table
 from explorer.glossary import GLOSSARY, explain, value_words
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -193,7 +194,7 @@ st.caption(
     "Generated from the one table the app, the URL, the CLI and the library share "
     "(csvm.runs.config.RunConfig)."
 )
-st.dataframe(
+table(
     [
         {
             "setting": name,

@@ -10,7 +10,7 @@ from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS
 from csvm.runs.targets import result_rows, step_events
 from explorer.app import ensure_app
-from explorer.common import heartbeat, outcomes, result_columns, runs
+from explorer.common import heartbeat, outcomes, projected, result_columns, runs, table
 from explorer.live import get_views, live_jobs
 from explorer.run_names import run_names, varying
 from explorer.state import Run
@@ -87,7 +87,7 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
         st.caption(
             "Settings that differ between the runs: " + ", ".join(SPECS[n].label for n in varying)
         )
-    st.dataframe(
+    table(
         pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
@@ -101,13 +101,15 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     pinned = [r for r in pinned if r in curves]
     chosen = [curves[r] for r in pinned] or list(curves.values())
     fig = figures.objectives_overlay(chosen, "Objective per step")
-    st.plotly_chart(fig, key="compare_objectives", width="stretch")
+    st.plotly_chart(projected(fig), key="compare_objectives", width="stretch")
     cols = st.columns(max(1, min(len(pinned), 4)))
     for i, run_id in enumerate(pinned):
         if filters.get(run_id) is not None:
             cols[i % len(cols)].plotly_chart(
-                figures.filter_figure(
-                    np.asarray(filters[run_id]), None, curves[run_id][0], values=False
+                projected(
+                    figures.filter_figure(
+                        np.asarray(filters[run_id]), None, curves[run_id][0], values=False
+                    )
                 ),
                 key=f"compare_filter_{run_id}",
                 width="stretch",

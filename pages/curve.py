@@ -23,7 +23,7 @@ from csvm.runs.curve_job import run_curve_cell
 from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.common import get_pool, heartbeat, owner, result_columns
+from explorer.common import get_pool, heartbeat, owner, projected, result_columns, table
 from explorer.glossary import GLOSSARY
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.measured import how_measured, strip_paths
@@ -89,7 +89,7 @@ def _against_each_other(record: dict) -> None:
                     }
                 )
     with st.expander("The learned filters against each other method"):
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        table(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
 def _saved(record: dict, key: str) -> None:
@@ -101,8 +101,8 @@ def _saved(record: dict, key: str) -> None:
             f"Partial: {len(record['cells'])} cells measured so far (the measurement is "
             "still running, or was stopped before the end)."
         )
-    st.plotly_chart(curve_figure(record["rows"]), key=f"curve_{key}", width="stretch")
-    st.dataframe(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
+    st.plotly_chart(projected(curve_figure(record["rows"])), key=f"curve_{key}", width="stretch")
+    table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
     _against_each_other(record)
     facts = []
     if "machine" in record and "versions" in record and "date" in record:
@@ -264,8 +264,8 @@ def _live(views: list) -> None:
             st.warning(f"{md_escape(v.name)}: {md_escape(v.error.strip().splitlines()[0])}")
     if done:
         rows = summarise_curve(done)
-        st.plotly_chart(curve_figure(rows), key="curve_live", width="stretch")
-        st.dataframe(_table(rows), hide_index=True, width="stretch", column_config=_columns())
+        st.plotly_chart(projected(curve_figure(rows)), key="curve_live", width="stretch")
+        table(_table(rows), hide_index=True, width="stretch", column_config=_columns())
 
 
 if st.session_state.get("curve"):

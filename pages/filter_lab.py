@@ -22,7 +22,7 @@ from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
-from explorer.common import data_for, heartbeat
+from explorer.common import data_for, heartbeat, projected, projector_mode, table
 from explorer.glossary import explain
 from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
@@ -127,6 +127,8 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
             frame,
             key=f"lab_grid_{i}_{version}",
             num_rows="fixed",
+            # On a projector the grid is zoomed (explorer/app.py): 600 px fit 820 zoomed.
+            **({"width": 600} if projector_mode() else {}),
             column_config={
                 name: st.column_config.NumberColumn(format="%.4f", step=1e-4)
                 for name in frame.columns
@@ -182,9 +184,9 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
     learned = st.session_state.get("lab_learned")
     if learned is not None and "row" in learned:
         rows[f"learned filter ({learned['label']})"] = learned["row"]
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    st.dataframe(
-        table,
+    results = pd.DataFrame.from_dict(rows, orient="index")
+    table(
+        results,
         column_config={
             "train accuracy": st.column_config.NumberColumn(format="%.2f %%"),
             "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
@@ -207,7 +209,9 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     if fresh is None:
         st.caption("Re-solve the SVM to see the gradient at the current filter.")
         return float(st.session_state["lab_eta"])
-    st.plotly_chart(figures.gradient_figure(fresh.gradient), key="lab_grad", width="stretch")
+    st.plotly_chart(
+        projected(figures.gradient_figure(fresh.gradient)), key="lab_grad", width="stretch"
+    )
     st.caption(
         "dT/df at the current filter, the SVM held at its optimum. A gradient step moves "
         "each weight against it: orange weights (negative dT/df) grow, purple ones shrink. "
@@ -332,8 +336,10 @@ def _digit_section(data) -> None:
     c1.metric("Predicted class", names[1] if decision > 0 else names[0])
     c1.metric("Decision value", f"{decision:+.3f}", help=f"Positive means {names[1]}.")
     c2.plotly_chart(
-        figures.feature_maps_figure(
-            digit[None, None], result.feature_maps(digit), ["your digit, MNIST-style"]
+        projected(
+            figures.feature_maps_figure(
+                digit[None, None], result.feature_maps(digit), ["your digit, MNIST-style"]
+            )
         ),
         key="lab_digit_maps",
         width="stretch",
@@ -360,7 +366,8 @@ def page() -> None:
         st.error(md_escape(error))
     filters = lab.ensure_filters(config, data.image_shape[0])
     _starting_points(config, data)
-    left, right = st.columns([3, 2])
+    # On a projector one under the other: the larger grids need the page's width.
+    left, right = (st.container(), st.container()) if projector_mode() else st.columns([3, 2])
     filters = _editor(st.session_state["lab_filters"], left)
     lab_view.filter_views(data, filters, right)
     if "lab_result" not in st.session_state and lab.in_process(data):

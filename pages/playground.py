@@ -15,12 +15,12 @@ import streamlit as st
 from csvm.figures import playground as figs
 from explorer import playground as pg
 from explorer.app import ensure_app
-from explorer.common import PACES, presets, projector_mode, restore_view_from_url
+from explorer.common import pace_seconds, presets, projector_mode
 from explorer.settings import md_escape, set_config
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"
 CLICKS = "pg_click_version"
-CLASSROOM = "Classroom (fast)"
+CLASSROOM = "Shapes: a filter finds a bar"
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 _LABELS = {
@@ -155,18 +155,6 @@ def _model_controls(s: pg.Settings) -> dict:
     return out
 
 
-def _view_controls() -> None:
-    restore_view_from_url()
-    sb = st.sidebar
-    sb.select_slider(
-        "Pace",
-        list(PACES),
-        key="pace",
-        help="How fast Play shows SMO's steps; live shows the whole solve in ~10 s.",
-    )
-    sb.toggle("Projector mode", key="projector", help="Larger type and figures for a class.")
-
-
 def _clear() -> None:
     _set(replace(st.session_state[STATE], data="placed"), points=())
 
@@ -177,7 +165,6 @@ def read_settings() -> pg.Settings:
     values = {**_data_controls(s), **_model_controls(s)}
     values["view"] = st.session_state.get(_seed("view", s.view), s.view)
     values["add"] = st.session_state.get(_seed("add", s.add), s.add)
-    _view_controls()
     settings = replace(s, **values)
     st.session_state[STATE] = settings
     return settings
@@ -352,7 +339,7 @@ def smo_view(s: pg.Settings, X, y, steps: pg.Steps | None, signature: str) -> No
     else:
         cols[1].button("Play", on_click=pb.play, icon=":material/play_arrow:", disabled=pb.at_end)
     cols[2].button("Start over", on_click=pb.reset, icon=":material/replay:")
-    interval, per_tick = pg.tick(PACES.get(st.session_state.get("pace"), 1.0), steps.total)
+    interval, per_tick = pg.tick(pace_seconds(), steps.total)
 
     @st.fragment(run_every=interval if pb.playing else None)
     def show() -> None:
@@ -420,8 +407,8 @@ def lift_view(s: pg.Settings, X, y) -> None:
         icon=":material/arrow_forward:",
         on_click=_open_train,
         type="primary",
-        help="Opens the Train page with the classroom preset: a CSVM learns the "
-        "feature map (a convolution filter) instead of fixing it.",
+        help="Opens the Train page with the teaching-set preset: a CSVM learns the "
+        "feature map (a convolution filter that finds a bar) instead of fixing it.",
     ):
         st.switch_page("pages/train.py")
 
@@ -441,10 +428,13 @@ def main() -> None:
         key=_seed("view", settings.view),
         label_visibility="collapsed",
     )
-    st.caption(
+    intro = (
         "A support vector machine in two dimensions: choose data and a kernel, click to "
         "place points, and watch SMO solve it."
     )
+    # On a projector the figure comes first: with the line above it, it ran off the screen.
+    if not projector_mode():
+        st.caption(intro)
     for problem in st.session_state.get(PROBLEMS, []):
         st.warning(md_escape(problem.message), icon=":material/link_off:")
     view = view or "solution"
@@ -460,6 +450,8 @@ def main() -> None:
         lift_view(settings, X, y)
     else:
         solution_view(settings, X, y, steps)
+    if projector_mode():
+        st.caption(intro)
     write_url(settings, points)
 
 

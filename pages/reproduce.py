@@ -13,6 +13,7 @@ import streamlit as st
 from csvm.analysis import reproduced
 from explorer.app import ensure_app
 from explorer.common import available_datasets, presets
+from explorer.common import table as data_table
 from explorer.measured import how_measured, jargon_note, strip_paths
 from explorer.settings import set_config
 
@@ -79,7 +80,7 @@ def _show(table: str, meta: dict[str, str]) -> None:
     pairs = reproduced.pair_rows(record)
     if pairs:
         with st.expander(f"Every pair ({len(pairs)})"):
-            st.dataframe(pairs, hide_index=True)
+            data_table(pairs, hide_index=True)
     with st.expander("Settings and each seed's accuracy"):
         st.table(reproduced.seed_rows(record))
     how_measured(

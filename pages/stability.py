@@ -11,7 +11,7 @@ from csvm.cli.reproduce import thesis_settings
 from csvm.jobs import QuotaExceeded
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
-from explorer.common import get_pool, heartbeat, owner
+from explorer.common import get_pool, heartbeat, owner, projected
 from explorer.live import group_busy, live_jobs
 from explorer.settings import current_config, md_escape
 
@@ -134,8 +134,10 @@ def _show(name: str, summary: dict) -> None:
     c3.metric("random first filters, mean |cos|", "–" if start is None else f"{start:.3f}")
     titles = [f"seed {r['seed']} · {100 * r['test_accuracy']:.1f} %" for r in runs]
     st.plotly_chart(
-        figures.filter_grid_figure(
-            list(summary["filters"]), titles, "Learned filters, aligned in sign (own scale)"
+        projected(
+            figures.filter_grid_figure(
+                list(summary["filters"]), titles, "Learned filters, aligned in sign (own scale)"
+            )
         ),
         key=f"st_grid_{name}",
         width="stretch",

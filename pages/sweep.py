@@ -19,7 +19,7 @@ from csvm.runs.sweeps import (
 )
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.common import data_for, get_pool, heartbeat, owner
+from explorer.common import data_for, get_pool, heartbeat, owner, projected
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.settings import current_config, md_escape
 
@@ -183,7 +183,7 @@ def _grid(sweep: dict, fresh: list) -> None:
     done = int(np.sum(~np.isnan(acc)))
     st.progress(done / acc.size, text=f"{done} of {acc.size} cells done")
     st.plotly_chart(
-        figures.sweep_heatmap(SWEEP_PARAMS[xn][0], xv, SWEEP_PARAMS[yn][0], yv, acc),
+        projected(figures.sweep_heatmap(SWEEP_PARAMS[xn][0], xv, SWEEP_PARAMS[yn][0], yv, acc)),
         key="sweep_heatmap",
         width="stretch",
     )

@@ -21,7 +21,6 @@ from csvm.runs.values import show
 from explorer.app import ensure_app
 from explorer.common import (
     FINAL_STATES,
-    PACES,
     available_datasets,
     data_for,
     get_pool,
@@ -35,7 +34,6 @@ from explorer.common import (
     presets,
     publish_shown,
     reattach,
-    restore_view_from_url,
     runs,
     submit_run,
     url_extra,
@@ -43,6 +41,7 @@ from explorer.common import (
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
 from explorer.reload import reload_run
+from explorer.run_registry import follow_owner, publish_pause
 from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,
@@ -81,22 +80,9 @@ def _matching_preset(offered: list[dict], config: RunConfig) -> str:
     return next((p["name"] for p in offered if p["run_config"] == config), CUSTOM)
 
 
-def _view_settings() -> None:
-    """Pace and projector mode: how the page shows a run (kept in the URL too)."""
-    restore_view_from_url()
-    sb = st.sidebar
-    sb.select_slider(
-        "Pace",
-        list(PACES),
-        key="pace",
-        help="How fast the page plays the recorded steps. The worker trains at full "
-        "speed; the page shows one step per tick so a class can follow.",
-    )
-    sb.toggle("Projector mode", key="projector", help="Larger type and figures for a class.")
-
-
 def sidebar() -> RunConfig:
-    """Presets, view settings and every run setting; returns the RunConfig.
+    """Presets and every run setting; returns the RunConfig (pace and projector mode
+    are the app's, drawn on every page: explorer/app.py).
 
     The preset box always names what will be trained: the preset whose settings these
     are, or "Custom settings" once any is edited (the box's own state is lost on another
@@ -115,8 +101,11 @@ def sidebar() -> RunConfig:
         help="Ready-made settings: a classroom demo and the thesis's setups.",
     )
     if shown != CUSTOM:
-        sb.caption(next(p for p in offered if p["name"] == shown)["description"])
-    _view_settings()
+        chosen = next(p for p in offered if p["name"] == shown)
+        sb.caption(chosen["description"])
+        if chosen.get("measured"):  # the numbers behind the words, for who asks
+            with sb.expander("How this was measured"):
+                st.markdown(md_escape(chosen["measured"]))
     config = render_settings(available_datasets())
     own_images_box()
     _reload_box()
@@ -328,6 +317,9 @@ def _first_visit() -> None:
         problem = reattach(query["run"][:16], query["jobs"][:200])
         if problem:
             st.session_state["_reattach_problem"] = (query["run"][:16], problem)
+        run = runs().get(query["run"][:16])
+        if run is not None:  # a paused run stays paused at its step after a reload
+            follow_owner(run, playback(run), owner_page=owns(run))
 
 
 def _reattach_problem() -> None:
@@ -446,8 +438,12 @@ def _watch(run: Run, stale: bool) -> bool:
         if failed is not None and failed.state == "error":
             play.jump = True  # a crash shows its last recorded step at once, named
         _enforce_stop(run)
+        if not owns(run):  # a shared view pauses and resumes with the owner's page
+            follow_owner(run, play, owner_page=False)
         shown = steps[: play.advance(len(steps), pace_seconds(), time.monotonic())]
         publish_shown(run, len(shown))
+        if owns(run):
+            publish_pause(run, play)
         with st.container(key="stale" if stale else "live"):
             live_panel(run, views, shown)
 

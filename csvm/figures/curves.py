@@ -10,7 +10,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from csvm.figures.style import _layout
+from csvm.figures.style import _layout, log_ticks
 
 __all__ = ["curve_figure"]
 
@@ -22,6 +22,21 @@ _COLOURS = {
     "hog": "#2ca02c",
     "mkl": "#9467bd",
 }
+
+#: At most this many measured sizes are labelled; more would run into each other.
+_MAX_SIZE_TICKS = 8
+
+
+def _size_ticks(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The x axis's ticks: the measured training-set sizes (round log ticks when there
+    are many).  Plotly's own labelled its minor ticks "2, 5, 2, 5" at three quarters of
+    the tick size: 9 px, unreadable on a projector."""
+    sizes = sorted({int(r["n_train"]) for r in rows})
+    if not sizes:
+        return {}
+    if len(sizes) > _MAX_SIZE_TICKS:
+        sizes = log_ticks(sizes[0], sizes[-1])
+    return {"tickvals": sizes, "ticktext": [f"{v:,.0f}" for v in sizes]}
 
 
 def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figure:
@@ -60,7 +75,7 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
         )
     fig.update_layout(
         title=title,
-        xaxis={"title": "training images", "type": "log"},
+        xaxis={"title": "training images", "type": "log", **_size_ticks(rows)},
         yaxis={"title": "test accuracy (%)"},
         legend={"orientation": "h", "y": -0.25},
         height=460,

@@ -41,6 +41,10 @@ _BAR_ROOM = 84  # bar, its tick labels and its title
 # cell of 40 units or more: at the page's scale of 1.1 or more, 15 px or larger).
 #: Height on the page in pixels: one row (per row when they wrap: the Plotly filter's).
 _ONE_ROW_PX = 250
+#: Projector mode: the narrowest column a filter is drawn in (the Train page's, beside its
+#: last change, at 1280×720) and the smallest type a class reads on the screen.
+_LARGE_COLUMN_PX = 540
+_LARGE_MIN_PX = 18
 _SCALES = {"weight": "RdBu_r", "change": "PuOr", "gradient": "RdBu_r"}
 #: A colour bar's title, where it is not the scale's name (which also names its class and id).
 _BAR_TITLES = {"gradient": "dT/df"}
@@ -203,12 +207,26 @@ def _heatmaps(
     written = values and max(p, q) <= _TEXT_MAX_SIDE and n <= _TEXT_MAX_FILTERS
     bar = bar and not written  # values written in the cells make a colour bar redundant
     px = (_WRAP_ROW * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
+
+    def extent(k: float) -> tuple[float, float]:
+        top = _TITLE * k if titles else 4
+        # The bar starts 14 units right of the planes; its room ends past its title.
+        room = _BAR_ROOM * k + 14 if bar else 0
+        width = cols * q * cell + (cols - 1) * _GAP + room + 8
+        return width, rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
+
     # Wrapped rows are drawn smaller: their titles and the bar's numbers grow by as much,
     # so they stay about 13 px on the page (8 px before, for a stack's eight filters).
     k = max(1.0, (rows * (_TITLE + p * cell) + (rows - 1) * _ROW_GAP) / px)
+    smallest = 13 if bar else 15  # the bar's numbers, or the planes' titles
+    if large and (bar or titles):
+        # On a projector, grown until the smallest of them is 18 px on the page in the
+        # narrowest column it is drawn in (it scales to that width or to its height).
+        for _ in range(6):  # a fixed point: k grows the bar's room, which shrinks it
+            width, height = extent(k)
+            k = max(k, _LARGE_MIN_PX / (smallest * min(_LARGE_COLUMN_PX / width, px / height)))
     top = _TITLE * k if titles else 4
-    width = cols * q * cell + (cols - 1) * _GAP + (_BAR_ROOM * k if bar else 0) + 8
-    height = rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
+    width, height = extent(k)
     vmax = symmetric_limit(planes)
     parts = []
     for i, plane in enumerate(planes):

@@ -245,6 +245,10 @@ def _downsample(n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int))
 
 
+#: The smallest type on a projector (issue 33: 14 px could not be read from the back).
+PROJECTOR_MIN_PX = 18
+
+
 def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
     """Larger type for a projector: title, ticks, legend and heatmap numbers scaled up.
 
@@ -270,10 +274,12 @@ def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
     fig.update_annotations(font_size=base)  # subplot titles
     # Numbers in heatmap cells grow; where a figure sized its cells for its type (the
     # filters) by a fifth at most: 1.5× ran them into each other ("0.0203.04") at 1280 px.
+    # Never below what a class reads on a projector, though.
     for trace in fig.data:
         if trace.type == "heatmap":
             size = trace.textfont.size
-            trace.textfont.size = base * 0.8 if size is None else size * min(scale, 1.2)
+            size = base * 0.8 if size is None else size * min(scale, 1.2)
+            trace.textfont.size = max(size, PROJECTOR_MIN_PX)
     return fig
 
 
