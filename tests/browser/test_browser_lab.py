@@ -7,6 +7,7 @@ and browser fixtures are in conftest.py; module-scoped, so this file has its own
 import os
 
 import pytest
+from playwright.sync_api import expect
 
 from tests._browser import ARTIFACTS, CHROMIUM
 
@@ -80,4 +81,38 @@ def test_the_filter_editor_shows_every_column_at_1280(server, browser):
     )
     page.screenshot(path=str(ARTIFACTS / "filter-lab-editor-1280x720.png"))
     assert hidden == 0
+    page.close()
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes share any area."""
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )
+
+
+def test_the_canvas_toolbar_leaves_the_upload_tab_free(server, browser):
+    """Issue 33: the canvas's toolbar (shown above the canvas on hover) covered the
+    "Upload a PNG or JPEG" tab."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/filter_lab")
+    canvas = page.locator("canvas.upper-canvas")
+    canvas.wait_for()
+    canvas.scroll_into_view_if_needed()
+    canvas.hover()
+    toolbar = page.locator(".dc-toolbar-card")
+    # The component draws in a shadow root: Playwright's locators reach into it.
+    expect(page.locator(".dc-toolbar")).to_have_css("opacity", "1")
+    page.wait_for_timeout(400)  # the toolbar slides up in 0.2 s
+    bar = toolbar.bounding_box()
+    tabs = [
+        page.get_by_role("tab", name=n).bounding_box() for n in ("Draw", "Upload a PNG or JPEG")
+    ]
+    page.screenshot(path=str(ARTIFACTS / "filter-lab-canvas-toolbar-1280x720.png"))
+    assert bar is not None and bar["height"] > 0
+    assert not any(_overlap(bar, tab) for tab in tabs), (bar, tabs)
     page.close()
