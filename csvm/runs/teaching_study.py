@@ -253,6 +253,6 @@ def run_teaching_study(
             "source": "teaching shapes drawn from seeds 5000 + 100…109: per draw 100 "
             "training images of the pair, the other 1,100 of it tested",
         },
-        "details": {"chosen": candidate, "selection": means, "summary": lines, "draws": draws},
+        "details": {"chosen": candidate, "selection": means, "sign_tests": lines, "draws": draws},
     }
     return lines, entries, extra
