@@ -52,8 +52,10 @@ _PROJECTOR_STYLE = (
     # explorer.common.table).
     " [data-testid='stCaptionContainer'],[data-testid='stCaptionContainer'] :is(p,li)"
     "{font-size:1.2rem!important}"
-    f" {_MAIN} :is(input,textarea,:is([data-baseweb='select'],.react-aria-ComboBox) *,"
-    "[data-testid='stTable'] *,[data-testid='stFileUploaderDropzoneInstructions'] *)"
+    # The sidebar's settings too: a class reads the values the teacher sets there.
+    f" :is({_MAIN},[data-testid='stSidebar']) :is(input,textarea,"
+    ":is([data-baseweb='select'],.react-aria-ComboBox) *,[data-testid='stTable'] *,"
+    "[data-testid='stFileUploaderDropzoneInstructions'] *)"
     "{font-size:1.2rem!important}"
     f" {_MAIN} :is(code,pre,pre *){{font-size:1.15rem!important}}"
     # The Filter lab's editable weights stay a data grid, its canvas at 14 px: zoomed (a

@@ -425,7 +425,7 @@ AUTO_ABLATION_MAX = 1000
 def ablation_panel(run: Run, result: dict) -> None:
     """Fixed filters against the learned one: one click, trained in the worker pool."""
     st.subheader("What did learning the filter buy?")
-    if result.get("layer_filters") is not None:
+    if len(result.get("layer_filters") or []) > 1:  # one pooled layer reads as one
         st.caption(
             "A stack of layers: each fixed set replaces every layer — the random start, or a "
             "delta or Gaussian in layer 1 with the later layers at their start — each layer "
