@@ -111,7 +111,9 @@ def _on_fixed(clf, theta: np.ndarray, X, y, Xe, ye) -> float:
     from csvm.model.kernel_state import solve_on_filters
 
     params = dict(clf.estimators_[0].kernel_params)
-    state = solve_on_filters(X, y, theta, params, network=clf.network_)
+    # The learned model's own C: a hard margin on a fixed filter's maps, which rarely
+    # separate the images, is another model (and LIBSVM crawls on it).
+    state = solve_on_filters(X, y, theta, params, clf.C, network=clf.network_)
     return _accuracy(state.decision_function(Xe), ye)
 
 
@@ -126,7 +128,8 @@ def score_draw(
     candidate: str, pair: tuple[str, str], X, y, Xe, ye, seed: int, plain: bool = True
 ) -> dict[str, Any] | None:
     """Train the candidate on one draw and score it against fixed filters at its norm and
-    the cross-validated raw-pixel SVM on the same images (None: it diverged)."""
+    the cross-validated raw-pixel SVM on the same images (None: it diverged).  With
+    ``plain`` False (selection) only the learned model is scored."""
     from csvm.model.kernelised import KernelCSVM
     from csvm.runs.classroom_study import fixed_variants
 
@@ -140,6 +143,8 @@ def score_draw(
         except DivergenceError:
             return None
         seconds = time.perf_counter() - t0
+    if not plain:  # selection: only the learned model's validation accuracy counts
+        return {"learned": _accuracy(clf.decision_function(Xe), ye), "seconds": seconds}
     start_theta = start.estimators_[0].theta
     fixed = {
         name: _on_fixed(clf, theta, X, y, Xe, ye)
@@ -151,7 +156,7 @@ def score_draw(
         "learned": _accuracy(clf.decision_function(Xe), ye),
         "fixed": fixed,
         "best_fixed": max(fixed.values()),
-        "plain": plain_cv(X, y, Xe, ye) if plain else None,
+        "plain": plain_cv(X, y, Xe, ye),
         "cosine": float(f0 @ f1 / (np.linalg.norm(f0) * np.linalg.norm(f1))),
         "shape": max(shape_similarity(f, pair) for f in learned.reshape(-1, 5, 5)),
         "shape_start": max(shape_similarity(f, pair) for f in f0.reshape(-1, 5, 5)),
