@@ -323,18 +323,9 @@ class KernelCSVM(BaseCSVM):
         def solve(f, iteration):
             C = self._C_at(iteration)
             state, timings = _solve(
-                X4,
-                y,
-                f,
-                params,
-                C,
-                regulariser,
-                lam,
-                self.svm_tol,
-                K_buffer,
-                self.svm_max_iter,
-                network,
-            )
+                X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer,
+                self.svm_max_iter, network,
+            )  # fmt: skip
             if (state.svm_hit_max_iter or state.svm_at_hard_cap) and not warned:
                 warned.append(iteration)
                 self._warn_unsolved(recorder, iteration, C, state.svm_hit_max_iter)
@@ -361,11 +352,8 @@ class KernelCSVM(BaseCSVM):
                 raise self._diverged(
                     best, "non-finite", "the filter gradient became non-finite", recorder, it
                 )
-            if it == 0 and grad is not None:
-                # A constant step's safe size: the one that moves the first filter by a
-                # tenth of its norm (what a suggestion after divergence is based on).
-                g_norm = float(np.linalg.norm(grad))
-                self._safe_eta = 0.1 * norm / g_norm if g_norm > 0 else None
+            if it == 0:  # what a suggestion after a divergence is based on
+                self._safe_eta = _safe_constant_eta(norm, grad)
             timings["seconds"] = time.perf_counter() - start
             if not self._record(recorder, state, grad, it, eta, timings) or last:
                 break
@@ -569,6 +557,13 @@ class KernelCSVM(BaseCSVM):
         error.model = best
         recorder.diverged(iteration, error, norm_before, norm_after)
         return error
+
+
+def _safe_constant_eta(norm: float, grad: np.ndarray | None) -> float | None:
+    """The constant step that moves the first filter by a tenth of its norm (None without
+    a gradient)."""
+    g_norm = 0.0 if grad is None else float(np.linalg.norm(grad))
+    return 0.1 * norm / g_norm if g_norm > 0 else None
 
 
 def _suggested_eta(eta: float, step: str, safe: float | None) -> float:
