@@ -30,6 +30,7 @@ import os
 import re
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -114,28 +115,41 @@ def one_round(browser, url: str) -> dict[str, float]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(doc: str) -> argparse.Namespace:
+    """``--load`` and ``--repeats``, the loaded-browser benches' two options."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--load", type=int, default=8, help="CPU-spinning processes")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+@contextmanager
+def loaded_browser(load: int):
+    """A server and a Chromium, then ``load`` processes spinning on the CPU until the
+    block ends: yields ``(url, browser)``."""
     from playwright.sync_api import sync_playwright
 
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.load)]
-    rounds = []
-    loads = []
+    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(load)]
     with streamlit_server() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for s in spinners:
             s.start()
         try:
-            for _ in range(args.repeats):
-                rounds.append(one_round(browser, url))
-                loads.append(os.getloadavg()[0])
+            yield url, browser
         finally:
             for s in spinners:
                 s.terminate()
-        browser.close()
+            browser.close()
+
+
+def main() -> None:
+    args = arguments(__doc__)
+    rounds = []
+    loads = []
+    with loaded_browser(args.load) as (url, browser):
+        for _ in range(args.repeats):
+            rounds.append(one_round(browser, url))
+            loads.append(os.getloadavg()[0])
     print(f"python -m bench.bench_controls --load {args.load} --repeats {args.repeats}")
     for name in rounds[0]:
         values = [r[name] for r in rounds]

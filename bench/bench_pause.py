@@ -22,8 +22,6 @@ anywhere (tests check behaviour, never wall-clock time).
 
 from __future__ import annotations
 
-import argparse
-import multiprocessing
 import os
 import sys
 import time
@@ -34,8 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_controls import _spin, _timed_click  # noqa: E402
-from tests._browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from bench.bench_controls import _timed_click, arguments, loaded_browser  # noqa: E402
 
 #: The step the headline shows ("step 3 of 40"), -1 before the first.
 STEP = """() => { const h = document.querySelector('[data-testid="stMainBlockContainer"] h3');
@@ -107,28 +104,14 @@ def one_round(browser, url: str) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--load", type=int, default=8, help="CPU-spinning processes")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.load)]
+    args = arguments(__doc__)
     results: dict[str, list[dict[str, float]]] = {}
     loads = []
-    with streamlit_server() as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        for s in spinners:
-            s.start()
-        try:
-            for _ in range(args.repeats):
-                for name, query in preset_urls().items():
-                    results.setdefault(name, []).append(one_round(browser, url + query))
-                    loads.append(os.getloadavg()[0])
-        finally:
-            for s in spinners:
-                s.terminate()
-        browser.close()
+    with loaded_browser(args.load) as (url, browser):
+        for _ in range(args.repeats):
+            for name, query in preset_urls().items():
+                results.setdefault(name, []).append(one_round(browser, url + query))
+                loads.append(os.getloadavg()[0])
     print(f"python -m bench.bench_pause --load {args.load} --repeats {args.repeats}")
     for name, rounds in results.items():
         print(f"\n{name}")
