@@ -23,10 +23,12 @@ from csvm.figures.style import (
 )
 
 __all__ = [
+    "cell_numbers",
     "filter_figure",
     "feature_maps_figure",
     "gradient_figure",
     "filter_grid_figure",
+    "power_words",
 ]
 
 
