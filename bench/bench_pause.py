@@ -38,6 +38,7 @@ from bench.bench_controls import _timed_click, arguments, loaded_browser  # noqa
 STEP = """() => { const h = document.querySelector('[data-testid="stMainBlockContainer"] h3');
                   const m = h && h.innerText.match(/step (\\d+) of (\\d+)/);
                   return m ? Number(m[1]) : -1; }"""
+HEADLINE = """() => !!document.querySelector('[data-testid="stMainBlockContainer"] h3')"""
 PAUSED = """() => { const h = document.querySelector('[data-testid="stMainBlockContainer"] h3');
                     return !!h && /paused at/i.test(h.innerText); }"""
 
@@ -95,7 +96,7 @@ def one_round(browser, url: str) -> dict[str, float]:
     out["Pause: steps late"] = frozen - at_click
     out["Pause: moved while paused"] = page.evaluate(STEP) - frozen
     page.reload()
-    page.wait_for_function(f"() => ({STEP})() >= 0")
+    page.wait_for_function(HEADLINE)
     page.wait_for_timeout(3000)
     still = page.evaluate(PAUSED) and page.evaluate(STEP) == frozen
     out["reload: still paused at the step (1 = yes)"] = float(still)
