@@ -25,13 +25,16 @@ import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm.exceptions import SVMIterationWarning
+from csvm.model.validation import Whole
 
 __all__ = [
     "SMO",
@@ -245,6 +248,16 @@ class SMO(ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNELS))],
+        "C": [None, Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "degree": [Whole(1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Whole(1, None, closed="left")],
+    }
+
     def __init__(
         self,
         kernel: str = "rbf",
@@ -277,17 +290,22 @@ class SMO(ClassifierMixin, BaseEstimator):
         class as +1), so that it takes LIBSVM's path pair for pair: the first steps break
         ties between equal gradients by position.  ``perm`` maps solver positions back.
         """
-        if self.C is not None and not self.C > 0:
-            raise ValueError(f"C must be positive or None (hard margin), got {self.C!r}")
-        if not self.tol > 0:
-            raise ValueError(f"tol must be positive, got {self.tol!r}")
+        # scikit-learn's checks and messages ("The 'C' parameter of SMO must be ...").
+        self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"a precomputed kernel must be square, got {X.shape}")
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"SMO is a two-class classifier; y has {len(self.classes_)} classes")
+        classes = np.unique(y)
+        if len(classes) != 2:
+            # The first sentence is scikit-learn's, which its estimator checks look for.
+            raise ValueError(
+                "Only binary classification is supported. "
+                f"SMO is a two-class classifier; y has {len(classes)} classes "
+                f"({', '.join(map(str, classes[:5]))}{', ...' if len(classes) > 5 else ''}): "
+                "give labels of two classes (for more, wrap it in sklearn's OneVsOneClassifier)"
+            )
+        self.classes_ = classes
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         perm = np.concatenate([np.flatnonzero(y_pm < 0), np.flatnonzero(y_pm > 0)])
         if self.kernel == "precomputed":
@@ -386,7 +404,15 @@ class SMO(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The label of each row of ``X``."""
+        check_is_fitted(self, "alpha_")  # before classes_: NotFittedError, not AttributeError
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Two classes only: scikit-learn's checks then train it on two-class data.
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
 
     @property
     def coef_(self) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""scikit-learn's own estimator checks on the three estimators, default-constructed.
+"""scikit-learn's own estimator checks on the estimators, default-constructed.
 
 The checks feed tabular data with 1 to 10 features.  With the default ``image_shape=None``
 a perfect-square feature count is read as a square image and any other as one row of
@@ -8,16 +8,26 @@ KernelCSVM's defaults (C=1.0, step="relative") train on the checks' data that no
 separates; the thesis's C=None with its constant step diverges there.
 """
 
+import inspect
 import warnings
+from pathlib import Path
 
 import pytest
+from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
-from csvm import ImageShapeWarning, KernelCSVM, LinearCSVM, SmallCNN
+import csvm
+from csvm import SMO, ImageShapeWarning, KernelCSVM, LinearCSVM, SmallCNN
 
 pytestmark = pytest.mark.filterwarnings("ignore::csvm.ImageShapeWarning")
 
-ESTIMATORS = [KernelCSVM(), LinearCSVM(), SmallCNN()]
+ESTIMATORS = [KernelCSVM(), LinearCSVM(), SmallCNN(), SMO()]
+#: Estimators whose checks run in their own test module (with their other tests).
+CHECKED_ELSEWHERE = {
+    "FilterBankMKL": "test_mkl.py",
+    "HOGSVC": "test_hog.py",
+    "MultiLayerSVM": "test_mlsvm.py",
+}
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -33,6 +43,20 @@ def test_every_parameter_is_validated_with_sklearn_messages(estimator):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ImageShapeWarning)
         check_param_validation(type(estimator).__name__, estimator)
+
+
+def test_every_exported_estimator_is_checked():
+    """A new estimator exported from csvm must join the checks (here or in its own module)."""
+    exported = {
+        name
+        for name in csvm.__all__
+        if inspect.isclass(obj := getattr(csvm, name)) and issubclass(obj, BaseEstimator)
+    }
+    here = {type(e).__name__ for e in ESTIMATORS}
+    assert exported == here | set(CHECKED_ELSEWHERE)
+    folder = Path(__file__).parent
+    for name, module in CHECKED_ELSEWHERE.items():
+        assert f"parametrize_with_checks([{name}()])" in (folder / module).read_text(), name
 
 
 def test_transform_feeds_a_pipeline():

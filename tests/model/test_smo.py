@@ -187,7 +187,7 @@ def test_rejects_bad_input():
     X = np.zeros((3, 2))
     with pytest.raises(ValueError, match="two-class"):
         SMO().fit(X, [0, 1, 2])
-    with pytest.raises(ValueError, match="C must be positive"):
+    with pytest.raises(ValueError, match="'C' parameter of SMO must be"):
         SMO(C=0.0).fit(X, [0, 1, 1])
 
 
