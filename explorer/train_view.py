@@ -411,7 +411,12 @@ def results_panel(run: Run, views: dict) -> None:
 def _export_button(run: Run, config: RunConfig, finished: dict, outs: dict, data) -> None:
     st.download_button(
         "Download run (config, results, history CSV, filters .npy, Python snippet)",
-        export_run(config, finished, {"comparisons": comparisons(config, outs, data.y_test)}),
+        export_run(
+            config,
+            finished,
+            {"comparisons": comparisons(config, outs, data.y_test)},
+            test_set=(data.X_test, data.y_test),  # its digest: a reload checks the images
+        ),
         file_name=f"csvm-run-{run.id}.zip",
         mime="application/zip",
         key=f"export_{run.id}",

@@ -89,7 +89,8 @@ def headline(
         "K-CSVM diverged at step 1: filter norm 0.22 → 4,820; try η = 0.01", "K-CSVM
         stopped at step 39: 97.9 % with the best filter".
     """
-    label = _label(config, "csvm")
+    # The result's own label: a reloaded run that could not be verified says so here.
+    label = _label(config, "csvm", _result(outcomes, "csvm"))
     outcome = outcomes.get("csvm")
     if outcome is None:
         return f"### {label}: this run is no longer on the server"
