@@ -4,7 +4,6 @@ the drawing canvas."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import numpy as np
@@ -29,10 +28,8 @@ NOT_CONVEX = (
 def filter_views(data, filters: np.ndarray, container) -> None:
     source = st.session_state.get("lab_source", "")
     container.plotly_chart(
-        # Plotly renders some HTML in titles; the source may hold a run's or a file's name.
-        projected(
-            figures.filter_figure(filters, title=f"Filter: {html.escape(source)}", values=False)
-        ),
+        # The source may hold a run's or a file's name: filter_figure escapes its title.
+        projected(figures.filter_figure(filters, title=f"Filter: {source}", values=False)),
         key="lab_heat",
         width="stretch",
     )

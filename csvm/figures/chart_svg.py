@@ -14,7 +14,6 @@ No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from csvm.figures.filter_svg import _text
 from csvm.figures.style import _finite, integer_step, nice_ticks
+from csvm.figures.text import plain
 
 __all__ = ["Axis", "Series", "line_chart_svg", "value_axis", "integer_ticks", "MAX_SCALE"]
 
@@ -175,7 +175,7 @@ def line_chart_svg(
     total = height + legend.height
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="csvm-figure csvm-chart" role="img" '
-        f'aria-label="{html.escape(title)}" data-title="{html.escape(title)}" '
+        f'aria-label="{plain(title)}" data-title="{plain(title)}" '
         f'data-points="{len(xs)}" viewBox="0 0 {width} {total:.0f}" width="100%" '
         f'style="font-family:inherit;height:auto;max-width:{MAX_SCALE * width:.0f}px">'
         f"{''.join(parts)}</svg>"
@@ -227,7 +227,7 @@ def _y_axis(box: _Box, axis: Axis, font: float, side: str) -> list[str]:
     out.append(
         f'<text x="{x:.1f}" y="{middle:.1f}" font-size="{font}" fill="currentColor" '
         f'text-anchor="middle" transform="rotate({-90 if side == "left" else 90} '
-        f'{x:.1f} {middle:.1f})">{html.escape(axis.title)}</text>'
+        f'{x:.1f} {middle:.1f})">{plain(axis.title)}</text>'
     )
     return out
 
@@ -246,7 +246,7 @@ def _line(box: _Box, xs: np.ndarray, s: Series, axis: Axis) -> str:
     ys = np.asarray([np.nan if v is None else v for v in s.y], dtype=float)
     ok = np.isfinite(ys) & np.isfinite(xs)
     dash = ' stroke-dasharray="3 4"' if s.dash else ""
-    out = [f'<g class="series" data-name="{html.escape(s.name)}">']
+    out = [f'<g class="series" data-name="{plain(s.name)}">']
     # One polyline per unbroken run of finite values.
     runs = np.split(np.arange(len(ys)), np.flatnonzero(~ok))
     for run in runs:
@@ -262,7 +262,7 @@ def _line(box: _Box, xs: np.ndarray, s: Series, axis: Axis) -> str:
             tip = s.tips[i] if s.tips is not None else f"{s.name} {ys[i]:.5g}"
             out.append(
                 f'<circle class="point" cx="{box.px(xs[i]):.1f}" cy="{box.py(ys[i], axis):.1f}" '
-                f'r="3.5" fill="{s.colour}"><title>{html.escape(tip)}</title></circle>'
+                f'r="3.5" fill="{s.colour}"><title>{plain(tip)}</title></circle>'
             )
     out.append("</g>")
     return "".join(out)
@@ -270,7 +270,7 @@ def _line(box: _Box, xs: np.ndarray, s: Series, axis: Axis) -> str:
 
 def _cross(x: float, y: float, r: float, tip: str, kind: str = "flag") -> str:
     return (
-        f'<g class="{kind}"><title>{html.escape(tip)}</title>'
+        f'<g class="{kind}"><title>{plain(tip)}</title>'
         f'<path d="M{x - r:.1f},{y - r:.1f}L{x + r:.1f},{y + r:.1f}M{x - r:.1f},{y + r:.1f}'
         f'L{x + r:.1f},{y - r:.1f}" stroke="#d62728" stroke-width="3"/></g>'
     )

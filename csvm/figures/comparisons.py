@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from csvm.figures.style import _canvas_axes, _layout, _tile
+from csvm.figures.text import plain, plain_all
 
 __all__ = ["hidden_outputs_figure", "hog_figure", "mkl_weights_figure"]
 
@@ -33,6 +34,7 @@ def mkl_weights_figure(
     weights : sequence of float
         d_k >= 0 (averaged over the sub-problems of a multi-class run).
     """
+    names = plain_all(names)
     planes = [np.asarray(f, dtype=float).reshape(np.shape(f)[-2:]) for f in bank]
     side = max(max(p.shape) for p in planes)
     scaled = [p / (float(np.abs(p).max()) or 1.0) for p in planes]
@@ -105,7 +107,7 @@ def hidden_outputs_figure(hidden: np.ndarray, labels: Sequence[str]) -> go.Figur
         go.Heatmap(
             z=z,
             x=[f"hidden {k + 1}" for k in range(z.shape[1])],
-            y=[f"{i + 1}: {label}" for i, label in enumerate(labels)],
+            y=[f"{i + 1}: {plain(label)}" for i, label in enumerate(labels)],
             colorscale="RdBu_r",
             zmin=-vmax,
             zmax=vmax,

@@ -11,6 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from csvm.figures.style import _layout, log_ticks
+from csvm.figures.text import plain, plain_in_template
 
 __all__ = ["curve_figure"]
 
@@ -59,7 +60,7 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
             go.Scatter(
                 x=[r["n_train"] for r in mine],
                 y=y,
-                name=mine[0]["label"],
+                name=plain(mine[0]["label"]),
                 mode="lines+markers",
                 line={"color": _COLOURS.get(method), "dash": "dot" if method == "svm" else None},
                 error_y={
@@ -70,11 +71,13 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
                         v - 100 * r["interval"][0] for r, v in zip(mine, y, strict=True)
                     ],
                 },
-                hovertemplate="%{x} images: %{y:.2f} %<extra>" + mine[0]["label"] + "</extra>",
+                hovertemplate="%{x} images: %{y:.2f} %<extra>"
+                + plain_in_template(mine[0]["label"])
+                + "</extra>",
             )
         )
     fig.update_layout(
-        title=title,
+        title=plain(title),
         xaxis={"title": "training images", "type": "log", **_size_ticks(rows)},
         yaxis={"title": "test accuracy (%)"},
         legend={"orientation": "h", "y": -0.25},

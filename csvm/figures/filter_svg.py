@@ -13,13 +13,13 @@ No Streamlit here: the page passes the markup to ``st.html``.
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Sequence
 
 import numpy as np
 from plotly.colors import sample_colorscale
 
 from csvm.figures.filters import _TEXT_MAX_FILTERS, _TEXT_MAX_SIDE, _WRAP, _WRAP_ROW, TEXT_PX
+from csvm.figures.text import plain
 
 __all__ = [
     "filter_svg",
@@ -329,5 +329,5 @@ def _text(x, y, text, size, anchor, ink="currentColor", kind="label", weight=Non
     bold = f' font-weight="{weight}"' if weight else ""
     return (
         f'<text class="{kind}" x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" fill="{ink}" '
-        f'text-anchor="{anchor}"{bold}>{html.escape(str(text))}</text>'
+        f'text-anchor="{anchor}"{bold}>{plain(str(text))}</text>'
     )

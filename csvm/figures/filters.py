@@ -21,6 +21,7 @@ from csvm.figures.style import (
     _tile,
     _tile_captions,
 )
+from csvm.figures.text import plain, plain_all
 
 __all__ = [
     "cell_numbers",
@@ -165,7 +166,7 @@ def filter_figure(
     # cells gets 210 px (the Train page's filter, whose title is its column's).
     top = 80 if title else 45
     height = _WRAP_ROW * rows if wrap else (220 if rows == 1 else 500)
-    fig.update_layout(title=title, height=top + height, **_LAYOUT)
+    fig.update_layout(title=plain(title) if title else title, height=top + height, **_LAYOUT)
     right = 10 if text else 90  # room for the colour bars, if any
     return _fixed_margins(fig, left=10, right=right, top=top, bottom=10)
 
@@ -173,7 +174,7 @@ def filter_figure(
 def _colour_bar(title: str) -> dict:
     # The title runs along the bar: above it, it met the top tick's label whenever the
     # largest value was a round number (the change of a step that changed nothing: "1").
-    return {"title": {"text": title, "side": "right"}, "thickness": 14}
+    return {"title": {"text": plain(title), "side": "right"}, "thickness": 14}
 
 
 def _change_traces(d: np.ndarray) -> list[go.Heatmap]:
@@ -251,7 +252,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     fig.update_layout(
         title="Pinned images before (top) and after the filter (feature maps)",
         height=180 * rows + 60,
-        annotations=_tile_captions(labels, n, cell, gap),
+        annotations=_tile_captions(plain_all(labels), n, cell, gap),
         **_layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
     )
     return fig
@@ -303,7 +304,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
         )
     _heatmap_axes(fig)
     fig.update_layout(
-        title=title, height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+        title=plain(title), height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
     )
     return fig
 
@@ -402,7 +403,8 @@ def filter_grid_figure(
     plotly.graph_objects.Figure
     """
     m = len(filters)
-    captions = [f"<b>▶ {t}</b>" if k == focus else str(t) for k, t in enumerate(titles)]
+    titles = plain_all(titles)  # class names: shown as text in captions and hover
+    captions = [f"<b>▶ {t}</b>" if k == focus else t for k, t in enumerate(titles)]
     cells = _grid_cells(filters)
     shape = next((z.shape for z in cells if z is not None), (5, 5))
     cols = cols or _grid_columns(m, shape)
@@ -441,7 +443,7 @@ def filter_grid_figure(
     # the middle third of a 640 px chart).
     unit = _grid_pixel(m, shape, cols)
     height = int(rows * (shape[0] + 2) * unit) + _LAYOUT["margin"]["t"] + 20
-    fig.update_layout(title=title, height=height, annotations=annotations, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=height, annotations=annotations, **_LAYOUT)
     if clickable:
         fig.update_layout(clickmode="event+select", dragmode=False)
     return fig

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import html
 import io
 from collections.abc import Sequence
 
@@ -23,6 +22,7 @@ from PIL import Image
 from plotly.colors import sample_colorscale
 
 from csvm.figures.filters import TEXT_PX
+from csvm.figures.text import plain
 
 __all__ = ["image_grid_html", "feature_maps_html", "png_data_uri"]
 
@@ -79,8 +79,7 @@ def _sizes(large: bool) -> tuple[int, int]:
 def _heading(title: str, text: int) -> str:
     """A figure's title (escaped here), a little larger than its captions."""
     return (
-        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">'
-        f"{html.escape(title)}</div>"
+        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">{plain(title)}</div>'
     )
 
 
@@ -129,7 +128,7 @@ def image_grid_html(
     if n == 0:
         return f"<div>{heading}</div>"
     cells = [
-        _cell(png_data_uri(plane), html.escape(str(caption)), row_px, text, True)
+        _cell(png_data_uri(plane), plain(str(caption)), row_px, text, True)
         for plane, caption in zip(_grey(images), captions, strict=True)
     ]
     return f"<div>{heading}{_grid(cells, min(int(cols), n))}</div>"
@@ -182,7 +181,7 @@ def feature_maps_html(
     text, row_px = _sizes(large)
     # A stack's eight filters give eight rows of maps: smaller, or the page ran to 1,500 px.
     map_px = row_px if m.shape[1] <= 2 else round(0.6 * row_px)
-    labels = [html.escape(str(label)) for label in labels]
+    labels = [plain(str(label)) for label in labels]
     cells = [
         _cell(png_data_uri(p), label, row_px, text, True)
         for p, label in zip(_grey(images), labels, strict=True)

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from csvm.figures.style import _LAYOUT, _log_scale
+from csvm.figures.text import plain
 
 __all__ = ["landscape_1d_figure", "landscape_2d_figure"]
 
@@ -83,7 +84,9 @@ def landscape_1d_figure(
         )
     fig.update_xaxes(title_text="t (gradient steps of size η; negative: uphill)")
     fig.update_yaxes(title_text="T", type="log" if _log_scale(v) else "linear")
-    fig.update_layout(title=title, height=360, legend={"orientation": "h", "y": -0.3}, **_LAYOUT)
+    fig.update_layout(
+        title=plain(title), height=360, legend={"orientation": "h", "y": -0.3}, **_LAYOUT
+    )
     return fig
 
 
@@ -138,5 +141,5 @@ def landscape_2d_figure(
     )
     fig.update_xaxes(title_text="s: along the gradient step d1")
     fig.update_yaxes(title_text="t: along d2, orthogonal to d1")
-    fig.update_layout(title=title, height=460, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=460, **_LAYOUT)
     return fig

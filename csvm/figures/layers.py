@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from csvm.figures.filters import filter_grid_figure
 from csvm.figures.style import _canvas_axes, _layout
+from csvm.figures.text import plain
 
 __all__ = ["layer_filters_figure", "layer_maps_figure"]
 
@@ -95,7 +96,7 @@ def layer_maps_figure(image: np.ndarray, layer_maps: Sequence[np.ndarray], label
     )
     _canvas_axes(fig)
     tops = np.cumsum([0] + [b.shape[0] + 3 * _GAP for b in blocks[:-1]])
-    notes = ["image: " + str(label)] + [
+    notes = ["image: " + plain(label)] + [
         f"after layer {i + 1} ({len(m)} map{'s' if len(m) != 1 else ''})"
         for i, m in enumerate(layer_maps)
     ]

@@ -8,7 +8,6 @@ No Streamlit here.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from csvm.figures.chart_svg import MAX_SCALE
 from csvm.figures.filter_svg import _colour_bar, _plane, _text, symmetric_limit
 from csvm.figures.image_html import _cell, _heading, _levels, _sizes, _viridis, png_data_uri
+from csvm.figures.text import plain
 
 __all__ = ["layer_filters_svg", "layer_maps_html"]
 
@@ -83,7 +83,7 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="csvm-figure csvm-layer" '
-        f'aria-label="{html.escape(title)}" viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" '
+        f'aria-label="{plain(title)}" viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" '
         f'style="font-family:inherit;height:auto;max-width:{MAX_SCALE * _WIDTH:.0f}px">'
         f"{''.join(parts)}</svg>"
     )
@@ -127,7 +127,7 @@ def layer_maps_html(
     lut = _viridis()
     text, row_px = _sizes(large)
     row_px = round(0.7 * row_px)
-    name = html.escape(str(label))
+    name = plain(str(label))
     notes = [f"image: {name}"] + [
         f"after layer {i + 1} ({len(m)} map{'s' if len(m) != 1 else ''})"
         for i, m in enumerate(layer_maps)

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from csvm.figures.style import log_axis
+from csvm.figures.text import plain
 
 __all__ = [
     "decision_figure",
@@ -270,7 +271,7 @@ def decision_figure(
     traces += _points(X, y, alpha, yf, projector)
     fig = go.Figure(traces)
     fig.update_layout(
-        title={"text": title},
+        title={"text": plain(title)},
         hovermode="closest",
         clickmode="event+select",
         dragmode=False,
@@ -416,7 +417,7 @@ def lift_figure(
         )
     fig = go.Figure(traces)
     fig.update_layout(
-        title={"text": title},
+        title={"text": plain(title)},
         scene={
             # the axes span the points, so the plane is cut at the points' box
             **{

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from csvm.figures.style import _LAYOUT
+from csvm.figures.text import plain, plain_all, plain_in_template
 
 __all__ = ["confusion_figure", "per_class_accuracy_figure"]
 
@@ -30,7 +31,7 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
     plotly.graph_objects.Figure
     """
     m = np.asarray(matrix)
-    names = [str(c) for c in class_names]
+    names = plain_all(class_names)  # folder names of uploads: never markup
     fig = go.Figure(
         go.Heatmap(
             z=m,
@@ -53,7 +54,7 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
         fig.update_traces(textfont={"size": 16 if k <= 4 else 11})
         fig.update_xaxes(type="category")
         fig.update_yaxes(type="category")
-    fig.update_layout(title=title, height=300 if k <= 3 else 120 + 36 * k, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=300 if k <= 3 else 120 + 36 * k, **_LAYOUT)
     return fig
 
 
@@ -73,19 +74,20 @@ def per_class_accuracy_figure(
     -------
     plotly.graph_objects.Figure
     """
-    names = [str(c) for c in class_names]
+    names = plain_all(class_names)
     fig = go.Figure(
         [
             go.Bar(
-                name=label,
+                name=plain(label),
                 x=names,
                 y=[100 * a for a in values],
-                hovertemplate=f"{label}<br>class %{{x}}: %{{y:.1f}} %<extra></extra>",
+                hovertemplate=plain_in_template(label)
+                + "<br>class %{x}: %{y:.1f} %<extra></extra>",
             )
             for label, values in accuracies.items()
         ]
     )
     fig.update_xaxes(type="category", title_text="class")
     fig.update_yaxes(title_text="test accuracy (%)", range=[0, 100])
-    fig.update_layout(title=title, barmode="group", height=320, **_LAYOUT)
+    fig.update_layout(title=plain(title), barmode="group", height=320, **_LAYOUT)
     return fig

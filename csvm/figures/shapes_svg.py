@@ -9,7 +9,6 @@ No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from csvm.data.teaching import class_shapes, shape_similarity
 from csvm.figures.chart_svg import Series, line_chart_svg, value_axis
+from csvm.figures.text import plain
 
 __all__ = ["filter_shape_match", "shape_match_svg", "shapes_svg"]
 
@@ -61,7 +61,7 @@ def shapes_svg(classes: Sequence[str], large: bool = False) -> str:
         x0 = k * (side + _GAP)
         parts.append(
             f'<text x="{x0 + side / 2:.1f}" y="{font:.1f}" font-size="{font}" '
-            f'fill="currentColor" text-anchor="middle">{html.escape(str(name))}</text>'
+            f'fill="currentColor" text-anchor="middle">{plain(str(name))}</text>'
         )
         shape = known[str(name)]
         for (i, j), on in np.ndenumerate(shape):
@@ -70,7 +70,7 @@ def shapes_svg(classes: Sequence[str], large: bool = False) -> str:
                 f'height="{_CELL}" fill="{_INK if on else _PAPER}" stroke="{_GRID}" '
                 'stroke-width="1"/>'
             )
-    names = " and ".join(html.escape(str(c)) for c in classes)
+    names = " and ".join(plain(str(c)) for c in classes)
     scale = 1.25 if large else 1.0
     return (
         f'<svg class="csvm-shapes" role="img" viewBox="-2 -2 {width + 4} {height + 4}" '

@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from csvm.figures.style import _category
+from csvm.figures.text import plain, plain_all, plain_in_template
 
 __all__ = ["sweep_heatmap"]
 
@@ -29,17 +30,18 @@ def sweep_heatmap(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[_category(v) for v in x_values],
-            y=[_category(v) for v in y_values],
+            x=plain_all(_category(v) for v in x_values),
+            y=plain_all(_category(v) for v in y_values),
             text=text,
             texttemplate="%{text}",
             colorscale="Viridis",
             colorbar={"title": {"text": "val %"}},
-            hovertemplate=f"{x_label} %{{x}}, {y_label} %{{y}}: %{{z:.2f}} %<extra></extra>",
+            hovertemplate=f"{plain_in_template(x_label)} %{{x}}, {plain_in_template(y_label)} "
+            "%{y}: %{z:.2f} %<extra></extra>",
         )
     )
-    fig.update_xaxes(title_text=x_label, type="category")
-    fig.update_yaxes(title_text=y_label, type="category")
+    fig.update_xaxes(title_text=plain(x_label), type="category")
+    fig.update_yaxes(title_text=plain(y_label), type="category")
     fig.update_layout(
         title="Validation accuracy over the grid",
         height=420,

@@ -23,6 +23,7 @@ from csvm.figures.style import (
     _round_axis,
     log_ticks,
 )
+from csvm.figures.text import plain, plain_in_template
 
 __all__ = [
     "divergence_figure",
@@ -78,7 +79,7 @@ def divergence_figure(
         **({"tickvals": ticks} if ticks else {"dtick": 1}),
     )
     fig.update_layout(
-        title=f"{title}: {divergence.get('cause', 'diverged')}", height=320, **_LAYOUT
+        title=plain(f"{title}: {divergence.get('cause', 'diverged')}"), height=320, **_LAYOUT
     )
     return _fixed_margins(fig, bottom=60)
 
@@ -103,7 +104,7 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     events = [e for e in events if "objective" in e and e.get("step") != "batch"]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if not events:
-        fig.update_layout(title=title, **_LAYOUT)
+        fig.update_layout(title=plain(title), **_LAYOUT)
         return fig
     keep = _downsample(len(events))
     events = [events[i] for i in keep]
@@ -154,7 +155,7 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     _integer_axis(fig, max(x), title_text="iteration (½ = filter step)" if linear else "iteration")
     _round_axis(fig, y, title_text="objective", secondary_y=False)
     _round_axis(fig, terms, title_text="terms", secondary_y=True, showgrid=False)
-    fig.update_layout(title=title, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    fig.update_layout(title=plain(title), legend=_BOTTOM_LEGEND, **_LAYOUT)
     return _fixed_margins(fig)
 
 
@@ -184,12 +185,13 @@ def objectives_overlay(
                 x=[e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events],
                 y=[e["objective"] for e in events],
                 mode="lines+markers",
-                name=label,
-                hovertemplate=label + "<br>iteration %{x}: %{y:.5g}<extra></extra>",
+                name=plain(label),  # a run's name: settings, classes of an upload
+                hovertemplate=plain_in_template(label)
+                + "<br>iteration %{x}: %{y:.5g}<extra></extra>",
             )
         )
     fig.update_layout(
-        title=title,
+        title=plain(title),
         xaxis_title="iteration",
         yaxis_title="objective (log scale)",
         yaxis_type="log",
@@ -261,7 +263,7 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
     )
     norms = [e.get("filter_norm") for e in events]
     _round_axis(fig, norms, title_text="filter norm", secondary_y=True, showgrid=False)
-    fig.update_layout(title=title, height=320, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=320, legend=_BOTTOM_LEGEND, **_LAYOUT)
     return _fixed_margins(fig)
 
 
@@ -324,7 +326,7 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
         dtick=0.25,
         showgrid=False,
     )
-    fig.update_layout(title=title, legend=_BOTTOM_LEGEND, **_LAYOUT)
+    fig.update_layout(title=plain(title), legend=_BOTTOM_LEGEND, **_LAYOUT)
     return _fixed_margins(fig)
 
 
@@ -349,10 +351,10 @@ def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
                 x=[row["seconds"]],
                 y=[row["test accuracy"]],
                 mode="markers+text",
-                text=[row["model"]],
+                text=[plain(row["model"])],
                 textposition="top center",
                 marker={"size": 16},
-                name=row["model"],
+                name=plain(row["model"]),
             )
         )
     accs = [r["test accuracy"] for r in rows if r.get("test accuracy") is not None]
