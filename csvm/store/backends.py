@@ -217,7 +217,7 @@ class PostgresBackend(Backend):
     name = "postgresql"
     _types = {"blob": "BYTEA", "real": "DOUBLE PRECISION", "int": "BIGINT"}
     # The server's clock, so servers on machines whose clocks differ agree on times.
-    _now_sql = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+    _now_sql = "CAST(EXTRACT(EPOCH FROM statement_timestamp()) AS DOUBLE PRECISION)"
 
     def __init__(self, url: str):
         super().__init__(url)

@@ -22,9 +22,9 @@ import numpy as np
 
 from csvm.analysis.stats import wilson_interval
 from csvm.exceptions import CSVMError
-from csvm.runs.config import RunConfig
+from csvm.runs.config import RunConfig, parse
 from csvm.runs.persistence import _jsonable
-from csvm.runs.query import from_query, to_query
+from csvm.runs.query import to_query
 
 __all__ = [
     "FINAL",
@@ -183,7 +183,10 @@ def config_text(config: RunConfig) -> str:
 
 def config_from_text(text: str) -> tuple[RunConfig, list[str]]:
     """The RunConfig of a stored query string, and the problems met reading it."""
-    config, problems = from_query(dict(parse_qsl(text or "", keep_blank_values=True)))
+    # parse, not from_query: a stored run holds settings only, so an unknown name is news
+    # (a setting renamed since), where a page's URL also carries other keys.
+    values = dict(parse_qsl(text or "", keep_blank_values=True))
+    config, problems = parse(values, source="the stored run")
     return config, [p.message for p in problems]
 
 
