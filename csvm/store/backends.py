@@ -170,11 +170,18 @@ class SqliteBackend(Backend):
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise self.error(exc, "opening it") from None
+            raise self._cannot_open(exc) from None
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(
-                f"Cannot open the run store file {path}: {exc}. Make its folder writable, "
-                f"or set {ENV_VAR} to another sqlite:/// path or a postgresql:// URL."
-            ) from None
+            raise self._cannot_open(exc) from None
+
+    def _cannot_open(self, exc: BaseException) -> StoreError:
+        return StoreError(
+            f"Cannot open the run store file {self.path}: {exc}. Make its folder writable, "
+            f"or set {ENV_VAR} to another sqlite:/// path or a postgresql:// URL."
+        )
 
     @contextmanager
     def transaction(self, write: bool = True) -> Iterator[Tx]:
@@ -184,10 +191,13 @@ class SqliteBackend(Backend):
             self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield Tx(self, self._conn.cursor())
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (some errors do); a failed COMMIT
+                # leaves the transaction open, and the next BEGIN would fail.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def is_database_error(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.Error)
