@@ -206,7 +206,6 @@ def load_bundle(data: bytes) -> RunBundle:
     )
 
 
-
 def expected_filter_shape(
     config: RunConfig, image_shape: tuple[int, ...], n_classes: int = 2
 ) -> tuple[int, ...]:
