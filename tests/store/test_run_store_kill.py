@@ -64,7 +64,10 @@ def _check_whole(run) -> None:
 
 
 def _kill_rounds(url: str, rounds: int = 3) -> int:
-    ctx = mp.get_context("fork")  # the test process's imports come along: no 5 s start
+    # fork: the test process's imports come along (a spawned writer spends 5 s importing).
+    # The child touches no lock another thread of this process could hold: it opens its
+    # own connection and its own random generator.
+    ctx = mp.get_context("fork")
     # No lock: a child killed while holding it would hang the parent; an int write is whole.
     done = ctx.Value("i", 0, lock=False)
     rng = np.random.default_rng(0)
@@ -75,6 +78,7 @@ def _kill_rounds(url: str, rounds: int = 3) -> int:
         deadline = time.monotonic() + 30
         while done.value < target and child.is_alive() and time.monotonic() < deadline:
             time.sleep(0.002)
+        assert done.value >= target, f"the writer saved {done.value} runs of {target} in 30 s"
         time.sleep(float(rng.uniform(0, 0.02)))  # somewhere inside a write, or between
         os.kill(child.pid, signal.SIGKILL)
         child.join(10)
