@@ -200,7 +200,13 @@ def encode_array(array: Any) -> tuple[bytes | None, str | None]:
     """Little-endian float32 bytes and the shape as JSON (None, None for no array)."""
     if array is None:
         return None, None
-    a = np.ascontiguousarray(np.asarray(array, dtype="<f4"))
+    try:
+        a = np.ascontiguousarray(np.asarray(array, dtype="<f4"))
+    except (TypeError, ValueError):
+        raise StoreError(
+            "A run's filters must be one numeric array (e.g. shape (n_filters, 5, 5)); "
+            f"got {type(array).__name__} that is not."
+        ) from None
     return a.tobytes(), json.dumps(list(a.shape))
 
 

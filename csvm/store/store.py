@@ -173,7 +173,11 @@ class RunStore:
             "thumb_shape": thumb_shape,
             "server": self.server_id,
         }
-        row["nbytes"] = sum(len(v) for v in row.values() if isinstance(v, str | bytes))
+        row["nbytes"] = sum(
+            len(v.encode() if isinstance(v, str) else v)
+            for v in row.values()
+            if isinstance(v, str | bytes)
+        )
         if row["nbytes"] > self.limits.max_bytes:
             raise StoreError(
                 f"Run {run_id} takes {row['nbytes']:,} bytes, more than the whole store may "

@@ -238,6 +238,8 @@ def test_bad_input_is_refused_with_what_to_do(stores):
         store.checkpoint("no spaces please", CONFIG, step=1)
     with pytest.raises(StoreError, match="history must be a sequence of dicts"):
         store.checkpoint("r", CONFIG, step=1, history=[1, 2])
+    with pytest.raises(StoreError, match="filters must be one numeric array"):
+        store.checkpoint("r", CONFIG, step=1, filters=[np.ones((2, 2)), np.ones(3)])
     assert store.usage() == (0, 0)
     store.save("r", CONFIG, results(), name="line\nbreak" + "x" * 300)
     assert store.get("r").name.startswith("line break") and len(store.get("r").name) == 200
