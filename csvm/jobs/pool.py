@@ -29,13 +29,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from csvm.jobs.compaction import EventStore
-from csvm.jobs.records import ACTIVE, FINAL, JobRecord, JobView, NotOwner, QuotaExceeded
+from csvm.jobs.records import (
+    ACTIVE,
+    FINAL,
+    AddressQuotaExceeded,
+    JobRecord,
+    JobView,
+    NotOwner,
+    QuotaExceeded,
+)
 from csvm.jobs.scheduler import READ_LIMIT, Scheduler
 from csvm.jobs.settings import PoolSettings
 
-__all__ = ["JobPool", "JobView", "NotOwner", "QuotaExceeded"]
+__all__ = ["AddressQuotaExceeded", "JobPool", "JobView", "NotOwner", "QuotaExceeded"]
 
 _DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs.targets")
+_ADDRESS_COUNTS = ("queued", "running", "suspended")
 
 
 class JobPool(Scheduler):
@@ -85,10 +94,14 @@ class JobPool(Scheduler):
         group: str | None = None,
         owner: str | None = None,
         meta: dict[str, Any] | None = None,
+        address: str | None = None,
     ) -> str:
         """Queue ``target(emit, **kwargs)``; returns the job id.
 
         ``meta`` is kept with the job and shown in its views (never sent to the worker).
+        ``address`` is the network address of the owner's browser (default: the one last
+        given for ``owner`` with :meth:`note_address`): the fair share and the cap per
+        address count by it.
 
         ``target`` must be a top-level function of an importable module (workers import it
         by name), and its result must be picklable.  ``emit`` is an
@@ -98,7 +111,9 @@ class JobPool(Scheduler):
         Raises
         ------
         QuotaExceeded
-            ``owner`` already has ``max_active_per_owner`` jobs queued or running.
+            ``owner`` already has ``max_active_per_owner`` jobs queued or running;
+            :class:`AddressQuotaExceeded` (a QuotaExceeded): its address already has
+            ``settings.address_limit``.
         TypeError
             The target or kwargs cannot be pickled.
         """
@@ -116,9 +131,11 @@ class JobPool(Scheduler):
                 raise RuntimeError("the job pool has been shut down")
             if owner is not None:
                 self._owner_seen[owner] = time.monotonic()
+                address = address or self._addresses.get(owner)
                 active = sum(j.owner == owner and j.state in ACTIVE for j in self._jobs.values())
                 if active >= self.settings.max_active_per_owner:
                     raise QuotaExceeded(owner, active, self.settings.max_active_per_owner)
+            self._check_address(owner, address)
             job = JobRecord(
                 id=uuid.uuid4().hex[:12],
                 name=name,
@@ -126,6 +143,7 @@ class JobPool(Scheduler):
                 owner=owner,
                 payload=payload,
                 meta=dict(meta or {}),
+                address=address,
                 store=EventStore(
                     self.settings.max_points_per_series,
                     self.settings.max_array_points_per_series,
@@ -135,6 +153,25 @@ class JobPool(Scheduler):
             self._queue.append(job.id)
             self._start_queued()
             return job.id
+
+    def _check_address(self, owner: str | None, address: str | None) -> None:
+        """Raise AddressQuotaExceeded when ``address`` has no room for one more job."""
+        limit = self.settings.address_limit
+        if not limit or address is None:
+            return
+        active = sum(j.address == address and j.state in ACTIVE for j in self._jobs.values())
+        if active >= limit:
+            raise AddressQuotaExceeded(owner or "", active, limit)
+
+    def note_address(self, owner: str, address: str | None) -> None:
+        """Remember the network address ``owner``'s browser connects from: its later
+        jobs count against that address's cap and share (see
+        :attr:`PoolSettings.max_active_per_address`).  None is ignored."""
+        if address is None or owner is None:
+            return
+        with self._lock:
+            if self._addresses.get(owner) != address:
+                self._note_address(owner, address)
 
     def poll(self, job_id: str, viewer: str | None = None) -> JobView | None:
         """Drain the job's new events, renew its lease and return a snapshot.
@@ -268,6 +305,8 @@ class JobPool(Scheduler):
         Keys: ``queued``, ``running``, ``finished``, ``finished_bytes`` (and its
         ``finished_bytes_budget``), ``evicted`` (finished jobs forgotten so far),
         ``owners`` (owner -> {"queued", "running", "finished", "bytes", "alive"}),
+        ``addresses`` (network address -> {"queued", "running", "suspended"}, its jobs
+        still active), ``suspended`` (jobs frozen for a fair share),
         ``workers`` ({"max", "spares", "dying"}).
         """
         with self._lock:
@@ -289,6 +328,11 @@ class JobPool(Scheduler):
                 )
                 o["finished" if j.state in FINAL else j.state] += 1
                 o["bytes"] += j.nbytes
+            addresses: dict[str, dict[str, int]] = {}
+            for j in self._jobs.values():
+                if j.address is not None and j.state in ACTIVE:
+                    a = addresses.setdefault(j.address, dict.fromkeys(_ADDRESS_COUNTS, 0))
+                    a["suspended" if j.suspended_since is not None else j.state] += 1
             return {
                 "queued": states["queued"],
                 "running": states["running"],
@@ -297,6 +341,8 @@ class JobPool(Scheduler):
                 "finished_bytes_budget": self.settings.finished_bytes_budget,
                 "evicted": self._n_evicted,
                 "owners": owners,
+                "addresses": addresses,
+                "suspended": sum(j.suspended_since is not None for j in self._jobs.values()),
                 "workers": {
                     "max": self.settings.max_workers,
                     "spares": len(self._spares),

@@ -15,7 +15,16 @@ from csvm.jobs.compaction import EventStore
 from csvm.jobs.process import Worker
 from csvm.jobs.settings import ENV_VARS
 
-__all__ = ["ACTIVE", "FINAL", "JobRecord", "JobView", "NotOwner", "QuotaExceeded", "snapshot"]
+__all__ = [
+    "ACTIVE",
+    "FINAL",
+    "AddressQuotaExceeded",
+    "JobRecord",
+    "JobView",
+    "NotOwner",
+    "QuotaExceeded",
+    "snapshot",
+]
 
 #: States of a job that has ended, and of one that still holds a place or a worker.
 FINAL = ("done", "error", "stopped")
@@ -43,6 +52,24 @@ class QuotaExceeded(RuntimeError):
             f"for your runs to finish or stop one"
         )
         self.owner, self.active, self.limit = owner, active, limit
+
+
+class AddressQuotaExceeded(QuotaExceeded):
+    """The browsers of one network address already have as many queued and running jobs
+    as the server allows one address (``CSVM_PER_ADDRESS_JOBS``).
+
+    A :class:`QuotaExceeded`, so every page that shows that error shows this one too.
+    """
+
+    def __init__(self, owner: str, active: int, limit: int):
+        super().__init__(owner, active, limit)
+        self.args = (
+            f"the browsers on your network address already have {active} runs queued or "
+            f"running, the most the server allows one address ({limit}, set by "
+            f"{ENV_VARS['max_active_per_address']}); wait for a run to finish or stop one. "
+            f"A class that reaches the server through one router: ask whoever runs the "
+            f"server to raise {ENV_VARS['max_active_per_address']} or set it to 0",
+        )
 
 
 class NotOwner(PermissionError):
@@ -124,6 +151,7 @@ class JobRecord:
     slice_start: float = 0.0  # time.monotonic() at its last start or resume
     suspended_since: float | None = None  # frozen for a fair share since (monotonic)
     suspended_seconds: float = 0.0  # total time frozen so far
+    address: str | None = None  # the network address its browser connected from
 
 
 def snapshot(job: JobRecord, queue: Sequence[str]) -> JobView:

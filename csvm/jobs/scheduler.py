@@ -35,6 +35,8 @@ READ_LIMIT = 1000
 _LIMIT_GRACE = 1.0
 # How long the reader thread waits for a message before it looks for new jobs.
 _PUMP_IDLE = 0.1
+# Owners whose network address the pool remembers (a bound: a server runs for weeks).
+_MAX_ADDRESSES = 10_000
 
 
 class Scheduler:
@@ -58,7 +60,10 @@ class Scheduler:
         self._spares: list[Worker] = []
         self._dying: list[Worker] = []  # signalled, not yet reaped
         self._owner_seen: dict[str, float] = {}
-        # owner -> when a job of theirs last got a worker (the round robin's order)
+        # owner -> the network address its browser last connected from (bounded, oldest
+        # first out): a job takes its owner's address when submitted
+        self._addresses: dict[str, str] = {}
+        # person (see _person) -> when a job of theirs last got a worker (round robin)
         self._served: dict[str | None, float] = {}
         self._retention = Retention(self.settings.finished_bytes_budget, self.settings.max_finished)
         self._n_evicted = 0
@@ -92,6 +97,20 @@ class Scheduler:
     def _alive(self, owner: str | None, now: float) -> bool:
         seen = self._owner_seen.get(owner) if owner is not None else None
         return seen is not None and now - seen <= self.settings.lease_seconds
+
+    def _note_address(self, owner: str, address: str) -> None:
+        self._addresses.pop(owner, None)  # re-inserted last: the oldest go first
+        self._addresses[owner] = address
+        while len(self._addresses) > _MAX_ADDRESSES:
+            self._addresses.pop(next(iter(self._addresses)))
+
+    def _person(self, job: JobRecord) -> str | None:
+        """Whom a fair share counts: the job's network address (every browser and cookie
+        of one address together), or its owner where addresses are not counted
+        (``CSVM_PER_ADDRESS_JOBS=0``, or a job submitted without one)."""
+        if self.settings.address_limit and job.address is not None:
+            return "@" + job.address
+        return job.owner
 
     @staticmethod
     def _check_owner(job: JobRecord, owner: str | None, action: str) -> None:
@@ -165,7 +184,9 @@ class Scheduler:
         for owner, seen in list(self._owner_seen.items()):
             if owner not in with_jobs and now - seen > self.settings.lease_seconds:
                 del self._owner_seen[owner]
-                self._served.pop(owner, None)
+        persons = {self._person(j) for j in self._jobs.values()}
+        for person in [p for p in self._served if p not in persons]:
+            del self._served[person]
 
     def _update_running(self, job: JobRecord) -> None:
         """Read a running job's messages; notice its end, a crash or its CPU limit."""
@@ -219,26 +240,32 @@ class Scheduler:
         if len(self._spares) < self.settings.spare_workers:
             self._spares_wanted.set()
 
-    def _running_by_owner(self) -> dict[str | None, int]:
-        counts: dict[str | None, int] = {}
+    def _running_counts(self) -> tuple[dict[str | None, int], dict[str | None, int]]:
+        """Jobs running (not suspended) by person and by owner."""
+        persons: dict[str | None, int] = {}
+        owners: dict[str | None, int] = {}
         for j in self._jobs.values():
             if j.state == "running" and j.suspended_since is None:
-                counts[j.owner] = counts.get(j.owner, 0) + 1
-        return counts
+                person = self._person(j)
+                persons[person] = persons.get(person, 0) + 1
+                owners[j.owner] = owners.get(j.owner, 0) + 1
+        return persons, owners
 
     def _waiting(self) -> list[JobRecord]:
         """Suspended and queued jobs, in the order they will get a worker."""
-        counts = self._running_by_owner()
+        persons, owners = self._running_counts()
         order = {job_id: i for i, job_id in enumerate(self._queue)}
         waiting = [j for j in self._jobs.values() if j.suspended_since is not None]
         waiting += [self._jobs[job_id] for job_id in self._queue]
-        # Among browsers with as many jobs running, the one served longest ago goes
-        # first (round robin); a suspended job before a queued one of the same browser.
+        # Among people with as many jobs running, the one served longest ago goes first
+        # (round robin); then, among one address's browsers, the one with fewer running;
+        # a suspended job before a queued one of the same browser.
         return sorted(
             waiting,
             key=lambda j: (
-                counts.get(j.owner, 0),
-                self._served.get(j.owner, float("-inf")),
+                persons.get(self._person(j), 0),
+                self._served.get(self._person(j), float("-inf")),
+                owners.get(j.owner, 0),
                 j.suspended_since is None,
                 order.get(j.id, -1),
             ),
@@ -249,13 +276,13 @@ class Scheduler:
         return [j.id for j in self._waiting() if j.state == "queued"]
 
     def _fill_slots(self) -> None:
-        running = sum(v for v in self._running_by_owner().values())
+        running = sum(self._running_counts()[0].values())
         while running < self.settings.max_workers:
             waiting = self._waiting()
             if not waiting:
                 return
             job = waiting[0]
-            self._served[job.owner] = time.monotonic()
+            self._served[self._person(job)] = time.monotonic()
             if job.suspended_since is not None:
                 job.suspended_seconds += time.monotonic() - job.suspended_since
                 job.suspended_since = None
@@ -267,19 +294,21 @@ class Scheduler:
             running += 1
 
     def _share(self) -> None:
-        """Suspend long-running jobs while a browser with nothing running waits."""
+        """Suspend long-running jobs while a person with nothing running waits."""
         limit = self.settings.fair_share_seconds
         if not limit:
             return
         while self._queue:
-            counts = self._running_by_owner()
-            # A browser with nothing started at all: one whose job was suspended already
-            # has its share, and must not suspend another's in turn.
-            started = set(counts) | {
-                j.owner for j in self._jobs.values() if j.suspended_since is not None
+            persons, _ = self._running_counts()
+            # A person with nothing started at all: one whose job was suspended already
+            # has its share, and must not suspend another's in turn.  Counted by address,
+            # so twenty sessions of one student (a fresh cookie each) are one newcomer,
+            # not twenty that suspend each other's jobs in turn.
+            started = set(persons) | {
+                self._person(j) for j in self._jobs.values() if j.suspended_since is not None
             }
             newcomer = next(
-                (self._jobs[i] for i in self._queue if self._jobs[i].owner not in started),
+                (self._jobs[i] for i in self._queue if self._person(self._jobs[i]) not in started),
                 None,
             )
             suspended = sum(j.suspended_since is not None for j in self._jobs.values())
@@ -296,10 +325,12 @@ class Scheduler:
             ]
             if not victims:
                 return
-            victim = max(victims, key=lambda j: (counts.get(j.owner, 0), now - j.slice_start))
+            victim = max(
+                victims, key=lambda j: (persons.get(self._person(j), 0), now - j.slice_start)
+            )
             victim.worker.suspend()
             victim.suspended_since = now
-            self._served[newcomer.owner] = now
+            self._served[self._person(newcomer)] = now
             self._queue.remove(newcomer.id)
             self._launch(newcomer)
 

@@ -32,6 +32,7 @@ ENV_VARS: dict[str, str] = {
     "start_method": "CSVM_START_METHOD",
     "fair_share_seconds": "CSVM_FAIR_SHARE_SECONDS",
     "max_suspended": "CSVM_MAX_SUSPENDED",
+    "max_active_per_address": "CSVM_PER_ADDRESS_JOBS",
 }
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
@@ -91,6 +92,14 @@ class PoolSettings:
     max_suspended : int or None
         Jobs suspended at once; each keeps its process's memory (``CSVM_MAX_SUSPENDED``;
         default ``4 * max_workers``).
+    max_active_per_address : int or None
+        Queued plus running jobs of all the browsers that connect from one network
+        address together (``CSVM_PER_ADDRESS_JOBS``; default ``max_active_per_owner``), and
+        the unit of the fair share: a student who clears the owner cookie, or opens many
+        private windows, is still one address, with one address's share of the workers
+        and one browser's cap.  0 turns it off: caps and shares go by browser only, for a
+        class whose students all reach the server through one router (NAT) or through a
+        proxy that is not trusted (see ``CSVM_TRUST_FORWARDED`` in the README).
     tick_seconds : float
         How often a background thread starts queued jobs, reaps ended processes and expires
         leases (not an environment variable: it is not a policy).
@@ -108,6 +117,7 @@ class PoolSettings:
     start_method: str = ""
     fair_share_seconds: float = 5.0
     max_suspended: int | None = None
+    max_active_per_address: int | None = None
     tick_seconds: float = 0.5
 
     def __post_init__(self) -> None:
@@ -136,6 +146,8 @@ class PoolSettings:
             "spares": self.spares is None or self.spares >= 0,
             "fair_share_seconds": self.fair_share_seconds >= 0,
             "max_suspended": self.max_suspended is None or self.max_suspended >= 0,
+            "max_active_per_address": self.max_active_per_address is None
+            or self.max_active_per_address >= 0,
             "tick_seconds": self.tick_seconds > 0,
         }
         for name, ok in checks.items():
@@ -145,6 +157,7 @@ class PoolSettings:
                     "max_job_seconds": ">= 0",
                     "fair_share_seconds": ">= 0",
                     "max_suspended": ">= 0",
+                    "max_active_per_address": ">= 0",
                 }
                 raise ValueError(
                     f"PoolSettings.{name} = {getattr(self, name)!r} is out of range "
@@ -205,6 +218,14 @@ class PoolSettings:
     def suspended_limit(self) -> int:
         """Jobs that may be suspended at once: ``max_suspended``, or ``4 * max_workers``."""
         return 4 * self.max_workers if self.max_suspended is None else int(self.max_suspended)
+
+    @property
+    def address_limit(self) -> int:
+        """Active jobs one network address may have (0: addresses are not counted):
+        ``max_active_per_address``, or ``max_active_per_owner`` when unset."""
+        if self.max_active_per_address is None:
+            return self.max_active_per_owner
+        return int(self.max_active_per_address)
 
     def with_(self, **changes: Any) -> PoolSettings:
         """A copy with some fields changed (``None`` values are ignored)."""

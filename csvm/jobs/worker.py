@@ -40,6 +40,8 @@ BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # Seconds between the soft CPU limit (SIGXCPU, reported as an error) and the hard one
 # (SIGKILL by the kernel, should the job be stuck in C code that never returns to Python).
 _HARD_GRACE = 5
+# prctl(2)'s option: the signal this process gets when its parent ends.
+_PR_SET_PDEATHSIG = 1
 
 
 class TimeLimitExceeded(BaseException):
@@ -172,8 +174,46 @@ def _error_report(exc: BaseException, limit: float) -> dict[str, Any]:
     }
 
 
+def _die_with_fork_server() -> None:
+    """End this worker when its fork server ends, even while it is suspended (SIGSTOP).
+
+    A worker forked by the fork server holds the server's "alive" pipe, which keeps the
+    fork server (and through it the resource tracker) running for as long as any worker
+    lives.  A running or waiting worker exits when its inbox reaches end of file, but a
+    worker frozen for a fair share runs nothing: after a server that was killed (or that
+    died of SIGTERM before its pool shut down) three frozen workers of 177 MB each, the
+    fork server and the resource tracker lived on for good.  So each worker lets go of the
+    alive pipe (it never starts processes of its own through it) and asks the kernel for
+    SIGKILL, which a stopped process cannot ignore, when the fork server exits; the fork
+    server exits as soon as the server process is gone.  Linux only; elsewhere a no-op.
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is None:  # spawned, not forked: the parent is the server, no fork server
+        return
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    server._forkserver_alive_fd = None
+    server._forkserver_address = None  # a target's own processes start a fresh one
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    except (OSError, AttributeError):  # not Linux: the inbox's end of file must do
+        return
+    if os.getppid() != parent:  # the fork server ended before the request took effect
+        os._exit(0)
+
+
 def worker_main(inbox, outbox, preload: tuple[str, ...]) -> None:
     """Child process: import the libraries, wait for a job, run it, report, exit."""
+    _die_with_fork_server()
     # The parent sets these around ``Process.start``; setting them again is harmless and
     # covers a worker started some other way (before any numpy import below).
     for key in BLAS_ENV:
