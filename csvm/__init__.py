@@ -5,6 +5,7 @@
 """
 
 from csvm import _legacy
+from csvm._version import version as _package_version
 from csvm.exceptions import (
     CSVMError,
     CSVMWarning,
@@ -22,7 +23,7 @@ from csvm.model.mlsvm import MultiLayerSVM
 from csvm.model.smo import SMO
 from csvm.runs.config import RunConfig
 
-__version__ = "0.2.0"
+__version__ = _package_version()  # pyproject.toml's, through the package metadata once installed
 
 _legacy.install()  # the flat module names of 0.1 (csvm.config, ...) still import
 
