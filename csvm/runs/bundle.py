@@ -236,19 +236,25 @@ def expected_filter_shape(
 
 
 def _scores(result: dict, y: np.ndarray, labels: tuple[int, ...]) -> dict[str, Any]:
-    """A result's scores recomputed from its test predictions and the test labels."""
-    predicted = np.asarray(result["test_predictions"])
-    wrong = np.flatnonzero(predicted != y)
-    confusion = confusion_counts(y, predicted, labels)
+    """A result's scores recomputed from its test predictions and the test labels, or,
+    in an export too old to hold predictions, from its confusion matrix."""
+    if "test_predictions" in result:
+        predicted = np.asarray(result["test_predictions"])
+        wrong = np.flatnonzero(predicted != y)
+        confusion = confusion_counts(y, predicted, labels)
+        misclassified = wrong[:32].tolist()
+    else:
+        confusion, misclassified = result["confusion"], result["misclassified"]
+    m = np.asarray(confusion, dtype=float)
+    right = int(np.trace(m))
     scores = {
-        "test_accuracy": float(np.mean(predicted == y)),
+        "test_accuracy": right / len(y),
         "confusion": confusion,
-        "misclassified": wrong[:32].tolist(),
-        "n_misclassified": int(len(wrong)),
+        "misclassified": misclassified,
+        "n_misclassified": len(y) - right,
         "n_test": int(len(y)),
     }
     if len(labels) > 2:
-        m = np.asarray(confusion, dtype=float)
         scores["per_class_accuracy"] = (np.diag(m) / np.maximum(m.sum(axis=1), 1)).tolist()
     return scores
 
@@ -330,6 +336,9 @@ def rescore(bundle: RunBundle, data: Any) -> RunBundle:
         )
     verified = bundle.test_set is not None
     notes = list(bundle.problems)
+    predicted = [r is not None and "test_predictions" in r for r in bundle.results.values()]
+    if not all(predicted):  # scored on its confusion alone: nothing ties it to the images
+        verified = False
     results: dict[str, dict[str, Any] | None] = {}
     for model, claimed in bundle.results.items():
         if claimed is None:
@@ -347,12 +356,20 @@ def rescore(bundle: RunBundle, data: Any) -> RunBundle:
             notes.append(note)
         label = claimed["label"] + ("" if verified else " (unverified)")
         results[model] = {**claimed, **scores, "label": label}
+        if not all(predicted):  # McNemar's test pairs predictions: none, or every model's
+            results[model].pop("test_predictions", None)
     _check_filters(bundle, data.image_shape, len(data.class_names))
     csvm = results.get("csvm")
     if csvm is not None and bundle.config.multiclass:
         csvm.update(_multiclass_parts(bundle, [str(n) for n in data.class_names]))
         csvm["confused"] = confused_pairs(csvm["confusion"], bundle.config.multi_class)
-    if not verified:
+    if not all(predicted):
+        notes.append(
+            "This export holds no test predictions (made before exports kept them): its "
+            "scores are read from its confusion matrices and cannot be checked against "
+            "these test images, so its results are marked unverified."
+        )
+    elif not verified:
         notes.append(
             "This export has no digest of its test images (made before exports had one): "
             "its scores are recomputed from its test predictions, but that they were made "

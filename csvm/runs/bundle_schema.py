@@ -61,7 +61,7 @@ FIELDS: dict[str, dict[str, tuple[type, tuple[Any, ...]]]] = {
 HISTORY_COLUMNS: frozenset[str] = frozenset().union(*FIELDS.values())
 #: What each step must hold for the figures (csvm.figures.training_svg) to draw it.
 _REQUIRED = ("iteration", "objective")
-#: Ranges of the numbers that have a narrower one than [0, 1e9] (ints) or ±MAX_MAGNITUDE.
+#: Numbers with a narrower range than ±MAX_MAGNITUDE (every int's is [0, 1e9]).
 _RANGES = {
     "train_accuracy": (0.0, 1.0),
     "seconds": (0.0, 1e7),
@@ -71,48 +71,54 @@ _RANGES = {
 #: Text columns: longest value and the characters allowed (None: any).
 _TEXT = {"message": (500, None), "model": (20, r"[a-z]+"), "cause": (40, r"[a-z-]+")}
 _INT = re.compile(r"[+-]?\d{1,12}")
+_FLOATS = (-MAX_MAGNITUDE, MAX_MAGNITUDE)
 
 
-def _number_text(text: str, name: str, where: str) -> float:
+def _out_of_range(text: str, name: str, low: float, high: float, where: str) -> BundleError:
     try:
-        value = float(text) if len(text) <= 40 else math.nan
+        finite = math.isfinite(float(text))
     except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise BundleError(
+        finite = False
+    if not finite:
+        return BundleError(
             f"history.csv, {where}: {name} is {text[:40]!r}, not a finite number; every "
             f"step's numbers must be finite ({_HELP})"
         )
-    return value
+    return BundleError(f"history.csv, {where}: {name} is {text[:40]}, outside [{low:g}, {high:g}].")
 
 
 def _value(text: str, name: str, spec: tuple[type, tuple[Any, ...]], where: str) -> Any:
     """One history.csv cell, parsed by its column's type and checked against its range."""
     kind, allowed = spec
+    if kind is float:  # most cells: first, and the range check also refuses NaN
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        low, high = _RANGES.get(name, _FLOATS)
+        if low <= value <= high:
+            return value
+        raise _out_of_range(text, name, low, high, where)
+    if kind is int:
+        if not _INT.fullmatch(text):
+            raise BundleError(f"history.csv, {where}: {name} is {text[:40]!r}, not a whole number.")
+        if 0 <= int(text) <= 1e9:
+            return int(text)
+        raise _out_of_range(text, name, 0, 1e9, where)
     if kind is bool:
         if text not in ("True", "False"):
             raise BundleError(f"history.csv, {where}: {name} is {text[:40]!r}, not True or False.")
         return text == "True"
-    if kind is str:
-        longest, pattern = _TEXT.get(name, (50, None))
-        if len(text) > longest or (pattern and not re.fullmatch(pattern, text)):
-            raise BundleError(f"history.csv, {where}: {name} {text[:40]!r} is not one we know.")
-        if allowed and text not in allowed:
-            raise BundleError(
-                f"history.csv, {where}: {name} is {text[:40]!r}; expected "
-                + " or ".join(repr(a) for a in allowed)
-                + "."
-            )
-        return text
-    if kind is int and not _INT.fullmatch(text):
-        raise BundleError(f"history.csv, {where}: {name} is {text[:40]!r}, not a whole number.")
-    value = int(text) if kind is int else _number_text(text, name, where)
-    low, high = _RANGES.get(name, (0, 1e9) if kind is int else (-MAX_MAGNITUDE, MAX_MAGNITUDE))
-    if not low <= value <= high:
+    longest, pattern = _TEXT.get(name, (50, None))
+    if len(text) > longest or (pattern and not re.fullmatch(pattern, text)):
+        raise BundleError(f"history.csv, {where}: {name} {text[:40]!r} is not one we know.")
+    if allowed and text not in allowed:
         raise BundleError(
-            f"history.csv, {where}: {name} is {text[:40]}, outside [{low:g}, {high:g}]."
+            f"history.csv, {where}: {name} is {text[:40]!r}; expected "
+            + " or ".join(repr(a) for a in allowed)
+            + "."
         )
-    return value
+    return text
 
 
 def _header(text: str) -> tuple[list[str], list[str], Iterator[list[str]]]:
@@ -302,10 +308,10 @@ def check_result(
     -------
     dict or None
         ``model``, ``label``, ``status``, ``seconds``, ``train_accuracy``,
-        ``test_accuracy``, ``test_predictions``, ``n_test``, ``confusion``,
-        ``misclassified``, ``n_misclassified`` and, when the file has them,
-        ``n_support``, ``per_class_accuracy`` and ``diverged``: as the file claims them
-        (:func:`csvm.runs.bundle.rescore` recomputes the scores from the predictions).
+        ``test_accuracy``, ``n_test``, ``confusion``, ``misclassified``,
+        ``n_misclassified`` and, when the file has them, ``test_predictions`` (always
+        for several classes), ``n_support``, ``per_class_accuracy`` and ``diverged``:
+        as the file claims them (:func:`csvm.runs.bundle.rescore` recomputes the scores).
 
     Raises
     ------
@@ -372,11 +378,20 @@ def _rest(model: str, raw: Mapping, out: dict, k: int, n_sub: int) -> dict[str, 
     diverged = _diverged(raw.get("diverged"))
     if diverged is not None:
         out["diverged"] = diverged
-    required = ("test_predictions", "test_accuracy", "train_accuracy", "confusion")
-    for key in (*required, "misclassified", "n_misclassified", "n_test"):
+    required = ["test_accuracy", "train_accuracy", "confusion", "misclassified"]
+    # Exports before test predictions were kept (v0.1) are read on their confusion;
+    # a multi-class view needs the predictions, and its exports always had them.
+    required += ["n_misclassified", "n_test"] + ["test_predictions"] * (k > 2)
+    for key in required:
         if key not in out:
             raise BundleError(
                 f"results.json: the {model} result has no {key}; every result of a run "
                 f"export holds it: {_HELP}"
             )
+    total = sum(map(sum, out["confusion"]))
+    if total != out["n_test"]:
+        raise BundleError(
+            f"results.json: the {model} result's confusion counts {total:,} test images, "
+            f"but n_test is {out['n_test']:,}."
+        )
     return out

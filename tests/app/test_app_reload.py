@@ -14,7 +14,7 @@ import pytest
 from csvm.runs.config import RunConfig
 from csvm.runs.persistence import export_run
 from csvm.runs.targets import load_data, run_model
-from tests._apptest import open_app, titled, wait_for_results
+from tests._apptest import ROOT, open_app, titled, wait_for_results
 from tests.app.test_app_multiclass import _filters_drawn
 
 OVO = RunConfig(classes="0,1,2", n_filters=1, n_iter=1, n_train=60, baselines=("svm",))
@@ -89,3 +89,8 @@ def test_a_forged_accuracy_is_recomputed_and_an_undigested_export_marked_unverif
     warnings = [_text(w) for w in at.warning]
     assert any("claims 100.0 % test accuracy" in w for w in warnings)
     assert any("marked unverified" in w for w in warnings)
+
+    v01 = (ROOT / "tests" / "fixtures" / "export_v0.1.zip").read_bytes()  # no predictions
+    at = wait_for_results(_upload(at, v01))
+    assert not at.exception
+    assert _headline(at).startswith("### K-CSVM (unverified): 87.5 % test")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -146,11 +147,11 @@ def _with_result(data: bytes, model: str = "csvm", **fields) -> bytes:
         ({"confusion": None}, "the csvm result has no confusion"),
         ({"confusion": [[1, 2], [3]]}, r"not a 2×2 matrix of counts \(row 2 has 1 values\)"),
         ({"confusion": [[1, -2], [3, 4]]}, "outside"),
-        ({"test_predictions": None}, "has no test_predictions"),
         ({"test_predictions": [7] * 200}, "hold labels other than -1, 1"),
         ({"n_test": 150}, "200 test predictions for n_test = 150"),
         ({"n_misclassified": 1e6}, "outside"),
         ({"per_class_accuracy": [0.5]}, "per_class_accuracy is not 2 numbers"),
+        ({"confusion": [[1, 0], [0, 1]]}, "confusion counts 2 test images, but n_test is 200"),
     ],
 )
 def test_a_crafted_result_is_refused_by_name(pair, fields, message):
@@ -236,3 +237,29 @@ def test_other_test_images_are_refused(pair):
 def test_a_label_claimed_by_the_file_is_not_kept(pair):
     data = _with_result(_export(PAIR, pair), label="K-CSVM: 100 % test")
     assert load_bundle(data).results["csvm"]["label"] == "K-CSVM"
+
+
+def test_a_multi_class_result_without_predictions_is_refused():
+    results = _trained(OVR, ("csvm",))
+    with pytest.raises(BundleError, match="the csvm result has no test_predictions"):
+        load_bundle(_with_result(_export(OVR, results), test_predictions=None))
+
+
+def test_an_export_from_before_predictions_reloads_on_its_confusion_unverified():
+    """v0.1 exports kept no test predictions: read on their confusion, marked unverified."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "export_v0.1.zip"
+    bundle = load_bundle(fixture.read_bytes())
+    bundle = rescore(bundle, load_data(bundle.config))
+    assert not bundle.verified
+    assert bundle.results["csvm"]["label"] == "K-CSVM (unverified)"
+    assert bundle.results["csvm"]["test_accuracy"] == 0.875  # 175 of 200 on its diagonal
+    assert any("holds no test predictions" in p for p in bundle.problems)
+
+
+def test_predictions_of_only_some_models_are_dropped_from_all(pair):
+    """McNemar's test pairs every model's predictions: one model without them leaves
+    the others' out too (the headline and comparisons then skip the test)."""
+    bundle = load_bundle(_with_result(_export(PAIR, pair), "svm", test_predictions=None))
+    bundle = rescore(bundle, load_data(PAIR))
+    assert not bundle.verified
+    assert all("test_predictions" not in r for r in bundle.results.values())
