@@ -6,10 +6,7 @@ LIBSVM (``SVC(kernel="precomputed")``; erratum 4), records the outer objective
     T(f) = sum(alpha) - 1/2 a^T K a + r(f)
 
 and moves the filter against ``dT/df = dr/df - 1/2 sum_ij a_i a_j dK_ij/df`` (Danskin: the
-optimal alpha is held fixed while differentiating).  Step rules: a constant eta (the
-thesis's), a step relative to the filter's norm (scale-free, docs/step_size.md), both with
-optional heavy-ball or Nesterov momentum, or Armijo backtracking on T, as Varma & Babu's
-GMKL does.
+optimal alpha is held fixed while differentiating), by one of the step rules of ``step``.
 """
 
 from __future__ import annotations
@@ -51,97 +48,112 @@ _RISING_PATIENCE = 4
 class KernelCSVM(BaseCSVM):
     """Kernelised convolutional SVM (K-CSVM, thesis Algorithm 5).
 
-    Every parameter is keyword-only and checked by ``fit`` against
-    ``_parameter_constraints`` (scikit-learn's messages).  The defaults work on any data
-    (scikit-learn's estimator checks pass on ``KernelCSVM()``): the thesis's 5x5 filter,
-    degree-2 polynomial, DFO1 with lam 0.01, eta 0.1 and 25 iterations, but a finite
-    ``C=1.0`` and the scale-free ``step="relative"``, because the thesis's hard margin and
-    constant step diverge on data that are not separable and at large N.  The thesis's
-    table 4.1 run is ``KernelCSVM(image_shape=(28, 28), C=None, step="constant")`` (the
-    app's presets and ``python -m csvm reproduce`` pass these explicitly).
+    The defaults are the thesis's but ``C=1.0`` and ``step="relative"``: its hard margin
+    and constant step diverge on data that are not separable and at large N.  Its table
+    4.1 run is ``KernelCSVM(image_shape=(28, 28), C=None, step="constant")``.
 
     Parameters
     ----------
-    image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
-        of ``n_features`` is read as a square image when ``n_features`` is a perfect
-        square (else as one row of pixels, with a warning).
-    filter_shape : tuple (p, q) or None
-        Size of each learned filter.  None is the thesis's 5x5 (half the image side on
-        images under 9 pixels a side).
-    n_filters : int in [1, 256]
-        Number of filters; their maps are concatenated (thesis eq. 4.12).
-    kernel : {"poly", "rbf", "linear"}
-    degree : int in [1, 20]
-    gamma : float in (0, 1e6]
-    coef0 : float in [-1e6, 1e6]
-        Polynomial ``(gamma z.z' + coef0)^degree``; RBF ``exp(-gamma ||z - z'||^2)``.
-    C : float in (0, 1e30] or None
-        Upper bound on alpha; None means no bound (hard margin in practice).
-    C_last_only : bool
-        Train without a bound and apply ``C`` only on the last iteration (the thesis's
-        CIFAR-10 schedule).
-    regulariser : {"none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"}
-    lam : float in [0, 1e6]
-        Regularisation strength.
-    eta : float in [0, 1e6]
-        Step size (0 keeps the first filter): the multiplier of dT/df for "constant", the
-        fraction of the filter norm moved per step for "relative", the first trial step
-        (> 0) for "armijo".
-    n_iter : int in [1, 100000]
-        Number of SVM solves (the filter moves between consecutive solves).
-    step : {"constant", "relative", "armijo"}
-        "constant" is the thesis's raw step ``f -= eta * dT/df``; its size grows with the
-        number of images (T sums the alphas), so an eta that suits 1,900 MNIST images
-        diverges at 11,552.  "relative" moves the filter by the fraction ``eta`` of its
-        own norm along ``-dT/df`` and halves eta whenever T rises: the same eta works
-        whatever N, C and the kernel's scale (docs/step_size.md; 0.1 works from 600 to
-        11,552 MNIST images and on CIFAR-10).  "armijo" backtracks until T decreases
-        sufficiently (one SVM solve per trial).
-    momentum : float in [0, 1)
-        Heavy-ball momentum for constant and relative steps.
-    nesterov : bool
-        Use Nesterov's accelerated form of the momentum.
-    tol : float in [0, 1e6]
-        Stop early when T changes by less than ``tol`` relative to its size.
-    multi_class : {"ovo", "ovr"}
-        One filter set per pair of classes (the thesis) or per class against the rest.
-    n_jobs : int or None
-        Sub-problems trained in parallel (threads).
-    svm_tol : float in (0, 1e3]
-        LIBSVM's stopping tolerance.
-    svm_max_iter : int >= 1
-        Bound on LIBSVM's iterations per solve, so that a hard-margin solve on data that
-        are not separable in the kernel (or unscaled) ends.  Hitting it gives an
-        :class:`~csvm.SVMIterationWarning` naming the likely cause and
-        ``svm_hit_max_iter=True`` in that iteration's event.
-    random_state : int, RandomState or None
+    image_shape : tuple of int or None, default=None
+        (H, W) or (C, H, W) of one image.  None reads it from X: 3-D/4-D input gives it;
+        a flat X is a square image when its feature count is a perfect square (else one
+        row of pixels, with a warning).
+    filter_shape : tuple of int or None, default=None
+        (p, q) of each filter; None is 5x5 (half the side of images under 9 pixels).
+    n_filters : int, default=1
+        Filters, 1 to 256; their maps are concatenated (thesis eq. 4.12).
+    kernel : {"poly", "rbf", "linear"}, default="poly"
+        ``(gamma z.z' + coef0)^degree``, ``exp(-gamma ||z - z'||^2)`` or ``z.z'``.
+    degree : int, default=2
+        Degree of "poly", 1 to 20.
+    gamma : float, default=1.0
+        Scale of "poly" and "rbf", in (0, 1e6].
+    coef0 : float, default=1.0
+        Constant term of "poly", in [-1e6, 1e6].
+    C : float or None, default=1.0
+        Upper bound on alpha, in (0, 1e30]; None: no bound (the thesis's hard margin).
+    C_last_only : bool, default=False
+        Apply ``C`` only on the last iteration (the thesis's CIFAR-10 schedule).
+    regulariser : {"none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"}, default="dfo1"
+        Penalty on the filter (:mod:`csvm.model.regularisers`).
+    lam : float, default=0.01
+        Regularisation strength, in [0, 1e6].
+    eta : float, default=0.1
+        Step size, in [0, 1e6] (0 keeps the first filter): the multiplier of dT/df for
+        "constant", the fraction of the filter's norm for "relative", the first trial
+        step for "armijo".
+    n_iter : int, default=25
+        SVM solves (the filter moves between them), 1 to 100,000.
+    step : {"constant", "relative", "armijo"}, default="relative"
+        "constant" is the thesis's ``f -= eta * dT/df``, whose size grows with N (an eta
+        for 1,900 MNIST images diverges at 11,552); "relative" moves the filter by
+        ``eta`` of its norm and halves eta when T rises, so one eta suits any N, C and
+        kernel scale (docs/step_size.md); "armijo" backtracks until T falls enough (as
+        Varma & Babu's GMKL).
+    momentum : float, default=0.0
+        Heavy-ball momentum for "constant" and "relative", in [0, 1).
+    nesterov : bool, default=False
+        Nesterov's form of the momentum.
+    tol : float, default=0.0
+        Stop when T changes by less than ``tol`` relative to its size (0: never).
+    multi_class : {"ovo", "ovr"}, default="ovo"
+        One filter set per pair of classes (the thesis's) or per class against the rest.
+    n_jobs : int or None, default=None
+        Sub-problems trained at once (threads); None is one.
+    svm_tol : float, default=1e-3
+        LIBSVM's stopping tolerance, in (0, 1e3].
+    svm_max_iter : int, default=1_000_000
+        Bound on LIBSVM's iterations per solve, so a hard-margin solve on data the kernel
+        cannot separate ends; hitting it warns (:class:`~csvm.SVMIterationWarning`).
+    random_state : int, RandomState instance or None, default=None
         Seeds the random first filters.
-    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
-        The first filters, used by every sub-problem instead of the random start (unit
-        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
-        ``filter_shape`` (None takes their shape) and the images' channels.
-
-    layers : str or None
-        A stack of convolutional layers with pooling (:mod:`csvm.model.layers`), e.g.
-        ``"5x5x2-abs-avg2,3x3x4-relu-avg2"``: the SVM works on the last layer's pooled
-        maps and every layer's filters are learned by backpropagating dT/df.  It replaces
-        ``filter_shape`` and ``n_filters``; ``init_filters`` (if given) starts layer 1.
-        None (or one plain layer such as ``"5x5x2"``) is the thesis's one-layer model.
-    filter_init : {"uniform", "zero-mean", "gabor", "gaussian"}
-        The first filters (of layer 1; later layers start uniform): "uniform" weights in
-        [0, 1) (each map a local average of the image, the thesis's), "zero-mean" Gaussian
-        weights minus their mean (local contrasts, which |x| then pools), "gabor" stroke
-        detectors at spread orientations, "gaussian" blurs of spread widths; all at unit L1
-        norm over all filters (:mod:`csvm.model.init_filters`).
+    init_filters : array-like or None, default=None
+        First filters for every sub-problem, (p, q), (n_filters, p, q) or
+        (n_filters, C, p, q), instead of the random start.
+    layers : str or None, default=None
+        A stack of layers with pooling (:mod:`csvm.model.layers`), e.g.
+        ``"5x5x2-abs-avg2,3x3x4-relu-avg2"``; it replaces ``filter_shape`` and
+        ``n_filters``.  None (or one plain layer) is the thesis's one-layer model.
+    filter_init : {"uniform", "zero-mean", "gabor", "gaussian"}, default="uniform"
+        The first filters of layer 1 (:mod:`csvm.model.init_filters`); "uniform" (local
+        averages) is the thesis's.
 
     Attributes
     ----------
-    classes_, filters_ (n_classifiers, n_filters, p, q; layer 1's with ``layers``),
-    layer_filters_ (per sub-problem, every layer's filters), layers_ (the parsed stack,
-    empty for one plain layer), filter_shape_, history_,
-    estimators_, support_, dual_coef_, n_support_, intercept_, pairs_ (see BaseCSVM),
-    n_features_in_, stopped_.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    filters_ : ndarray of shape (n_classifiers, n_filters, p, q)
+        The learned filters per sub-problem (a C axis before p in colour; layer 1's).
+    layer_filters_, layers_ : list, tuple
+        Every layer's filters per sub-problem; the parsed stack (empty for one layer).
+    filter_shape_ : tuple of int
+        (p, q) used.
+    pairs_ : list of tuple
+        (negative, positive) class of each sub-problem ("rest" in one-vs-rest).
+    support_, dual_coef_, n_support_ : ndarray, or a list per sub-problem
+        The support vectors' rows in the training set, their ``alpha_i y_i``, and count.
+    intercept_ : float or ndarray of shape (n_classifiers,)
+        The bias b of each sub-problem.
+    estimators_ : list
+        The fitted binary model of each sub-problem.
+    history_ : list of dict
+        One event per iteration and sub-problem (:mod:`csvm.events`).
+    n_features_in_ : int
+        Features (pixels) of X seen in ``fit``.
+    stopped_ : bool
+        Whether a callback stopped training early.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from csvm import KernelCSVM
+    >>> X, y = load_digits(n_class=2, return_X_y=True)
+    >>> X = X / 16  # pixels in [0, 1]
+    >>> clf = KernelCSVM(image_shape=(8, 8), filter_shape=(3, 3), n_iter=5, random_state=0)
+    >>> clf.fit(X[:100], y[:100]).filters_.shape  # one sub-problem, one 3x3 filter
+    (1, 1, 3, 3)
+    >>> clf.score(X[100:], y[100:]) > 0.9
+    True
     """
 
     _model_name = "kcsvm"

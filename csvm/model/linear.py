@@ -125,39 +125,88 @@ class LinearCSVM(BaseCSVM):
 
     Parameters
     ----------
-    image_shape : tuple (H, W) or (C, H, W), or None
-        Shape of one image.  None reads it from X: 3-D/4-D input gives it, and a flat X
-        of ``n_features`` is read as a square image when ``n_features`` is a perfect
-        square (else as one row of pixels, with a warning).
-    filter_shape : tuple (p, q) or None
-        None is the thesis's 5x5 (half the image side on images under 9 pixels a side).
-    n_filters : int in [1, 256]
-        Filters whose maps are concatenated into one feature vector.
-    lam_w, lam_f : float in (0, 1e6]
-        Regularisation of the SVM weights and of the filter.
-    n_iter : int in [1, 100000]
-        Alternations; each records two points, after the "svm" and the "filter" half-step.
-    solver : {"auto", "libsvm", "liblinear"}
+    image_shape : tuple of int or None, default=None
+        Shape of one image, (H, W) or (C, H, W).  None reads it from X: 3-D/4-D input
+        gives it, and a flat X of ``n_features`` is read as a square image when
+        ``n_features`` is a perfect square (else as one row of pixels, with a warning).
+    filter_shape : tuple of int or None, default=None
+        (p, q) of each filter.  None is the thesis's 5x5 (half the image side on images
+        under 9 pixels a side).
+    n_filters : int, default=1
+        Filters whose maps are concatenated into one feature vector, 1 to 256.
+    lam_w : float, default=0.1
+        Regularisation of the SVM weights, in (0, 1e6].
+    lam_f : float, default=0.1
+        Regularisation of the filter, in (0, 1e6].
+    n_iter : int, default=10
+        Alternations, 1 to 100,000; each records two points, after the "svm" and the
+        "filter" half-step.
+    solver : {"auto", "libsvm", "liblinear"}, default="auto"
         LIBSVM solves each half-step exactly; LIBLINEAR scales to large N.  "auto" picks
         LIBSVM up to 6,000 samples per sub-problem.
-    svm_tol : float in (0, 1e3]
-        Solver tolerance.
-    svm_max_iter : int >= 1
+    svm_tol : float, default=1e-4
+        Solver tolerance, in (0, 1e3].
+    svm_max_iter : int, default=1_000_000
         Bound on LIBSVM's iterations per half-step solve (LIBLINEAR keeps its own bound
         of 20,000), so a nearly hard-margin or unscaled solve ends; hitting it gives an
         :class:`~csvm.SVMIterationWarning` and ``svm_hit_max_iter=True`` in the event.
-    multi_class : {"ovo", "ovr"}
-    n_jobs : int or None
-    random_state : int, RandomState or None
-    init_filters : array (p, q), (n_filters, p, q) or (n_filters, C, p, q), or None
-        The first filters, used by every sub-problem instead of the random start (unit
-        L1 norm, drawn with ``random_state``).  They must fit ``n_filters``,
-        ``filter_shape`` (None takes their shape) and the images' channels.
+    multi_class : {"ovo", "ovr"}, default="ovo"
+        One filter per pair of classes (the thesis's) or per class against the rest.
+    n_jobs : int or None, default=None
+        Sub-problems trained in parallel (threads); None is one.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random first filters.
+    init_filters : array-like or None, default=None
+        The first filters, (p, q), (n_filters, p, q) or (n_filters, C, p, q), used by
+        every sub-problem instead of the random start (unit L1 norm, drawn with
+        ``random_state``).  They must fit ``n_filters``, ``filter_shape`` (None takes
+        their shape) and the images' channels.
 
     Attributes
     ----------
-    classes_, filters_, filter_shape_, coef_ (w per classifier), intercept_, support_,
-    pairs_ (see BaseCSVM), history_, estimators_, n_features_in_, stopped_.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    filters_ : ndarray of shape (n_classifiers, n_filters, p, q)
+        The learned filters, one row per sub-problem ((n_classifiers, n_filters, C, p, q)
+        in colour).
+    filter_shape_ : tuple of int
+        (p, q) used (``filter_shape`` resolved for the images).
+    coef_ : ndarray of shape (n_features_maps,) or (n_classifiers, n_features_maps)
+        w, the SVM weights on the flattened feature maps (one row per sub-problem).
+    intercept_ : float or ndarray of shape (n_classifiers,)
+        The bias b of each sub-problem's SVM.
+    support_ : ndarray of int, or list of them
+        Row indices of the support vectors in the training set (more than two classes:
+        one array per sub-problem).
+    pairs_ : list of tuple
+        (negative, positive) class of each sub-problem; "rest" in one-vs-rest.
+    estimators_ : list
+        The fitted binary model of each sub-problem.
+    history_ : list of dict
+        Two events per alternation ("svm" and "filter" half-steps: ``objective``,
+        ``filter_norm``, ``n_support``, ``seconds``, ...), every sub-problem's.
+    n_features_in_ : int
+        Number of features (pixels) of X seen in ``fit``.
+    stopped_ : bool
+        Whether a callback stopped training early.
+
+    See Also
+    --------
+    csvm.KernelCSVM : the kernelised convolutional SVM (thesis Algorithm 5).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from csvm import LinearCSVM
+    >>> X, y = load_digits(n_class=2, return_X_y=True)
+    >>> X = X / 16  # pixels in [0, 1]
+    >>> clf = LinearCSVM(image_shape=(8, 8), filter_shape=(3, 3), n_iter=3, random_state=0)
+    >>> clf.fit(X[:100], y[:100]).coef_.shape  # w on the 6x6 feature map
+    (36,)
+    >>> len(clf.history_)  # an "svm" and a "filter" half-step per alternation
+    6
+    >>> clf.score(X[100:], y[100:]) > 0.9
+    True
     """
 
     _model_name = "lcsvm"
