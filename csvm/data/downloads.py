@@ -388,13 +388,16 @@ def fetch(
 
 
 # -- command line -------------------------------------------------------------------------
-def main_data(argv: list[str] | None = None) -> int:
+def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") -> int:
     """``python -m csvm data list|fetch NAME [--data-dir D] [--source S] [--mirror URL]``.
 
     Parameters
     ----------
     argv : list of str, optional
         The arguments after ``data`` (default: ``sys.argv[2:]``).
+    prog : str, default="python -m csvm data"
+        The command as the user typed it, for the usage lines ("csvm data" from the
+        console script).
 
     Returns
     -------
@@ -402,7 +405,7 @@ def main_data(argv: list[str] | None = None) -> int:
         The exit status: 0 on success, 1 when a fetch failed.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m csvm data",
+        prog=prog,
         description="List the datasets and where they are, or download one.",
     )
     common = argparse.ArgumentParser(add_help=False)
