@@ -18,7 +18,9 @@ class Run:
 
     ``jobs`` maps a model (``"csvm"``, ``"svm"``, ``"cnn"``) to its job id; ``owner`` is
     the browser that started it (None: unknown); ``ablation`` is the job id of its
-    fixed-filter ablation once one is asked for.
+    fixed-filter ablation once one is asked for.  ``stored``: it is shown from the run
+    store (:mod:`explorer.run_store`), its jobs replays; its link names the store instead
+    of those jobs, so whoever opens it gets it from the store, with its true owner.
     """
 
     id: str
@@ -27,9 +29,13 @@ class Run:
     owner: str | None = None
     created: float = 0.0
     ablation: str | None = None
+    stored: bool = False
 
     def jobs_param(self) -> str:
-        """The run's jobs as one URL value, ``"csvm:ID,svm:ID"``."""
+        """The run's jobs as one URL value, ``"csvm:ID,svm:ID"`` (``"store"`` for a run
+        shown from the run store)."""
+        if self.stored:
+            return "store"
         return ",".join(f"{m}:{j}" for m, j in self.jobs.items())
 
     def owned_by(self, owner: str | None) -> bool:

@@ -1,0 +1,205 @@
+"""The Class board's rules: display names, the class code, the teacher key, the rows.
+
+The drawing is :mod:`explorer.class_board_view`; the page, ``pages/class_board.py``.
+
+* A display name is what a student types on the Train page: at most
+  :data:`MAX_NAME` printable characters, kept as text and never rendered as markup (the
+  view escapes it for markdown with :func:`explorer.settings.md_escape`).
+* The class code the teacher sets is kept in the run store (so every server on one store
+  shares it): runs started afterwards carry it, and the board lists that class's runs.
+  Without one the board lists every run of the store.
+* Teacher actions (hide a run, clear the board, set the class code) need the key in
+  ``CSVM_TEACHER_KEY``, typed into a password box and compared with
+  :func:`hmac.compare_digest`.  Without the variable they are off, and the board says how
+  to turn them on.  Students have no action on anyone's run.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import time
+import unicodedata
+from dataclasses import dataclass
+
+import streamlit as st
+
+from csvm.store import RunSummary, StoreError
+from csvm.store.records import check_class_code
+from explorer.run_store import get_store, track
+from explorer.state import Run
+
+__all__ = [
+    "MAX_NAME",
+    "TEACHER_ENV",
+    "check_display_name",
+    "class_code",
+    "display_name",
+    "record_run",
+    "set_class_code",
+    "teacher_problem",
+]
+
+#: Longest display name, in characters.
+MAX_NAME = 40
+#: The environment variable that holds the teacher key.
+TEACHER_ENV = "CSVM_TEACHER_KEY"
+#: Shortest teacher key accepted (a shorter one leaves the teacher actions off).
+MIN_KEY = 8
+#: Wrong keys a session may type before it must wait :data:`LOCK_SECONDS`.
+MAX_TRIES = 5
+LOCK_SECONDS = 60.0
+#: The store's class settings entry that holds the board's class code (a leading "_":
+#: no code a teacher may set starts with one).
+_BOARD = "_csvm_board"
+#: The session's display name, kept apart from the widget's key: Streamlit forgets a
+#: widget's value on a page that does not draw it.
+NAME_KEY = "_display_name"
+
+
+def check_display_name(text: object) -> tuple[str, str | None]:
+    """A display name as stored, and what was wrong with it (None: nothing).
+
+    Spaces at either end are dropped and inner runs of spaces become one.  Refused (the
+    name is then ""): more than :data:`MAX_NAME` characters, or a character that is not
+    printable (line breaks, tabs, control and formatting characters such as the
+    right-to-left override, which would turn the board's text around).
+
+    Examples
+    --------
+    >>> check_display_name("  Ada   L. ")
+    ('Ada L.', None)
+    >>> check_display_name("<b>Bob</b>")  # kept as text; the board shows it literally
+    ('<b>Bob</b>', None)
+    >>> check_display_name("a\\u202eb")[1].split(": ")[1]
+    'remove the invisible or control character U+202E.'
+    """
+    name = " ".join(part for part in str(text or "").split(" ") if part)
+    for ch in name:
+        if not ch.isprintable() or unicodedata.category(ch) in ("Cf", "Co", "Cn", "Zl", "Zp"):
+            return "", (
+                "A display name takes printable characters only: remove the invisible or "
+                f"control character U+{ord(ch):04X}."
+            )
+    if len(name) > MAX_NAME:
+        return "", (
+            f"A display name is at most {MAX_NAME} characters; this one has {len(name)}. "
+            "Shorten it (a first name is enough)."
+        )
+    return name, None
+
+
+def display_name() -> str:
+    """This session's display name, checked ("" when none or refused)."""
+    return check_display_name(st.session_state.get(NAME_KEY, ""))[0]
+
+
+def class_code() -> str | None:
+    """The class code the teacher set for the board (None: none, or the store is off)."""
+    store = get_store()
+    if store is None:
+        return None
+    try:
+        code = store.class_settings(_BOARD).get("class_code")
+    except StoreError:
+        return None
+    try:
+        return check_class_code(code) if code else None
+    except StoreError:  # written by hand into the database: not a code the board uses
+        return None
+
+
+def set_class_code(code: str | None) -> str | None:
+    """Set (or with ``None``/"" clear) the board's class code; returns the problem, if any."""
+    store = get_store()
+    if store is None:
+        return "The run store is off, so there is no board to set a class code for."
+    code = (code or "").strip() or None
+    if code is not None and code.startswith("_"):
+        return "A class code starts with a letter or a digit, e.g. 'maths-7b'."
+    try:
+        store.set_class_settings(_BOARD, {"class_code": check_class_code(code)})
+    except StoreError as exc:
+        return str(exc)
+    return None
+
+
+def record_run(run: Run) -> None:
+    """Keep ``run`` in the run store, under this session's display name and the board's
+    class code (called when the Train page starts a run)."""
+    track(run, name=display_name(), class_code=class_code())
+
+
+# -- the teacher key ------------------------------------------------------------------------
+def teacher_problem() -> str | None:
+    """Why teacher actions are off on this server (None: they are on)."""
+    key = os.environ.get(TEACHER_ENV, "")
+    if not key:
+        return (
+            f"Teacher actions are off: start the server with {TEACHER_ENV} set to a "
+            f"passphrase of {MIN_KEY} or more characters (for example "
+            f"`{TEACHER_ENV}='a long passphrase' streamlit run app.py`), then type it here "
+            "to hide runs, clear the board or set a class code."
+        )
+    if len(key) < MIN_KEY:
+        return (
+            f"Teacher actions are off: {TEACHER_ENV} is shorter than {MIN_KEY} characters, "
+            "too easy to guess. Set a longer passphrase and restart the server."
+        )
+    return None
+
+
+@dataclass
+class _Tries:
+    failures: int = 0
+    locked_until: float = 0.0
+
+
+def teacher_ok(entered: str, now: float | None = None) -> tuple[bool, str | None]:
+    """Whether ``entered`` is the teacher key, and what to say when it is not.
+
+    Compared in constant time (:func:`hmac.compare_digest`).  After :data:`MAX_TRIES`
+    wrong keys the session waits :data:`LOCK_SECONDS` before the next try counts.
+    """
+    problem = teacher_problem()
+    if problem is not None:
+        return False, problem
+    if not entered:
+        return False, None
+    now = time.monotonic() if now is None else now
+    tries: _Tries = st.session_state.setdefault("_teacher_tries", _Tries())
+    if now < tries.locked_until:
+        return False, f"Too many wrong keys: try again in {tries.locked_until - now:.0f} s."
+    key = os.environ[TEACHER_ENV]
+    if hmac.compare_digest(entered.encode("utf-8"), key.encode("utf-8")):
+        tries.failures = 0
+        return True, None
+    tries.failures += 1
+    if tries.failures >= MAX_TRIES:
+        tries.failures, tries.locked_until = 0, now + LOCK_SECONDS
+    return False, "That is not the teacher key."
+
+
+# -- the board's rows -----------------------------------------------------------------------
+SORTS = ("newest first", "accuracy, best first")
+
+
+def board_runs(sort: str = SORTS[0], limit: int = 200) -> tuple[list[RunSummary], str | None]:
+    """The board's runs (the class code's, else every run), sorted; and a problem."""
+    store = get_store()
+    if store is None:
+        return [], None
+    try:
+        rows = store.list_runs(class_code(), limit=limit)
+    except StoreError as exc:
+        return [], str(exc)
+    if sort == SORTS[1]:
+        # Runs without an accuracy (interrupted, failed) go last, newest first among them.
+        rows = sorted(rows, key=lambda r: (r.accuracy is None, -(r.accuracy or 0.0)))
+    return rows, None
+
+
+def best(rows: list[RunSummary], n: int = 4) -> list[RunSummary]:
+    """The ``n`` runs with the highest test accuracy (ties: the newer first)."""
+    scored = [r for r in rows if r.accuracy is not None]
+    return sorted(scored, key=lambda r: (-r.accuracy, -r.created))[:n]
