@@ -1,6 +1,10 @@
 """Test-wide configuration, and the fixtures of the real-browser tests."""
 
+import atexit
 import logging
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -10,6 +14,13 @@ from tests._browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, streamlit_server
 # logs "missing ScriptRunContext! This warning can be ignored when running in bare mode."
 # It is expected there, so that one logger is quietened; every other warning still shows.
 logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").setLevel(logging.ERROR)
+
+# The app keeps every Train run in its run store (explorer/run_store.py): the tests' apps and
+# servers share a throwaway SQLite file, never the user's own store (a test may name another).
+if not os.environ.get("CSVM_RUN_STORE"):
+    _STORE_DIR = tempfile.mkdtemp(prefix="csvm-test-store-")
+    atexit.register(shutil.rmtree, _STORE_DIR, ignore_errors=True)
+    os.environ["CSVM_RUN_STORE"] = f"sqlite:///{_STORE_DIR}/runs.sqlite"
 
 
 @pytest.fixture(scope="module")
