@@ -181,12 +181,19 @@ def _help(name: str) -> str:
 def _number(container, name: str, disabled: bool = False) -> None:
     """A number box with no bounds of its own: a bounded box turned a typed 100000 red and
     silently kept the old value, so Start trained with it.  The value is checked against
-    the setting's range in :func:`render_settings`, which names it and holds Start."""
+    the setting's range in :func:`render_settings`, which names it and holds Start.
+
+    ``value=None``: Streamlit replaces a value it cannot hold (NaN, infinity, a whole
+    number beyond ±2⁵³, as a crafted websocket message can send) by the box's default.
+    With the default 0 that became a silent λ = 0 or seed 0 that trained; with None the
+    box is empty and :func:`render_settings` refuses it by name (:data:`_EMPTY`).
+    """
     spec = SPECS[name]
     allowed = f" Allowed: {spec.describe_range()}."
     if spec.kind == "int":
         container.number_input(
             spec.label,
+            value=None,
             step=1,
             key=f"w_{name}",
             help=_help(name) + allowed,
@@ -195,12 +202,17 @@ def _number(container, name: str, disabled: bool = False) -> None:
         return
     container.number_input(
         spec.label,
+        value=None,
         step=0.01 if spec.high <= 1 else 0.1,
         format="%g",
         key=f"w_{name}",
         help=_help(name) + allowed,
         disabled=disabled,
     )
+
+
+#: Why a number box holds no value: emptied, or sent a value it cannot hold.
+_EMPTY = "is empty or was not a finite number in reach (NaN, infinity, beyond ±2⁵³)"
 
 
 def _widget(container, name: str, options: list | None = None) -> None:
@@ -281,6 +293,8 @@ def _read(name: str, fallback: Any) -> Any:
     value = st.session_state[key]
     if name == "C":
         return float(value)
+    if value is None and SPECS[name].kind in ("int", "float"):
+        return ""  # an empty box (see _number): refused by parse, never a default
     return value
 
 
@@ -363,9 +377,10 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     new, problems = parse(values, base=config, source="the form")
     for problem in problems:  # a typed value out of range: named, and Start waits
         spec = SPECS[problem.name]
+        given = "" if values.get(problem.name) in (None, "") else f" = {problem.raw}"
         message = (
-            f"{spec.label} = {problem.raw} {_reason(problem.name, problem.raw)} (allowed: "
-            f"{spec.describe_range()}); change it to press Start."
+            f"{spec.label}{given} {_reason(problem.name, values.get(problem.name, problem.raw))}"
+            f" (allowed: {spec.describe_range()}); change it to press Start."
         )
         st.session_state[FORM_ERRORS_KEY].append(message)
         st.sidebar.error(md_escape(message))
@@ -377,6 +392,8 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
 
 def _reason(name: str, raw: Any) -> str:
     """Why a typed value cannot be used ("is out of range", "cannot be read (…)")."""
+    if raw in (None, "") and SPECS[name].kind in ("int", "float"):
+        return _EMPTY
     try:
         parse_value(name, raw)
     except ValueError as err:

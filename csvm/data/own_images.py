@@ -8,8 +8,14 @@ bombs refused).  The images become 28×28 grey (or 28×28 colour, three channels
 ``save_own`` keeps the arrays in a folder of their own under :func:`own_root` (a temporary
 folder of this machine, never the server's data folders) and names the dataset
 ``own-<16 hex digits>``: the registry, the worker processes and every page then load it
-like any other dataset.  ``remove_own`` deletes it, ``remove_idle`` every one not used for
-a while (a session that ended).
+like any other dataset.  Each folder records the client (an opaque owner id) that uploaded
+it, so a reload of that browser finds it again and its bytes count against that client.
+
+Disk: :class:`UploadQuota` bounds the bytes of all uploads on the server and of each client
+(``CSVM_UPLOAD_QUOTA_MB``, ``CSVM_UPLOAD_QUOTA_PER_CLIENT_MB``); :func:`store_own` refuses
+an upload that would pass either, by name.  ``remove_unused`` deletes every dataset that
+nothing uses any more (the app says what is in use: its live sessions and the runs of its
+job pool), ``remove_own`` one of them.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ import re
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 import zipfile
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -34,14 +43,18 @@ from csvm.exceptions import DatasetError
 __all__ = [
     "OWN_PATTERN",
     "OwnImages",
+    "UploadQuota",
     "is_own",
     "load_own",
     "own_meta",
     "own_root",
+    "own_usage",
     "read_image_zip",
     "remove_idle",
     "remove_own",
+    "remove_unused",
     "save_own",
+    "store_own",
     "touch_own",
 ]
 
@@ -146,7 +159,9 @@ def read_image_zip(blob: bytes, *, colour: bool = False) -> OwnImages:
         a PNG/JPEG or inflates beyond its limit, too few classes or images per class.
     """
     if len(blob) > MAX_ZIP_BYTES:
-        raise UploadError(f"The zip is {len(blob) / 2**20:.1f} MB; the limit is 50 MB.")
+        raise UploadError(
+            f"The zip is {len(blob) / 2**20:.1f} MB; the limit is {MAX_ZIP_BYTES // 2**20} MB."
+        )
     try:
         zf = zipfile.ZipFile(io.BytesIO(blob))
     except zipfile.BadZipFile:
@@ -180,15 +195,172 @@ def read_image_zip(blob: bytes, *, colour: bool = False) -> OwnImages:
     return OwnImages(np.stack(images), np.asarray(labels, dtype=np.int64), names)
 
 
-def save_own(images: OwnImages) -> str:
-    """Keep ``images`` as a dataset; returns its name (``own-<16 hex>``)."""
+def save_own(images: OwnImages, owner: str = "") -> str:
+    """Keep ``images`` as a dataset, with no quota; returns its name (``own-<16 hex>``).
+
+    ``owner`` is the opaque id of the client that uploaded it ("" for none).  The app
+    uses :func:`store_own`, which checks the disk quotas first.
+    """
+    folder = _write(images, owner)
     name = f"own-{secrets.token_hex(8)}"
-    folder = own_root() / name
-    folder.mkdir(parents=True, mode=0o700)
-    np.savez(folder / "data.npz", X=images.X, y=images.y)
-    meta = {"classes": images.class_names, "image_shape": list(images.X.shape[1:])}
-    (folder / "meta.json").write_text(json.dumps(meta))
+    folder.rename(own_root() / name)
     return name
+
+
+def _write(images: OwnImages, owner: str) -> Path:
+    """The dataset's files in a fresh hidden folder of :func:`own_root` (``.new-…``: no
+    dataset name, so nothing loads or counts it until it is renamed)."""
+    folder = own_root() / f".new-{secrets.token_hex(8)}"
+    folder.mkdir(parents=True, mode=0o700)
+    # Compressed: uint8 images of a few classes take about a third of their raw bytes.
+    np.savez_compressed(folder / "data.npz", X=images.X, y=images.y)
+    meta = {
+        "classes": images.class_names,
+        "image_shape": list(images.X.shape[1:]),
+        "counts": images.counts(),
+        "owner": str(owner),
+        "created": time.time(),
+    }
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return folder
+
+
+@dataclass(frozen=True)
+class UploadQuota:
+    """How much disk the uploaded images may take.
+
+    Parameters
+    ----------
+    total_bytes : int
+        All uploads on the server together (``CSVM_UPLOAD_QUOTA_MB``, default 500 MB).
+    per_client_bytes : int
+        The uploads of one client, i.e. one browser (``CSVM_UPLOAD_QUOTA_PER_CLIENT_MB``,
+        default 60 MB: the largest upload, 5,000 colour images, takes about 12 MB).
+    grace_seconds : float
+        How long an upload nothing uses is kept before it is removed
+        (``CSVM_UPLOAD_GRACE_SECONDS``, default 60: a reload of the page finds it).
+    """
+
+    total_bytes: int = 500 * 2**20
+    per_client_bytes: int = 60 * 2**20
+    grace_seconds: float = 60.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> UploadQuota:
+        """The quota with each value its environment variable sets (others the defaults).
+
+        Raises
+        ------
+        ValueError
+            Naming the variable whose value is not a number >= 0.
+        """
+        environ = os.environ if environ is None else environ
+        values: dict[str, float] = {}
+        for field, var, scale in _QUOTA_ENV:
+            text = environ.get(var, "").strip()
+            if not text:
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                value = float("nan")
+            if not (value >= 0 and value < float("inf")):
+                raise ValueError(
+                    f"The environment variable {var}={text[:20]!r} is not a number >= 0; "
+                    "fix or unset it."
+                )
+            values[field] = value * scale
+        return cls(
+            total_bytes=int(values.get("total_bytes", cls.total_bytes)),
+            per_client_bytes=int(values.get("per_client_bytes", cls.per_client_bytes)),
+            grace_seconds=values.get("grace_seconds", cls.grace_seconds),
+        )
+
+
+_QUOTA_ENV = (
+    ("total_bytes", "CSVM_UPLOAD_QUOTA_MB", 2**20),
+    ("per_client_bytes", "CSVM_UPLOAD_QUOTA_PER_CLIENT_MB", 2**20),
+    ("grace_seconds", "CSVM_UPLOAD_GRACE_SECONDS", 1),
+)
+#: Quota checks and writes of the server's sessions (threads of one process) in turn, so
+#: two uploads at once cannot both pass a quota that has room for one.
+_STORE_LOCK = threading.Lock()
+
+
+def _bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+def own_usage() -> dict[str, tuple[str, int]]:
+    """Every own dataset on disk: name -> (the owner recorded with it, bytes on disk)."""
+    root = own_root()
+    out: dict[str, tuple[str, int]] = {}
+    if not root.is_dir():
+        return out
+    for folder in root.iterdir():
+        if not is_own(folder.name):
+            continue
+        try:
+            owner = str(json.loads((folder / "meta.json").read_text()).get("owner", ""))
+            out[folder.name] = (owner, _bytes(folder))
+        except (OSError, ValueError, AttributeError):
+            continue  # removed meanwhile, or half written: not a dataset
+    return out
+
+
+def store_own(
+    images: OwnImages, owner: str, quota: UploadQuota, replacing: str | None = None
+) -> str:
+    """:func:`save_own` within the disk quotas; returns the new dataset's name.
+
+    Parameters
+    ----------
+    images : OwnImages
+    owner : str
+        The client's opaque id (its bytes are counted against ``quota.per_client_bytes``).
+    quota : UploadQuota
+    replacing : str, optional
+        A dataset of the same client that the caller removes once this one is kept (its
+        bytes are not counted).
+
+    Raises
+    ------
+    UploadError
+        When the server's or the client's quota has no room, saying how much is used,
+        what the limit is, which variable sets it and what to do.
+    """
+    with _STORE_LOCK:
+        folder = _write(images, owner)
+        try:
+            _check_room(_bytes(folder), owner, quota, replacing)
+        except UploadError:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        name = f"own-{secrets.token_hex(8)}"
+        folder.rename(own_root() / name)
+        return name
+
+
+def _check_room(need: int, owner: str, quota: UploadQuota, replacing: str | None) -> None:
+    usage = {n: v for n, v in own_usage().items() if n != replacing}
+    total = sum(size for _, size in usage.values())
+    mine = sum(size for who, size in usage.values() if owner and who == owner)
+    mb = 2**20
+    if mine + need > quota.per_client_bytes:
+        raise UploadError(
+            f"Your uploaded images on this server already take {mine / mb:.3g} MB and these "
+            f"need {need / mb:.3g} MB: each browser may keep {quota.per_client_bytes / mb:g} "
+            "MB (CSVM_UPLOAD_QUOTA_PER_CLIENT_MB). Images that a run of yours still shows "
+            "are kept until the run is forgotten; close the tabs of older runs or wait a "
+            "few minutes, then try again."
+        )
+    if total + need > quota.total_bytes:
+        raise UploadError(
+            f"The server's uploaded images already take {total / mb:.3g} MB and these need "
+            f"{need / mb:.3g} MB: the server keeps at most {quota.total_bytes / mb:g} MB "
+            "(CSVM_UPLOAD_QUOTA_MB). Uploads are removed when their sessions end: try again "
+            "in a few minutes, or ask whoever runs the server to raise the limit."
+        )
 
 
 def own_meta(name: str) -> dict:
@@ -224,13 +396,30 @@ def remove_own(name: str) -> None:
 
 def remove_idle(max_idle_seconds: float) -> list[str]:
     """Delete every own dataset not used for ``max_idle_seconds``; returns their names."""
-    gone = []
+    return remove_unused((), max_idle_seconds)
+
+
+def remove_unused(in_use: Collection[str], grace_seconds: float) -> list[str]:
+    """Delete every own dataset that is not ``in_use`` and was not touched (created, or
+    marked by :func:`touch_own`) for ``grace_seconds``; returns their names.
+
+    Half-written folders (``.new-…``) older than an hour go too (a server stopped during
+    a write).
+    """
+    gone: list[str] = []
     root = own_root()
     if not root.is_dir():
         return gone
     now = time.time()
+    keep = set(in_use)
     for folder in root.iterdir():
-        if is_own(folder.name) and now - folder.stat().st_mtime > max_idle_seconds:
+        try:
+            age = now - folder.stat().st_mtime
+        except OSError:
+            continue  # removed meanwhile
+        if is_own(folder.name) and folder.name not in keep and age > grace_seconds:
             shutil.rmtree(folder, ignore_errors=True)
             gone.append(folder.name)
+        elif folder.name.startswith(".new-") and age > 3600:
+            shutil.rmtree(folder, ignore_errors=True)
     return gone

@@ -19,6 +19,7 @@ change a setting.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -378,6 +379,21 @@ def parse(
     return dataclasses.replace(base, **chosen), problems
 
 
+def _missing(dataset: str, used: str) -> str:
+    """Why ``dataset`` is replaced by ``used``, and the true way to get it."""
+    if re.fullmatch(SPECS["dataset"].pattern or "", dataset):  # an upload: nothing fetches it
+        return (
+            f"The uploaded images {dataset!r} are not available here: they belong to the "
+            "browser that uploaded them and are removed from the server soon after no "
+            f"page or run of it uses them. {used} is used instead; to train on your own "
+            "images, upload their zip in the Train page's 'Your own images' box."
+        )
+    return (
+        f"Dataset {dataset!r} is not on this machine, so {used} is used instead. "
+        f"Fetch it with: python -m csvm data fetch {dataset}"
+    )
+
+
 def fit_to_datasets(
     config: RunConfig, datasets: Mapping[str, Mapping[str, Any]]
 ) -> tuple[RunConfig, list[Problem]]:
@@ -402,15 +418,7 @@ def fit_to_datasets(
     if config.dataset not in datasets:
         used = DEFAULTS.dataset if DEFAULTS.dataset in datasets else next(iter(datasets))
         changes["dataset"] = used
-        problems.append(
-            Problem(
-                "dataset",
-                config.dataset,
-                used,
-                f"Dataset {config.dataset!r} is not on this machine, so {used} is used instead. "
-                f"Fetch it with: python -m csvm data fetch {config.dataset}",
-            )
-        )
+        problems.append(Problem("dataset", config.dataset, used, _missing(config.dataset, used)))
     dataset = changes.get("dataset", config.dataset)
     classes = [str(c) for c in datasets[dataset]["classes"]]
     for name, fallback in (("class_a", 0), ("class_b", 1)):
