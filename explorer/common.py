@@ -283,19 +283,29 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
             kwargs["paused"] = paused
         targets[model] = (target, kwargs)
     try:
-        return start_run(config, targets).id
+        run = start_run(config, targets)
     except QuotaExceeded as exc:
         st.error(str(exc), icon=":material/block:")
         return None
+    from explorer.class_board import record_run  # the run store's adapter imports this module
+
+    record_run(run)  # checkpointed while it trains, stored whole when it ends
+    return run.id
 
 
-def start_run(config: RunConfig, targets: dict[str, tuple[Any, dict]], **meta: Any) -> Run:
+def start_run(
+    config: RunConfig,
+    targets: dict[str, tuple[Any, dict]],
+    run_id: str | None = None,
+    **meta: Any,
+) -> Run:
     """Submit a Train run's jobs (model -> (target, kwargs)), all or none, and make it this
     session's current run.  Each job's ``meta`` names the run and its settings (what a
-    shared link is drawn from).  Raises QuotaExceeded (after cancelling the jobs already
-    submitted) when the server's cap is reached."""
+    shared link is drawn from).  ``run_id``: a stored run shown again keeps its id (default:
+    a new one).  Raises QuotaExceeded (after cancelling the jobs already submitted) when
+    the server's cap is reached."""
     pool, me = get_pool(), owner()
-    run_id = uuid.uuid4().hex[:8]
+    run_id = run_id or uuid.uuid4().hex[:8]
     jobs: dict[str, str] = {}
     try:
         for model, (target, kwargs) in targets.items():
@@ -332,7 +342,8 @@ def parse_jobs_param(jobs: str) -> dict[str, str]:
 
 
 def reattach(run_id: str, jobs: str) -> str | None:
-    """After a reload or from a shared link, find a run's jobs in the pool again.
+    """After a reload or from a shared link, find a run's jobs in the pool again, else
+    the run in the run store (:func:`explorer.run_store.restore`).
 
     The run is drawn from the settings its jobs were started with, never from the link's
     other parameters (those stay the viewer's settings for a next run).  It is this
@@ -346,10 +357,9 @@ def reattach(run_id: str, jobs: str) -> str | None:
     pairs = parse_jobs_param(jobs)
     views = {m: pool.get(j) for m, j in pairs.items()}
     if len(run_id) > 16 or "csvm" not in views or any(v is None for v in views.values()):
-        return (
-            "The run in this link is no longer on the server (it finished long ago or the "
-            "server restarted). Press Start to train it again."
-        )
+        from explorer.run_store import restore  # it imports this module
+
+        return restore(run_id)  # the run store has every run that ended, or was cut off
     config = _job_config(views["csvm"], run_id)
     # A link edited to mix jobs of other runs: keep only this run's own jobs.
     foreign = sorted(m for m, v in views.items() if v.meta.get("run") != run_id)
