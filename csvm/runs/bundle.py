@@ -86,15 +86,15 @@ def _labels(config: RunConfig, k: int) -> tuple[int, ...]:
     return tuple(range(k)) if config.multiclass else (-1, 1)
 
 
-def _shape(config: RunConfig) -> tuple[int, int, int]:
-    """The run's classes, sub-problems and recorded steps per sub-problem."""
+def _shape(config: RunConfig) -> tuple[int, int]:
+    """The run's classes and binary sub-problems."""
     from csvm.runs.targets import n_classes
 
     try:
         k = n_classes(config)
     except (ValueError, CSVMError) as exc:  # parse kept it, but say so rather than raise
         raise BundleError(f"config.json: {exc}") from None
-    return k, config.n_sub_problems(k), config.n_iter * (2 if config.model == "lcsvm" else 1)
+    return k, config.n_sub_problems(k)
 
 
 def _test_set(raw: Any) -> str | None:
@@ -182,7 +182,7 @@ def load_bundle(data: bytes) -> RunBundle:
         raise BundleError("Not a zip file: upload the zip that the Train page's Download gave.")
     values, results, text = _read(data)
     config, problems = parse(values, source="the file")
-    k, n_sub, _ = _shape(config)
+    k, n_sub = _shape(config)
     labels = _labels(config, k)
     checked = {
         m: check_result(m, results[m], config, labels, n_sub) for m in MODELS if m in results
@@ -259,20 +259,25 @@ def _scores(result: dict, y: np.ndarray, labels: tuple[int, ...]) -> dict[str, A
     return scores
 
 
-def _contradicted(label: str, claimed: dict, scores: dict) -> str | None:
-    """What the file claimed that its own predictions contradict (None: nothing)."""
+def _contradicted(claimed: dict, scores: dict) -> str | None:
+    """What the file claimed that its own predictions (or, without them, its confusion
+    matrix) contradict (None: nothing)."""
+    label = claimed["label"]
+    source, gives = ("test predictions", "give")
+    if "test_predictions" not in claimed:
+        source, gives = ("confusion matrix", "gives")
     if abs(claimed["test_accuracy"] - scores["test_accuracy"]) > 1e-9:
         return (
             f"results.json claims {100 * claimed['test_accuracy']:.1f} % test accuracy for "
-            f"the {label}, but its own test predictions give "
-            f"{100 * scores['test_accuracy']:.1f} %: the page shows what they give."
+            f"the {label}, but its own {source} {gives} "
+            f"{100 * scores['test_accuracy']:.1f} %: the page shows that."
         )
     if claimed["confusion"] != scores["confusion"] or (
         claimed["n_misclassified"] != scores["n_misclassified"]
     ):
         return (
             f"results.json's confusion matrix or count of mistakes for the {label} differs "
-            "from its own test predictions: the page shows what they give."
+            f"from its own {source}: the page shows the counts its {source} {gives}."
         )
     return None
 
@@ -336,9 +341,10 @@ def rescore(bundle: RunBundle, data: Any) -> RunBundle:
         )
     verified = bundle.test_set is not None
     notes = list(bundle.problems)
-    predicted = [r is not None and "test_predictions" in r for r in bundle.results.values()]
-    if not all(predicted):  # scored on its confusion alone: nothing ties it to the images
-        verified = False
+    # An export too old to hold test predictions is scored on its confusion matrices:
+    # nothing then ties its scores to these images.
+    predicted = all("test_predictions" in r for r in bundle.results.values() if r is not None)
+    verified = verified and predicted
     results: dict[str, dict[str, Any] | None] = {}
     for model, claimed in bundle.results.items():
         if claimed is None:
@@ -351,19 +357,19 @@ def rescore(bundle: RunBundle, data: Any) -> RunBundle:
                 "it cannot be shown here."
             )
         scores = _scores(claimed, y, labels)
-        note = _contradicted(claimed["label"], claimed, scores)
+        note = _contradicted(claimed, scores)
         if note:
             notes.append(note)
         label = claimed["label"] + ("" if verified else " (unverified)")
         results[model] = {**claimed, **scores, "label": label}
-        if not all(predicted):  # McNemar's test pairs predictions: none, or every model's
+        if not predicted:  # McNemar's test pairs predictions: none, or every model's
             results[model].pop("test_predictions", None)
     _check_filters(bundle, data.image_shape, len(data.class_names))
     csvm = results.get("csvm")
     if csvm is not None and bundle.config.multiclass:
         csvm.update(_multiclass_parts(bundle, [str(n) for n in data.class_names]))
         csvm["confused"] = confused_pairs(csvm["confusion"], bundle.config.multi_class)
-    if not all(predicted):
+    if not predicted:
         notes.append(
             "This export holds no test predictions (made before exports kept them): its "
             "scores are read from its confusion matrices and cannot be checked against "

@@ -263,3 +263,12 @@ def test_predictions_of_only_some_models_are_dropped_from_all(pair):
     bundle = rescore(bundle, load_data(PAIR))
     assert not bundle.verified
     assert all("test_predictions" not in r for r in bundle.results.values())
+
+
+def test_a_model_without_a_result_leaves_the_others_verified(pair):
+    data = _rezip(
+        _export(PAIR, pair), **{"results.json": {**_results(_export(PAIR, pair)), "svm": None}}
+    )
+    bundle = rescore(load_bundle(data), load_data(PAIR))
+    assert bundle.verified and bundle.results["svm"] is None
+    assert bundle.results["csvm"]["test_predictions"] == pair["csvm"]["test_predictions"].tolist()
