@@ -21,6 +21,8 @@ from csvm.runs.targets import load_data, run_model, step_events
 from csvm.runs.tuned import run_tuned_model
 from explorer.owner_cookie import COOKIE, valid_token
 from explorer.playground import carry_params
+from explorer.rate_limit import client_address as address_of
+from explorer.rate_limit import trusted_proxies
 from explorer.state import Playback, Run
 
 _POOL: JobPool | None = None
@@ -85,6 +87,19 @@ def image_grid(images, captions, title: str, cols: int = 8) -> None:
     a new visitor's first page does not wait for Plotly's script), larger in projector mode."""
     markup = image_grid_html(images, captions, title, cols=cols, large=projector_mode())
     st.markdown(markup, unsafe_allow_html=True)
+
+
+def shutdown_pool() -> None:
+    """End the server's pool: every worker, suspended ones too (the server is stopping).
+
+    ``app.py`` calls it as the server shuts down: uvicorn ends the process by raising the
+    SIGTERM it caught again, so ``atexit`` never runs, and three workers frozen for a
+    fair share, the fork server and the resource tracker were left behind.
+    """
+    with _POOL_LOCK:
+        pool = _POOL
+    if pool is not None:
+        pool.shutdown()
 
 
 def get_pool() -> JobPool:
@@ -152,22 +167,50 @@ def browser_key() -> str | None:
     return f"xsrf:{xsrf_token(xsrf)}" if xsrf else None
 
 
+def client_address() -> str | None:
+    """The network address this browser connects from ("localhost" for this machine), or
+    None without a browser (AppTest).
+
+    The websocket's peer, or behind ``CSVM_TRUST_FORWARDED`` reverse proxies the address
+    the outermost of them saw (:func:`explorer.rate_limit.client_address`, the same rule
+    as the rerun limit's).  The pool's fair share and its cap per address count by it, so
+    a student who clears the owner cookie is still one person.
+    """
+    try:
+        headers = st.context.headers
+        if not headers:
+            return None
+        peer = st.context.ip_address  # None for the loopback host
+        forwarded = [("x-forwarded-for", v) for v in headers.get_all("X-Forwarded-For")]
+    except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
+        return None
+    try:
+        trusted = trusted_proxies()
+    except ValueError:  # the server refused to start with it (app.py); be safe here
+        trusted = 0
+    return address_of(peer or "localhost", forwarded, trusted)
+
+
 def owner() -> str:
     """Who owns the runs this page starts: the browser (so a reload keeps control of its
     run, while a shared link opened in another browser is a read-only view), or the
-    session when no browser cookie is available."""
+    session when no browser cookie is available.  The pool learns the browser's network
+    address with it (:func:`client_address`)."""
     if "owner" not in st.session_state:
         key = browser_key()
         st.session_state["owner"] = (
             hashlib.sha256(key.encode()).hexdigest()[:32] if key else uuid.uuid4().hex
         )
+        get_pool().note_address(st.session_state["owner"], client_address())
     return st.session_state["owner"]
 
 
 def heartbeat() -> None:
     """Tell the pool this session is alive: renews the leases of all its jobs, whichever
     page it is on, and keeps its finished runs from being forgotten."""
-    get_pool().heartbeat(owner())
+    pool, me = get_pool(), owner()
+    pool.note_address(me, client_address())  # after a long silence the pool forgot it
+    pool.heartbeat(me)
 
 
 @st.cache_data(ttl=60)
@@ -256,12 +299,14 @@ def runs() -> dict[str, Run]:
 def submit_run(config: RunConfig, paused: bool = False) -> str | None:
     """Queue the CSVM and the chosen baselines as jobs; returns the run id.
 
-    A session has one active Train run: its previous run's jobs are stopped first.  When
-    the server's cap on a session's jobs is reached, says so and returns None.
+    A tab has one active Train run: its previous run is stopped first, as its Stop button
+    stops it (:func:`stop_current_run`: it keeps its best state).  Another tab of the same
+    browser keeps its run; both count against the cap.  When the server's cap on a
+    browser's jobs is reached, says so and returns None.
     """
     pool = get_pool()
     me = owner()
-    pool.cancel_owner(me, group="train")
+    stop_current_run()
     models = ["csvm", *config.baselines]
     mine = pool.stats()["owners"].get(me, {})
     active = mine.get("queued", 0) + mine.get("running", 0)
@@ -291,6 +336,33 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
 
     record_run(run)  # checkpointed while it trains, stored whole when it ends
     return run.id
+
+
+#: The jobs that take Pause, Step and Stop; the others train in one go and end by themselves.
+_STOPPABLE = ("csvm", "cnn")
+
+
+def stop_current_run() -> None:
+    """Stop this tab's current Train run as its Stop button does, before another starts.
+
+    The CSVM and the CNN are asked to stop after their step, so they end with their best
+    state and results ("stopped at step k" with a result); queued jobs leave the queue;
+    a baseline that trains in one go finishes.  Only this tab's own run: killing every
+    Train job of the browser stopped the run of its other tab, which then read "stopped
+    at step 103, no result" without anyone asking (issue 37).
+    """
+    run = runs().get(st.session_state.get("current_run", ""))
+    if run is None or not owns(run):
+        return
+    pool, me = get_pool(), owner()
+    for model, job in run.jobs.items():
+        view = pool.get(job)
+        if view is None or view.state in FINAL_STATES:
+            continue
+        if view.state == "queued":
+            pool.cancel(job, me)
+        elif model in _STOPPABLE:
+            pool.send(job, {"cmd": "stop"}, me)
 
 
 def start_run(

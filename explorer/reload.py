@@ -19,7 +19,7 @@ from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
 from csvm.runs.bundle import RunBundle, load_bundle, rescore
 from csvm.runs.replay import replay_model
-from explorer.common import data_for, get_pool, owner, playback, start_run
+from explorer.common import data_for, playback, start_run, stop_current_run
 from explorer.settings import set_config
 
 
@@ -74,7 +74,7 @@ def reload_run(data: bytes) -> tuple[str | None, list[str]]:
         bundle = rescore(bundle, pair)
     except CSVMError as exc:
         return str(exc), []
-    get_pool().cancel_owner(owner(), group="train")  # one Train run per session, as Start
+    stop_current_run()  # this tab's run stops, as on Start (another tab's goes on)
     targets = {
         model: (replay_model, kwargs)
         for model, kwargs in _jobs_of(bundle, len(pair.y_train)).items()
