@@ -112,6 +112,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/playground.py", "SVM playground", ":material/scatter_plot:"),
     ("pages/train.py", "Train", ":material/model_training:"),
     ("pages/compare.py", "Compare runs", ":material/compare:"),
+    ("pages/class_board.py", "Class board", ":material/leaderboard:"),
     ("pages/sweep.py", "Sweep", ":material/grid_view:"),
     ("pages/stability.py", "Stability", ":material/stacked_line_chart:"),
     ("pages/filter_lab.py", "Filter lab", ":material/tune:"),

@@ -22,6 +22,7 @@ import time
 import unicodedata
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from csvm.store import RunSummary, StoreError
@@ -34,7 +35,9 @@ __all__ = [
     "TEACHER_ENV",
     "check_display_name",
     "class_code",
+    "clear_board",
     "display_name",
+    "hide_run",
     "record_run",
     "set_class_code",
     "teacher_problem",
@@ -110,7 +113,10 @@ def class_code() -> str | None:
 
 
 def set_class_code(code: str | None) -> str | None:
-    """Set (or with ``None``/"" clear) the board's class code; returns the problem, if any."""
+    """Set (or with ``None``/"" clear) the board's class code; returns the problem, if any.
+    Needs the teacher key (typed in this session)."""
+    if not _teacher_now():
+        return "Only the teacher can set the class code: type the teacher key first."
     store = get_store()
     if store is None:
         return "The run store is off, so there is no board to set a class code for."
@@ -180,6 +186,39 @@ def teacher_ok(entered: str, now: float | None = None) -> tuple[bool, str | None
     return False, "That is not the teacher key."
 
 
+def _teacher_now() -> bool:
+    """Whether this session's typed teacher key is right now (checked again at every
+    action, not only when the buttons were drawn)."""
+    return teacher_ok(st.session_state.get("teacher_key", ""))[0]
+
+
+def hide_run(run_id: str) -> bool:
+    """Take a run off the board (its link still opens it); teacher only."""
+    store = get_store()
+    if store is None or not _teacher_now():
+        return False
+    try:
+        return store.hide(run_id)
+    except StoreError:
+        return False
+
+
+def clear_board() -> int:
+    """Take every run off the board: the class's runs, or without a class code every run
+    listed; teacher only.  Returns how many."""
+    store = get_store()
+    if store is None or not _teacher_now():
+        return 0
+    code = class_code()
+    try:
+        if code is not None:
+            return store.clear_class(code)
+        listed = store.list_runs(None, limit=5000)
+        return sum(store.hide(r.id) for r in listed)
+    except StoreError:
+        return 0
+
+
 # -- the board's rows -----------------------------------------------------------------------
 SORTS = ("newest first", "accuracy, best first")
 
@@ -203,3 +242,30 @@ def best(rows: list[RunSummary], n: int = 4) -> list[RunSummary]:
     """The ``n`` runs with the highest test accuracy (ties: the newer first)."""
     scored = [r for r in rows if r.accuracy is not None]
     return sorted(scored, key=lambda r: (-r.accuracy, -r.created))[:n]
+
+
+def thumbnail_rgb(thumb: np.ndarray, cell: int = 6) -> np.ndarray | None:
+    """A stored thumbnail ``(k, h, w)`` as one RGB picture: the filters side by side,
+    ``cell`` pixels per weight, red above zero and blue below on one symmetric scale (the
+    Train page's colours), white at zero.  None when it holds nothing finite to draw.
+
+    Examples
+    --------
+    >>> pic = thumbnail_rgb(np.array([[[1.0, -1.0]]]), cell=2)
+    >>> pic.shape, pic[0, 0].tolist(), pic[0, 2].tolist()
+    ((2, 4, 3), [178, 24, 43], [33, 102, 172])
+    """
+    a = np.asarray(thumb, dtype=np.float64)
+    if a.ndim != 3 or a.size == 0 or not np.isfinite(a).all():
+        return None
+    k, h, w = a.shape
+    limit = float(np.abs(a).max()) or 1.0
+    # One pixel of white between filters.
+    tiles = np.full((h, k * (w + 1) - 1), 0.0)
+    for i in range(k):
+        tiles[:, i * (w + 1) : i * (w + 1) + w] = a[i] / limit
+    red, blue, white = np.array([178, 24, 43]), np.array([33, 102, 172]), np.array([255, 255, 255])
+    t = tiles[..., None]
+    rgb = np.where(t >= 0, white + t * (red - white), white - t * (blue - white))
+    picture = np.round(rgb).astype(np.uint8)
+    return picture.repeat(cell, axis=0).repeat(cell, axis=1)

@@ -19,6 +19,7 @@ from csvm.runs.cost import estimate_multiclass_seconds, estimate_seconds, format
 from csvm.runs.fields import title
 from csvm.runs.values import show
 from explorer.app import ensure_app
+from explorer.class_board_view import display_name_box
 from explorer.common import (
     FINAL_STATES,
     available_datasets,
@@ -89,6 +90,7 @@ def sidebar() -> RunConfig:
     page, where it used to fall back to the first preset while the settings stayed).
     """
     sb = st.sidebar
+    display_name_box()  # the name the Class board shows with this browser's runs
     offered = [p for p in presets() if p.get("requires") in (None, *available_datasets())]
     shown = _matching_preset(offered, current_config())
     names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])

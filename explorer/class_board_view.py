@@ -1,0 +1,249 @@
+"""The Class board's drawing, and the display-name box of the Train page.
+
+Every text a student or the database gave (display names, class names in a pair) goes
+through :func:`explorer.settings.md_escape` before markdown sees it, so ``<a href=x>``,
+``**bold**`` or a ``<span style=...>`` shows as the characters typed.  The filter
+thumbnails are SVG drawn by :func:`csvm.figures.filter_svg.filter_svg` from numbers.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from csvm.figures.filter_svg import filter_svg
+from csvm.runs.config import MODEL_LABELS
+from csvm.store import RunSummary, owner_hash
+from explorer import class_board as board
+from explorer.common import owner, runs
+from explorer.run_store import get_store, recover_now, restore, store_problem
+from explorer.settings import md_escape
+
+__all__ = ["display_name_box", "draw_board"]
+
+#: Rows drawn before "Show every run" is ticked.
+SHOWN = 30
+#: Runs opened together in Compare.
+MAX_COMPARE = 4
+
+
+# -- the Train page's box -------------------------------------------------------------------
+def _keep_name() -> None:
+    st.session_state[board.NAME_KEY] = st.session_state.get("display_name_box", "")
+
+
+def display_name_box() -> None:
+    """The Train page's "Your name on the Class board" box (in the sidebar), and what is
+    wrong with the name typed, if anything."""
+    if "display_name_box" not in st.session_state:
+        st.session_state["display_name_box"] = st.session_state.get(board.NAME_KEY, "")
+    st.sidebar.text_input(
+        "Your name on the Class board",
+        key="display_name_box",
+        max_chars=board.MAX_NAME,
+        on_change=_keep_name,
+        placeholder="e.g. Ada",
+        help="Shown with your runs on the Class board, as you type it (no formatting). "
+        f"At most {board.MAX_NAME} characters; leave it empty to stay anonymous.",
+    )
+    problem = board.check_display_name(st.session_state.get(board.NAME_KEY, ""))[1]
+    if problem:
+        st.sidebar.error(md_escape(problem) + " Until then your runs are stored without a name.")
+
+
+# -- one run --------------------------------------------------------------------------------
+def status_text(run: RunSummary) -> str:
+    """How a run stands, in words ("done", "interrupted at step 12", …)."""
+    return {
+        "done": "done",
+        "stopped": f"stopped at step {run.step}",
+        "diverged": f"diverged at step {run.step}",
+        "error": f"failed at step {run.step}",
+        "interrupted": f"interrupted at step {run.step}",
+        "running": f"training, step {run.step}",
+    }.get(run.status, md_escape(run.status))
+
+
+def accuracy_text(run: RunSummary) -> str:
+    """ "97.5 % (95 % interval 95.1–98.8)", or "–" before a test accuracy exists."""
+    if run.accuracy is None:
+        return "–"
+    text = f"{100 * run.accuracy:.1f} %"
+    if run.interval is not None:
+        low, high = run.interval
+        text += f" (95 % interval {100 * low:.1f}–{100 * high:.1f})"
+    return text
+
+
+def model_text(run: RunSummary) -> str:
+    """The model and pair, escaped ("K-CSVM · mnist-5k 3 vs 5")."""
+    model = MODEL_LABELS.get(run.model, run.model)
+    return md_escape(f"{model} · {run.dataset} {run.pair}")
+
+
+def _name(run: RunSummary) -> str:
+    return md_escape(run.name) if run.name else "*(no name)*"
+
+
+def _thumbnail(run: RunSummary, large: bool = False) -> None:
+    thumb = run.thumbnail
+    picture = board.thumbnail_rgb(thumb, cell=16 if large else 6) if thumb is not None else None
+    if picture is None:
+        st.caption("no filter yet")
+        return
+    if large:  # the Train page's own filter figure, at the projector's size
+        with st.container(key=f"board_best_thumb_{run.id}"):
+            st.markdown(filter_svg(thumb, values=False, large=True), unsafe_allow_html=True)
+        return
+    st.image(picture, caption=None, width=min(picture.shape[1], 160))
+
+
+# -- actions --------------------------------------------------------------------------------
+def _open(run_ids: list[str], page: str) -> None:
+    """Show the stored runs in this session (read-only unless they are this browser's)
+    and go to ``page``; the last opened is the Train page's current run."""
+    said = None
+    for run_id in run_ids:
+        runs().pop(run_id, None)  # shown again from the store: its newest state
+        problem = restore(run_id)
+        if problem:
+            said = (run_id, problem)
+    if said:
+        st.session_state["_reattach_problem"] = said
+    last = run_ids[-1]
+    st.session_state["_reattached"] = True  # the Train page: this run, not the old link's
+    st.switch_page(page, query_params={"run": last, "jobs": "store"})
+
+
+def _teacher_panel() -> bool:
+    """The teacher's box; returns whether the teacher key was given."""
+    with st.expander("Teacher", icon=":material/lock:"):
+        problem = board.teacher_problem()
+        if problem:
+            st.info(problem, icon=":material/lock:")
+            return False
+        entered = st.text_input("Teacher key", type="password", key="teacher_key")
+        ok, said = board.teacher_ok(entered)
+        if said:
+            st.error(md_escape(said))
+        if not ok:
+            st.caption("Hiding runs, clearing the board and setting a class code need the key.")
+            return False
+        code = board.class_code()
+        new = st.text_input(
+            "Class code",
+            value=code or "",
+            key="teacher_code",
+            help="Runs started from now on carry it, and the board lists only that "
+            "class's runs. Empty: every run of the store.",
+        )
+        if st.button("Set the class code", key="teacher_set_code"):
+            problem = board.set_class_code(new)
+            if problem:
+                st.error(md_escape(problem))
+            else:
+                st.rerun()
+        sure = st.checkbox("Yes, take every run off this board", key="teacher_sure")
+        if st.button("Clear the board", key="teacher_clear", disabled=not sure):
+            board.clear_board()
+            st.rerun()
+        return True
+
+
+def _row(run: RunSummary, mine: str | None, teacher: bool) -> None:
+    with st.container(key=f"board_run_{run.id}", border=True):
+        c = st.columns([1.3, 2, 2.4, 2.4, 1.6, 1] + ([0.9] if teacher else []))
+        with c[0]:
+            _thumbnail(run)
+        with c[1], st.container(key=f"board_name_{run.id}"):
+            st.markdown(_name(run) + (" · *yours*" if run.owner == mine else ""))
+        c[2].markdown(model_text(run))
+        c[3].markdown(accuracy_text(run))
+        c[4].markdown(status_text(run))
+        if c[5].button("Open", key=f"board_open_{run.id}", help="Show it on the Train page."):
+            _open([run.id], "pages/train.py")
+        if teacher and c[6].button("Hide", key=f"board_hide_{run.id}", help="Off the board."):
+            board.hide_run(run.id)
+            st.rerun()
+
+
+def _best_four(rows: list[RunSummary]) -> None:
+    chosen = board.best(rows)
+    if not chosen:
+        st.info("No run has a test accuracy yet.")
+        return
+    for col, run in zip(st.columns(len(chosen)), chosen, strict=True):
+        with col, st.container(key=f"board_best_{run.id}"):
+            st.markdown("#### " + _name(run))
+            st.metric(model_text(run), f"{100 * run.accuracy:.1f} %")
+            _thumbnail(run, large=True)
+            st.caption(accuracy_text(run))
+
+
+def _project() -> None:
+    st.session_state["_board_project"] = True
+    st.session_state["projector"] = True  # a callback: before the toggle is drawn
+
+
+# -- the page -------------------------------------------------------------------------------
+def draw_board() -> None:
+    """The Class board page."""
+    st.title("Class board")
+    store = get_store()
+    if store is None:
+        st.warning(
+            "The run store could not be opened, so there is no board: "
+            f"{md_escape(store_problem() or 'unknown reason')}. Set CSVM_RUN_STORE to a "
+            "reachable store (see the README's 'A school's server') and restart the server.",
+            icon=":material/database:",
+        )
+        return
+    recover_now()  # a peer server that died: its running runs become interrupted
+    code = board.class_code()
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    sort = left.radio("Sort", board.SORTS, horizontal=True, key="board_sort")
+    rows, problem = board.board_runs(sort)
+    right.button(
+        "Project the best four",
+        key="board_project",
+        icon=":material/present_to_all:",
+        on_click=_project,
+        disabled=not board.best(rows),
+    )
+    st.caption(
+        (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
+        + f", {sort}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."
+    )
+    if problem:
+        st.error(md_escape(problem))
+    if st.session_state.get("_board_project"):
+        _best_four(rows)
+        if st.button("Back to the whole board", key="board_unproject"):
+            st.session_state["_board_project"] = False
+            st.rerun()
+        return
+    teacher = _teacher_panel()
+    if not rows:
+        st.info("No runs yet: runs appear here as they finish on the Train page.")
+        return
+    _compare_box(rows)
+    me = owner_hash(owner())
+    every = st.checkbox(f"Show every run ({len(rows)})", key="board_all") or len(rows) <= SHOWN
+    for run in rows if every else rows[:SHOWN]:
+        _row(run, me, teacher)
+
+
+def _compare_box(rows: list[RunSummary]) -> None:
+    names = {r.id: f"{r.name or '(no name)'} · {r.model} · {accuracy_text(r)}" for r in rows}
+    chosen = st.multiselect(
+        "Open in Compare",
+        list(names),
+        format_func=names.get,
+        max_selections=MAX_COMPARE,
+        key="board_compare",
+        help=f"Up to {MAX_COMPARE} runs side by side on the Compare page (read only, "
+        "unless they are yours).",
+    )
+    if st.button("Compare them", key="board_compare_go", disabled=not chosen):
+        _open(chosen, "pages/compare.py")
