@@ -369,19 +369,20 @@ def rescore(bundle: RunBundle, data: Any) -> RunBundle:
     if csvm is not None and bundle.config.multiclass:
         csvm.update(_multiclass_parts(bundle, [str(n) for n in data.class_names]))
         csvm["confused"] = confused_pairs(csvm["confusion"], bundle.config.multi_class)
-    if not predicted:
-        notes.append(
-            "This export holds no test predictions (made before exports kept them): its "
-            "scores are read from its confusion matrices and cannot be checked against "
-            "these test images, so its results are marked unverified."
-        )
-    elif not verified:
-        notes.append(
-            "This export has no digest of its test images (made before exports had one): "
-            "its scores are recomputed from its test predictions, but that they were made "
-            "on these test images cannot be checked, so its results are marked unverified."
-        )
+    if not verified:
+        notes.append(_UNVERIFIED[predicted])
     return dataclasses.replace(bundle, problems=notes, results=results, verified=verified)
+
+
+#: Why a reloaded run is marked unverified, by whether its results hold test predictions.
+_UNVERIFIED = {
+    False: "This export holds no test predictions (made before exports kept them): its "
+    "scores are read from its confusion matrices and cannot be checked against these test "
+    "images, so its results are marked unverified.",
+    True: "This export has no digest of its test images (made before exports had one): its "
+    "scores are recomputed from its test predictions, but that they were made on these test "
+    "images cannot be checked, so its results are marked unverified.",
+}
 
 
 def _check_filters(bundle: RunBundle, image_shape: tuple[int, ...], n_classes: int) -> None:
