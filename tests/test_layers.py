@@ -15,10 +15,11 @@ import pytest
 
 CSVM = Path(__file__).resolve().parents[1] / "csvm"
 
-#: Lowest first.  events, exceptions and parallel are importable from every layer.
+#: Lowest first.  events, exceptions, parallel and _version (the package's version) are
+#: importable from every layer.
 LAYERS = ("base", "model", "data", "analysis", "runs", "store", "jobs", "figures", "cli")
 FRONT_DOOR = {"csvm/__init__.py", "csvm/__main__.py", "csvm/datasets.py", "csvm/_legacy.py"}
-BASE = {"events", "exceptions", "parallel"}
+BASE = {"events", "exceptions", "parallel", "_version"}
 
 
 def layer_of(module: str) -> str | None:
