@@ -16,9 +16,9 @@ from csvm.figures.filter_svg import filter_svg
 from csvm.runs.config import MODEL_LABELS
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
-from explorer.common import owner, runs
+from explorer.common import owner, owns, runs
 from explorer.run_store import get_store, recover_now, restore, store_problem
-from explorer.settings import md_escape
+from explorer.settings import md_escape, set_config
 
 __all__ = ["display_name_box", "draw_board"]
 
@@ -102,18 +102,25 @@ def _thumbnail(run: RunSummary, large: bool = False) -> None:
 # -- actions --------------------------------------------------------------------------------
 def _open(run_ids: list[str], page: str) -> None:
     """Show the stored runs in this session (read-only unless they are this browser's)
-    and go to ``page``; the last opened is the Train page's current run."""
+    and go to ``page``; the last one is the Train page's current run.  A run this session
+    already has (one it trains now, say) is kept as it is."""
     said = None
     for run_id in run_ids:
-        runs().pop(run_id, None)  # shown again from the store: its newest state
+        if run_id in runs():
+            continue
         problem = restore(run_id)
         if problem:
             said = (run_id, problem)
     if said:
         st.session_state["_reattach_problem"] = said
     last = run_ids[-1]
+    run = runs().get(last)
+    if run is not None:
+        st.session_state["current_run"] = last
+        if owns(run):  # your own run: the sidebar takes its settings, as a reload does
+            set_config(run.config)
     st.session_state["_reattached"] = True  # the Train page: this run, not the old link's
-    st.switch_page(page, query_params={"run": last, "jobs": "store"})
+    st.switch_page(page, query_params={"run": last, "jobs": run.jobs_param() if run else ""})
 
 
 def _teacher_panel() -> bool:

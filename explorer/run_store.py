@@ -50,6 +50,7 @@ from explorer.stored_replay import replay_ended
 __all__ = [
     "CHECKPOINT_SECONDS",
     "get_store",
+    "reopen_store",
     "restore",
     "status_of",
     "store_problem",
@@ -113,12 +114,25 @@ def get_store() -> RunStore | None:
             except StoreError as exc:
                 _STORE, _PROBLEM = None, str(exc)
                 log.warning("The run store is off: %s", exc)
-            if _STORE is not None:
+            if _STORE is not None and (_THREAD is None or not _THREAD.is_alive()):
                 _THREAD = threading.Thread(
                     target=_record_forever, name="csvm-run-store", daemon=True
                 )
                 _THREAD.start()
         return _STORE
+
+
+def reopen_store() -> RunStore | None:
+    """Close the store and open the one ``CSVM_RUN_STORE`` names now (for tests that try
+    both back ends in one process; a server opens its store once).  Runs being recorded
+    are let go."""
+    global _STORE, _PROBLEM, _OPENED
+    with _LOCK:
+        old, _STORE, _PROBLEM, _OPENED = _STORE, None, None, False
+        _RECORDING.clear()
+    if old is not None:
+        old.close()
+    return get_store()
 
 
 def store_problem() -> str | None:

@@ -1,0 +1,223 @@
+"""The run store in the app (AppTest): the Class board, stored runs opened from their links,
+display names and the teacher key, on a SQLite file and on a throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from csvm.store import owner_hash
+from explorer.class_board import SORTS, check_display_name
+from explorer.run_store import reopen_store
+from explorer.settings import md_escape
+from tests._apptest import ROOT, open_app, wait_for_results
+from tests._postgres import fresh_schema, throwaway_postgres, why_no_postgres
+from tests._stored_runs import save_run
+
+HOSTILE = ("<a href=x>CLICK</a>", "**bold**", '<span style="font-size:90px">big</span>')
+KEY = "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    reason = why_no_postgres()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL for the run store's app tests: {reason}")
+    with throwaway_postgres() as url:
+        yield url
+
+
+def _use(url: str):
+    """Make ``url`` the app's store for one test, then put the suite's back."""
+    before = os.environ.get("CSVM_RUN_STORE")
+    os.environ["CSVM_RUN_STORE"] = url
+    try:
+        yield reopen_store()
+    finally:
+        if before is None:
+            os.environ.pop("CSVM_RUN_STORE", None)
+        else:
+            os.environ["CSVM_RUN_STORE"] = before
+        reopen_store()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    yield from _use(f"sqlite:///{tmp_path}/runs.sqlite")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """The app's store on a new SQLite file, or in a new PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield from _use(f"sqlite:///{tmp_path}/runs.sqlite")
+        return
+    with fresh_schema(request.getfixturevalue("pg_server")) as url:
+        yield from _use(url)
+
+
+def _board(owner: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if owner is not None:
+        at.session_state["owner"] = owner  # as the owner cookie's hash would be
+    at.run()
+    return at.switch_page("pages/class_board.py").run()
+
+
+def _names_on(at: AppTest) -> list[str]:
+    """The board's names, top to bottom, as markdown received them."""
+    return [
+        m.value
+        for m in at.markdown
+        if any(m.value.startswith(md_escape(n)) for n in HOSTILE + ("Ada",))
+    ]
+
+
+def test_the_board_shows_hostile_names_as_typed_and_sorts_by_accuracy(store):
+    for name, acc in zip(HOSTILE, (0.90, 0.97, 0.80), strict=True):
+        save_run(store, name, accuracy=acc)
+    save_run(store, "Ada", status="interrupted")
+    at = _board()
+    assert not at.exception
+    # Escaped for markdown: each shows as the characters typed, never as a link, bold
+    # text or a 90 px span (tests/browser/test_browser_class_board.py reads the page).
+    assert _names_on(at) == [md_escape("Ada"), *(md_escape(n) for n in reversed(HOSTILE))]
+    assert not [m for m in at.markdown if m.value in HOSTILE]
+    texts = [m.value for m in at.markdown]
+    assert "interrupted at step 1" in texts
+    assert any(t.startswith("97.0 % (95 % interval") for t in texts)
+    at.radio(key="board_sort").set_value(SORTS[1]).run()
+    assert _names_on(at) == [md_escape(n) for n in (HOSTILE[1], HOSTILE[0], HOSTILE[2], "Ada")]
+    # Project the best four: projector mode on, the three runs with an accuracy, best first.
+    at.button(key="board_project").click().run()
+    assert at.session_state["projector"] is True
+    best = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert best == ["#### " + md_escape(HOSTILE[i]) for i in (1, 0, 2)]
+
+
+def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(store):
+    done = save_run(store, "Ada", owner="owner-ada", accuracy=None)
+    cut = save_run(store, "Bob", owner="owner-bob", status="interrupted")
+    viewer = wait_for_results(open_app({"run": done, "jobs": "store", "pace": "live"}))
+    assert not viewer.exception
+    heading = [m.value for m in viewer.markdown if m.value.startswith("### ")]
+    assert heading and heading[0].startswith("### K-CSVM: 96.0 % test, 2 steps")
+    assert any(i.value.startswith("Shared view") for i in viewer.info)
+    assert viewer.session_state["runs"][done].stored
+    owner = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    owner.session_state["owner"] = "owner-ada"
+    for key, value in {"run": done, "jobs": "store", "pace": "live"}.items():
+        owner.query_params[key] = value
+    owner = wait_for_results(owner.run())
+    assert not owner.exception
+    assert not [i for i in owner.info if i.value.startswith("Shared view")]
+    assert owner.button(key="stop").label.endswith("Stop")
+    # Cut off while it trained: its last step, said in words.
+    at = open_app({"run": cut, "jobs": "store", "pace": "live"})
+    for _ in range(30):
+        if any(m.value.startswith("### K-CSVM failed at step 1") for m in at.markdown):
+            break
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception
+    assert any("interrupted at step 1" in w.value for w in at.warning)
+    heading = [m.value for m in at.markdown if m.value.startswith("### ")]
+    assert heading == [
+        "### K-CSVM failed at step 1: Interrupted: the server stopped while it trained, its "
+        "last saved step is shown"
+    ]
+    # A link to a run that no store has still says so.
+    gone = open_app({"run": "deadbeef", "jobs": "store"})
+    assert any("no longer on the server" in w.value for w in gone.warning)
+
+
+def test_teacher_actions_need_the_key(sqlite_store, monkeypatch):
+    ada = save_run(sqlite_store, "Ada")
+    save_run(sqlite_store, "**bold**")
+    monkeypatch.delenv("CSVM_TEACHER_KEY", raising=False)
+    at = _board()
+    assert any(
+        "Teacher actions are off" in i.value and "CSVM_TEACHER_KEY" in i.value for i in at.info
+    )
+    assert not [b for b in at.button if b.key and b.key.startswith("board_hide_")]
+    monkeypatch.setenv("CSVM_TEACHER_KEY", KEY)
+    at = _board()
+    at.text_input(key="teacher_key").input("not the key").run()
+    assert any(e.value == "That is not the teacher key\\." for e in at.error)
+    assert not [b for b in at.button if b.key and b.key.startswith("board_hide_")]
+    at.text_input(key="teacher_key").input(KEY).run()
+    at.button(key=f"board_hide_{ada}").click().run()
+    assert md_escape("Ada") not in _names_on(at)
+    assert sqlite_store.get(ada).hidden  # off the board; its link still opens it
+    at.text_input(key="teacher_code").input("maths-7b").run()
+    at.button(key="teacher_set_code").click().run()
+    assert any(c.value.startswith("Runs of class maths\\-7b") for c in at.caption)
+    assert _names_on(at) == []  # runs before the code belong to no class
+    save_run(sqlite_store, "Ada", class_code="maths-7b")
+    at.run()
+    assert _names_on(at) == [md_escape("Ada")]
+    at.checkbox(key="teacher_sure").check().run()
+    at.button(key="teacher_clear").click().run()
+    assert _names_on(at) == []
+    # A student's session (no key) has no action on anyone's run.
+    student = _board()
+    assert not [
+        b for b in student.button if b.key and b.key.startswith(("board_hide_", "teacher_"))
+    ]
+
+
+def test_a_train_run_is_stored_with_its_display_name_and_opens_in_compare(sqlite_store):
+    at = open_app({"n_iter": "2", "n_train": "200", "baselines": "svm", "pace": "live"})
+    at.sidebar.text_input(key="display_name_box").input("evil\u202etxt").run()
+    assert any("U\\+202E" in e.value for e in at.sidebar.error)
+    at.sidebar.text_input(key="display_name_box").input(HOSTILE[1]).run()
+    assert not at.sidebar.error
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    run_id = at.session_state["current_run"]
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        stored = sqlite_store.get(run_id)
+        if stored is not None and stored.status == "done":
+            break
+        time.sleep(0.3)
+    assert stored is not None and stored.status == "done"
+    assert stored.name == HOSTILE[1]
+    assert stored.owned_by(at.session_state["owner"])
+    assert stored.owner == owner_hash(at.session_state["owner"]) != at.session_state["owner"]
+    assert stored.step == 2 and len(stored.history) == 2 and stored.filters.shape == (2, 5, 5)
+    # Another browser opens it (with an older run) in Compare, read-only.
+    other = save_run(sqlite_store, "Ada")
+    viewer = _board()
+    viewer.multiselect(key="board_compare").select(run_id).select(other).run()
+    viewer.button(key="board_compare_go").click().run()
+    assert not viewer.exception
+    assert set(viewer.session_state["runs"]) == {run_id, other}
+    assert not any(
+        r.owned_by(viewer.session_state["owner"]) for r in viewer.session_state["runs"].values()
+    )
+    assert [t.value for t in viewer.title] == ["Compare runs"]
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("Ada\nLovelace", "U+000A"),
+        ("Ada\tL", "U+0009"),
+        ("evil\u202etxt", "U+202E"),
+        ("zero\u200bwidth", "U+200B"),
+        ("x" * 41, "at most 40 characters"),
+    ],
+)
+def test_display_names_that_are_refused_say_why(text, problem):
+    name, said = check_display_name(text)
+    assert name == "" and problem in said
+
+
+def test_display_names_are_kept_as_typed_but_for_spaces():
+    assert check_display_name("  Ada   <b>L</b>  ") == ("Ada <b>L</b>", None)
+    assert check_display_name("x" * 40) == ("x" * 40, None)
+    assert check_display_name("") == ("", None)
