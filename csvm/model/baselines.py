@@ -462,15 +462,19 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                 params,
             ):
                 return self
+        self._check_learned(X4, y_index)
+        return self
+
+    def _check_learned(self, X4: np.ndarray, y_index: np.ndarray) -> None:
+        """Warn when the final weights score no better than chance (csvm.model.cnn_advice)."""
         warn_if_nothing_learned(
             self.history_,
             X4,
             y_index,
             lambda: self._accuracy(X4, y_index),
             float(self.lr),
-            stacklevel=4,  # _fit, fit, scikit-learn's fit wrapper, the caller
+            stacklevel=5,  # this, _fit, fit, scikit-learn's fit wrapper, the caller
         )
-        return self
 
     def _accuracy(self, X4: np.ndarray, y_index: np.ndarray) -> float:
         """Training accuracy of the current weights, in chunks (bounded memory)."""

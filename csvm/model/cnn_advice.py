@@ -39,14 +39,13 @@ def warn_if_unscaled(X4: np.ndarray, stacklevel: int) -> None:
 
 def advice(lr: float, peak: float, losses: Sequence[float], chance: float) -> str:
     """What to change after a run that ended at chance: the input's range first, then
-    lr when the loss is far above ``chance`` (the loss of answering the class frequencies)
-    or stuck, more epochs while it still falls.
+    lr when it is tiny or the loss is far above ``chance`` (the loss of answering the
+    class frequencies), more epochs while the loss still falls, else a smaller lr.
 
-    A loss far above chance means the steps overshoot.  Once the loss has stopped
-    falling near chance, it sits there whether lr is too large
-    (the steps overshoot and the sigmoid units saturate: lr=0.1 on a few hundred 8x8
-    digits, one seed in five) or far too small (the weights barely move), so the size of
-    lr itself decides which way to go.
+    A loss far above chance means the steps overshoot.  Once the loss has stopped falling
+    near chance, it sits there whether lr is too large (the sigmoid units saturate: lr=0.1
+    on a few hundred 8x8 digits, one seed in five) or far too small (the weights barely
+    move), so the size of lr itself decides which way to go.
     """
     if peak > INPUT_RANGE:
         return (
@@ -67,8 +66,7 @@ def advice(lr: float, peak: float, losses: Sequence[float], chance: float) -> st
     if len(losses) >= 2 and losses[-1] < 0.98 * losses[-2]:
         return (
             f"Its loss was still falling ({losses[-2]:.3g} -> {losses[-1]:.3g} in the last "
-            f"epoch): train for more than {len(losses)} epochs; if it stays near chance, "
-            f"try lr={lr / 10:g}."
+            f"epoch): train for more than {len(losses)} epochs."
         )
     return (
         f"The learning rate lr={lr:g} is likely too large: try lr={lr / 10:g} "

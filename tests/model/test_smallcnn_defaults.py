@@ -42,11 +42,14 @@ def test_scaled_pixels_train_without_a_warning(digits3):
     assert clf.score(X / 16, y) > 0.9
 
 
-def test_the_warning_is_raised_by_the_callers_line(digits3):
+def test_the_warnings_point_at_the_callers_line(digits3):
     X, y = digits3
     with pytest.warns(CSVMWarning, match="values reach") as record:
         SmallCNN(epochs=1, hidden=5).fit(X, y)
     assert record[0].filename == __file__
+    with pytest.warns(CSVMWarning, match="learned nothing") as record:
+        SmallCNN(epochs=2, hidden=5, lr=5.0, random_state=0).fit(X / 16, y)
+    assert [w.filename for w in record] == [__file__]
 
 
 @pytest.mark.parametrize(
