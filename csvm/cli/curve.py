@@ -1,20 +1,27 @@
-"""``python -m csvm curve``: test accuracy of several methods against the number of training
+"""``csvm curve``: test accuracy of several methods against the number of training
 images, each method tuned on a validation draw of its own (csvm.analysis.curves).
 
-    python -m csvm curve --dataset mnist --pair 3,5 --sizes 20,50,100,200,500 --seeds 3 \
-        --methods svm,kcsvm,layers,hog,mkl --out assets/runs/curve.json
-    python -m csvm curve ... --scheduler tcp://host:8786     # the cells on a Dask cluster
+    csvm curve --dataset mnist --pair 3,5 --sizes 20,50,100,200,500 --seeds 3 \
+        --methods svm,kcsvm,layers,hog,mkl --out assets/runs/curve.json --plot pictures/
+    csvm curve ... --scheduler tcp://host:8786     # the cells on a Dask cluster
+
+A line per cell on stdout with a bar and the time left on stderr (weighted by what each
+cell is expected to cost); then one row per method and size.  --out is checked writable
+before the first cell and rewritten after every cell; --plot DIR writes DIR/curve.html.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from csvm.cli.args import output_file, positive_int
+from csvm.cli.args import EXIT_STATUS, PROG, output_file, plot_dir, positive_int, report
 from csvm.exceptions import CSVMError
 
 __all__ = ["main_curve"]
@@ -51,8 +58,13 @@ def _pair(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m csvm curve", description=__doc__)
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__,
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--dataset", default="mnist-5k", help="dataset (default mnist-5k)")
     parser.add_argument("--pair", type=_pair, default=("3", "5"), help="two classes, e.g. 3,5")
     parser.add_argument("--sizes", type=_int_list, default=[20, 50, 100, 200])
@@ -65,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--out", type=output_file, default=None, help="write the curve as JSON (after every cell)"
+    )
+    parser.add_argument(
+        "--plot", type=plot_dir, default=None, metavar="DIR", help="write DIR/curve.html"
     )
     parser.add_argument(
         "--resume",
@@ -116,7 +131,32 @@ def _record(args, env, cells, seconds: float, complete: bool) -> dict[str, Any]:
 
 
 def _write(path: str, record: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    """Write the record whole or not at all (a temporary file renamed over ``path``): a
+    write that fails leaves the cells saved after the last cell as they were."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".curve-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _weights(args: argparse.Namespace, skip: list[tuple[str, int, int]]) -> list[float]:
+    """What each cell still to run is expected to cost, in run order: the saved curves'
+    measured seconds (csvm.analysis.curves.estimate_seconds) where every method has one,
+    else the size squared (the kernels and SVMs grow about with n²)."""
+    from csvm.analysis.curves import curve_cells, estimate_seconds, saved_curves
+
+    done = set(skip)
+    cells = [c for c in curve_cells(args.methods, args.sizes, range(args.seeds)) if c not in done]
+    records = [r for _, r in saved_curves() if isinstance(r, dict)]
+    seconds = [estimate_seconds([c], records) for c in cells]
+    if cells and all(s is not None for s in seconds):
+        return [float(s) for s in seconds]
+    return [float(n) ** 2 for _, n, _ in cells]
 
 
 def _print_rows(rows: list[dict[str, Any]]) -> None:
@@ -134,33 +174,53 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
         )
 
 
-def main_curve(argv: list[str]) -> int:
-    """Run the curve's cells, print one row per method and size, and save the JSON."""
-    from csvm.analysis.curves import run_curve, summarise_curve
+def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
+    """Run the curve's cells, print one row per method and size, and save the JSON; the
+    exit status (:mod:`csvm.cli.args`)."""
     from csvm.analysis.reproduced import environment
-    from csvm.parallel import backend
 
-    args = _parser().parse_args(argv)
+    args = _parser(prog).parse_args(argv)
     env = environment(["curve", *argv])
-    start = time.perf_counter()
     try:
         done = _earlier_cells(args)
-    except CSVMError as err:
-        print(f"error: {err}")
-        return 1
+        if args.plot:
+            from csvm.cli.plots import require_figures
+
+            require_figures()
+    except (CSVMError, ValueError) as err:
+        return report(prog, err)
+    try:
+        return _run(args, env, done, prog)
+    except (CSVMError, ValueError, OSError) as err:
+        return report(prog, err)
+
+
+def _run(args: argparse.Namespace, env: dict[str, Any], done: list[dict[str, Any]], prog) -> int:
+    from csvm.analysis.curves import run_curve, summarise_curve
+    from csvm.cli.progress import LineProgress
+    from csvm.parallel import backend
+
+    start = time.perf_counter()
     earlier = sum(c.get("seconds", 0.0) for c in done)
+    skip = [(c["method"], c.get("size", c["n_train"]), c["seed"]) for c in done]
+    bar = LineProgress(_weights(args, skip), unit="cells")
+    failed: list[OSError] = []
 
     def on_cell(index: int, cell: dict[str, Any]) -> None:
         done.append(cell)
-        print(
+        bar.line(
             f"  [{len(done)}] {cell['method']:7} n={cell['n_train']:<5} seed {cell['seed']}: "
             f"{100 * cell['test_accuracy']:.2f} % ({cell['seconds']:.1f} s)",
-            flush=True,
+            index=index,
         )
-        if args.out:  # after every cell: an interrupted run keeps what it measured
-            _write(args.out, _record(args, env, done, earlier + time.perf_counter() - start, False))
+        if args.out and not failed:  # after every cell: an interrupted run keeps its cells
+            try:
+                seconds = earlier + time.perf_counter() - start
+                _write(args.out, _record(args, env, done, seconds, False))
+            except OSError as err:  # say it once, keep running: the cells are printed
+                failed.append(err)
+                print(f"{prog}: warning: cannot write {args.out}: {err}", file=sys.stderr)
 
-    skip = [(c["method"], c.get("size", c["n_train"]), c["seed"]) for c in done]
     try:
         with backend(args.scheduler):
             run_curve(
@@ -174,11 +234,18 @@ def main_curve(argv: list[str]) -> int:
                 on_cell,
                 skip=skip,
             )
-    except CSVMError as err:
-        print(f"error: {err}")
-        return 1
-    _print_rows(summarise_curve(done))
+    finally:
+        if bar.done:
+            bar.close()
+    rows = summarise_curve(done)
+    _print_rows(rows)
     if args.out:
         _write(args.out, _record(args, env, done, earlier + time.perf_counter() - start, True))
         print(f"curve saved to {args.out}")
+    if args.plot:
+        from csvm.cli.plots import write_curve
+
+        title = f"{args.dataset}: {args.pair[0]} vs {args.pair[1]}"
+        for path in write_curve(args.plot, rows, title=title):
+            print(f"wrote {path}")
     return 0

@@ -1,65 +1,119 @@
 """The command line: ``csvm <command> ...`` (the console script) or ``python -m csvm``.
 
-Each sub-command is a function ``handler(argv: list[str]) -> int`` registered in
-:data:`COMMANDS`; it parses its own arguments.  Handlers import their module lazily so
-that ``csvm data list`` does not pay for the estimators.
+Each sub-command is a function ``handler(argv, prog) -> int`` registered in
+:data:`COMMANDS` with a one-line description; it parses its own arguments, with ``prog``
+("csvm train" or "python -m csvm train") in its usage lines.  Handlers import their module
+lazily so that ``csvm data list`` does not pay for the estimators.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["COMMANDS", "main"]
+from csvm._version import version
+from csvm.cli.args import EXIT_BAD_INPUT, EXIT_STATUS, PROG
+
+__all__ = ["COMMANDS", "Command", "help_text", "main"]
 
 
-def _data(argv: list[str]) -> int:
+class Command(NamedTuple):
+    """A sub-command: its handler and the line ``--help`` shows for it."""
+
+    handler: Callable[[list[str], str], int]
+    summary: str
+
+
+def _data(argv: list[str], prog: str) -> int:
     from csvm.data import main_data
 
-    return main_data(argv)
+    return main_data(argv, prog=prog)
 
 
-def _train(argv: list[str]) -> int:
+def _train(argv: list[str], prog: str) -> int:
     from csvm.cli.train import main_train
 
-    return main_train(argv)
+    return main_train(argv, prog=prog)
 
 
-def _reproduce(argv: list[str]) -> int:
+def _reproduce(argv: list[str], prog: str) -> int:
     from csvm.cli.reproduce import main_reproduce
 
-    return main_reproduce(argv)
+    return main_reproduce(argv, prog=prog)
 
 
-def _sweep(argv: list[str]) -> int:
+def _sweep(argv: list[str], prog: str) -> int:
     from csvm.cli.sweep import main_sweep
 
-    return main_sweep(argv)
+    return main_sweep(argv, prog=prog)
 
 
-def _curve(argv: list[str]) -> int:
+def _curve(argv: list[str], prog: str) -> int:
     from csvm.cli.curve import main_curve
 
-    return main_curve(argv)
+    return main_curve(argv, prog=prog)
 
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "data": _data,
-    "train": _train,
-    "reproduce": _reproduce,
-    "sweep": _sweep,
-    "curve": _curve,
+COMMANDS: dict[str, Command] = {
+    "data": Command(_data, "list the datasets and where they are, or download one"),
+    "train": Command(
+        _train, "train one CSVM (any setting a flag), printing each step and the test accuracy"
+    ),
+    "reproduce": Command(
+        _reproduce, "run a table of the thesis (or a study) and print it beside the published one"
+    ),
+    "sweep": Command(_sweep, "validation accuracy over a grid of two settings (CSV, heatmap)"),
+    "curve": Command(
+        _curve, "test accuracy of several methods against the number of training images"
+    ),
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``argv[0]`` to its sub-command; return the exit status."""
+def help_text(prog: str) -> str:
+    """``--help``: the usage, each command with its description, and the exit statuses."""
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        f"usage: {prog} <command> [options]",
+        "",
+        f"Convolutional SVMs (csvm {version()}) from the command line.",
+        f"Run '{prog} <command> -h' for a command's options.",
+        "",
+        "commands:",
+        *(f"  {name:<{width}}  {command.summary}" for name, command in COMMANDS.items()),
+        "",
+        "options:",
+        "  -h, --help  show this help and exit",
+        "  --version   show the version and exit",
+        "",
+        EXIT_STATUS,
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Dispatch ``argv[0]`` to its sub-command; return the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program's name (default ``sys.argv[1:]``).
+    prog : str, default="csvm"
+        The program's name as the user typed it, for usage lines ("python -m csvm" when
+        run as a module).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
-    usage = f"usage: csvm {{{','.join(COMMANDS)}}} ... (add -h for help)"
-    if not argv or argv[0] in ("-h", "--help"):
-        print(usage, file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
+    if argv and argv[0] in ("-h", "--help"):
+        print(help_text(prog))
+        return 0
+    if argv and argv[0] == "--version":
+        print(f"csvm {version()}")
+        return 0
+    usage = f"usage: {prog} {{{','.join(COMMANDS)}}} ... ({prog} --help describes them)"
+    if not argv:
+        print(f"{usage}\n{prog}: error: give a command", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if argv[0] not in COMMANDS:
-        print(f"{usage}\nerror: unknown command {argv[0]!r}", file=sys.stderr)
-        return 2
-    return COMMANDS[argv[0]](argv[1:])
+        print(f"{usage}\n{prog}: error: unknown command {argv[0]!r}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return COMMANDS[argv[0]].handler(argv[1:], f"{prog} {argv[0]}")

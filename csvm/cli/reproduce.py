@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import output_file, positive_int
+from csvm.cli.args import EXIT_STATUS, PROG, output_file, positive_int, report
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig
 
@@ -480,10 +480,13 @@ def _save(
         print(f"figures saved to {out}")
 
 
-def _run_target(args: argparse.Namespace, env: dict[str, Any] | None) -> list[str]:
-    """Run the chosen table and save its figures (``--out``); the lines to print."""
+def _run_target(
+    args: argparse.Namespace, env: dict[str, Any] | None
+) -> tuple[list[str], list[dict[str, Any]] | None, dict[str, Any]]:
+    """Run the chosen table: the lines to print, and the model rows and extra fields that
+    ``--out`` saves (None: mnist10 saved as it went)."""
     if args.table in ("mnist10", "mnist10-stack"):
-        return _reproduce_mnist10(args, env)  # saves as it goes
+        return _reproduce_mnist10(args, env), None, {}  # saves as it goes
     if args.table == "table3.1":
         with _cluster(args.scheduler):
             lines, models, extra = _reproduce_table31(
@@ -503,17 +506,17 @@ def _run_target(args: argparse.Namespace, env: dict[str, Any] | None) -> list[st
         lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
     else:
         lines, models, extra = _reproduce_pair(args.table, args.data_dir, args.seeds, args.epochs)
-    _save(args.out, args.table, models, env, extra)
-    return lines
+    return lines, models, extra
 
 
-def main_reproduce(argv: list[str]) -> int:
+def main_reproduce(argv: list[str], prog: str = f"{PROG} reproduce") -> int:
     """``python -m csvm reproduce table4.1|table4.4|table3.1|mnist10``: print this run's
     figures beside the thesis's (mnist10: beside the field's anchor); for tables 4.1 and 4.4
     also baselines tuned on the validation split, Wilson intervals and McNemar tests."""
     parser = argparse.ArgumentParser(
-        prog="python -m csvm reproduce",
+        prog=prog,
         description=__doc__,
+        epilog=EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -566,9 +569,10 @@ def main_reproduce(argv: list[str]) -> int:
 
         env = environment(["reproduce", *argv])
     try:
-        lines = _run_target(args, env)
-    except CSVMError as exc:
-        print(f"error: {exc}")
-        return 1
-    print("\n".join(lines))
+        lines, models, extra = _run_target(args, env)
+        print("\n".join(lines))  # before --out is written: a failed write loses nothing
+        if models is not None:
+            _save(args.out, args.table, models, env, extra)
+    except (CSVMError, OSError) as exc:
+        return report(prog, exc)
     return 0

@@ -1,31 +1,35 @@
-"""``python -m csvm sweep``: the Sweep page's grid from the command line.
+"""``csvm sweep``: the Sweep page's grid from the command line.
 
-    python -m csvm sweep --x lam=0.01,0.1,1 --y eta=0.01,0.1,1 --dataset mnist \\
-        --protocol thesis --pair 3 5 --n-iter 25 --out table4_2.csv
-    python -m csvm sweep --x degree=1,2,3,4,5 --y seed=0,1,2,3,4 ... --scheduler tcp://host:8786
+    csvm sweep --x lam=0.01,0.1,1 --y eta=0.01,0.1,1 --dataset mnist \\
+        --protocol thesis --pair 3 5 --n-iter 25 --out table4_2.csv --plot pictures/
+    csvm sweep --x degree=1,2,3,4,5 --y seed=0,1,2,3,4 ... --scheduler tcp://host:8786
 
 Every cell trains one CSVM with the base settings (every ``RunConfig`` setting is a flag)
 and the cell's two values, and is scored on the validation split, as on the Sweep page.
-The table of validation accuracies goes to stdout, progress to stderr, one row per cell to
-the CSV file.  With a ``seed`` axis the other axis's values also get mean ± std.
+The table of validation accuracies goes to stdout; a line per cell and a bar with the
+time left to stderr; one row per cell to the CSV file (checked writable before the first
+cell); the heatmap to DIR/sweep.html with --plot.  With a ``seed`` axis the other axis's
+values also get mean ± std.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
+import tempfile
 import time
 from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import output_file
+from csvm.cli.args import EXIT_STATUS, PROG, output_file, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
 
-__all__ = ["main_sweep", "parse_axis", "sweep_table"]
+__all__ = ["main_sweep", "parse_axis", "sweep_table", "write_csv"]
 
 
 def parse_axis(text: str) -> tuple[str, list]:
@@ -83,11 +87,11 @@ def sweep_table(
     return lines
 
 
-def main_sweep(argv: list[str]) -> int:
-    """Run a sweep from the command line; return the exit status."""
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m csvm sweep",
+        prog=prog,
         description=__doc__,
+        epilog=EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--x", required=True, metavar="NAME=V1,V2,...", help="columns")
@@ -105,30 +109,57 @@ def main_sweep(argv: list[str]) -> int:
     parser.add_argument(
         "--out", type=output_file, default=None, metavar="FILE.csv", help="one row per cell"
     )
+    parser.add_argument(
+        "--plot", type=plot_dir, default=None, metavar="DIR", help="write DIR/sweep.html"
+    )
     add_cli_arguments(parser, skip=("baselines", "classes", "multi_class"))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def write_csv(path: str, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` to ``path`` whole or not at all: into a temporary file beside it,
+    then renamed over it, so a failed write leaves any earlier file as it was."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".sweep-", suffix=".csv", dir=folder)
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main_sweep(argv: list[str], prog: str = f"{PROG} sweep") -> int:
+    """Run a sweep from the command line; return the exit status (:mod:`csvm.cli.args`)."""
+    args = _parser(prog).parse_args(argv)
     try:
         x, y = parse_axis(args.x), parse_axis(args.y)
         base = from_cli(args)
         if args.pair:
             base = base.replace(class_a=args.pair[0], class_b=args.pair[1])
         cells = sweep_configs(base.to_dict(), x[0], x[1], y[0], y[1])
+        if args.plot:
+            from csvm.cli.plots import require_figures
+
+            require_figures()
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report(prog, exc)
+    from csvm.cli.progress import LineProgress
+    from csvm.parallel import backend
+
     start = time.perf_counter()
+    bar = LineProgress([1.0] * len(cells), unit="cells", out=sys.stderr)
 
     def progress(i: int, result: dict[str, Any]) -> None:
         c = cells[i]
-        print(
+        bar.line(
             f"cell {i + 1}/{len(cells)} {x[0]}={c[x[0]]} {y[0]}={c[y[0]]}: validation "
-            f"{_pct(result['val_accuracy'])} % in {result['seconds']:.1f} s "
-            f"({time.perf_counter() - start:.0f} s so far)",
-            file=sys.stderr,
-            flush=True,
+            f"{_pct(result['val_accuracy'])} % in {result['seconds']:.1f} s",
+            index=i,
         )
-
-    from csvm.parallel import backend
 
     try:
         with backend(args.scheduler):
@@ -136,18 +167,29 @@ def main_sweep(argv: list[str]) -> int:
                 cells, n_jobs=args.n_jobs, data_dir=args.data_dir, on_result=progress
             )
     except (CSVMError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return report(prog, exc)
+    finally:
+        if bar.done:
+            bar.close()
     print("\n".join(sweep_table(x, y, results)))
     print(
         f"\nvalidation accuracy %; † diverged (scored at its best state); "
         f"{len(cells)} cells in {time.perf_counter() - start:.0f} s"
     )
-    if args.out:
-        rows = sweep_rows(cells, results, x[0], y[0])
-        with open(args.out, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        print(f"wrote {args.out}")
+    return _save(args, cells, results, x, y, prog)
+
+
+def _save(args, cells, results, x, y, prog: str) -> int:
+    """Write --out and --plot after the table is printed: a failed write loses no result."""
+    try:
+        if args.out:
+            write_csv(args.out, sweep_rows(cells, results, x[0], y[0]))
+            print(f"wrote {args.out}")
+        if args.plot:
+            from csvm.cli.plots import write_sweep
+
+            for path in write_sweep(args.plot, x, y, results):
+                print(f"wrote {path}")
+    except OSError as exc:
+        return report(prog, exc)
     return 0

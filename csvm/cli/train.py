@@ -1,4 +1,12 @@
-"""``csvm train``: one run of any RunConfig from the command line (every field a flag)."""
+"""``csvm train``: one run of any RunConfig from the command line (every field a flag).
+
+    csvm train --dataset mnist-5k --pair 3 5 --n-iter 10
+    csvm train --classes 0,1,2 --multi-class ovr --n-train 300 --plot pictures/
+
+Each recorded step is a line on stdout, with a bar and the time left on stderr; the test
+accuracy ends the output.  ``--plot DIR`` also writes the learned filters, the objective
+and train accuracy as pictures (csvm.cli.plots).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import argparse
 import sys
 from typing import Any
 
+from csvm.cli.args import EXIT_STATUS, PROG, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, from_cli
 
@@ -28,50 +37,91 @@ def _say_if_fewer(asked: int | None, got: int, dataset: str) -> None:
         )
 
 
-def main_train(argv: list[str]) -> int:
-    """``python -m csvm train``: train one CSVM and print each step and the accuracies.
+def _step_line(event: dict[str, Any], multiclass: bool) -> str:
+    # A multi-class run interleaves its sub-problems: name each step's.
+    return (
+        (f"{_pair_label(event)} " if multiclass else "")
+        + f"{event['iteration']:4d} {event['step']:9s} objective {event['objective']:.6g}  "
+        f"train acc {100 * event['train_accuracy']:.1f} %  |f| {event['filter_norm']:.3g}"
+    )
 
-    Every setting of :class:`csvm.runs.config.RunConfig` is a flag (``--n-iter``, ``--C``, …),
-    checked against the same table as the app's widgets and URLs.
-    """
-    parser = argparse.ArgumentParser(prog="python -m csvm train")
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__,
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
     )
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--plot",
+        type=plot_dir,
+        default=None,
+        metavar="DIR",
+        help="write filters.svg, objective.svg and progress.svg (and objectives.html for "
+        "several classes) into DIR, created if missing",
+    )
     add_cli_arguments(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
+    """``csvm train``: train one CSVM and print each step and the accuracies.
+
+    Every setting of :class:`csvm.runs.config.RunConfig` is a flag (``--n-iter``, ``--C``, …),
+    checked against the same table as the app's widgets and URLs.  Returns the exit status
+    (:mod:`csvm.cli.args`).
+    """
+    args = _parser(prog).parse_args(argv)
     config = from_cli(args)
     if args.pair:
         config = config.replace(class_a=args.pair[0], class_b=args.pair[1])
-    from csvm.runs.targets import load_data
+    from csvm.cli.progress import LineProgress
+    from csvm.runs.targets import load_data, steps_total
 
+    events: list[dict[str, Any]] = []
     try:
         errors = config.problems()
         if errors:
             raise ValueError(" ".join(errors))
+        if args.plot:
+            from csvm.cli.plots import require_figures
+
+            require_figures()
         data = load_data(config, args.data_dir)
         _say_if_fewer(config.n_train, len(data.y_train), config.dataset)
         clf = config.build_estimator(data.image_shape)
-        clf.fit(
-            data.X_train,
-            data.y_train,
-            callback=lambda e: (
-                print(
-                    # A multi-class run interleaves its sub-problems: name each step's.
-                    (f"{_pair_label(e)} " if config.multiclass else "")
-                    + f"{e['iteration']:4d} {e['step']:9s} objective {e['objective']:.6g}  "
-                    f"train acc {100 * e['train_accuracy']:.1f} %  |f| {e['filter_norm']:.3g}"
-                )
-                if e["kind"] in ("iteration", "half_step")
-                else None
-            ),
-        )
-    except (CSVMError, ValueError) as exc:
-        print(f"error: {exc}")
-        return 1
+        bar = LineProgress([1.0] * steps_total(config), unit="steps")
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event["kind"] in ("iteration", "half_step"):
+                events.append({k: v for k, v in event.items() if k != "filters"})
+                bar.line(_step_line(event, config.multiclass))
+
+        try:
+            clf.fit(data.X_train, data.y_train, callback=on_event)
+        finally:
+            if bar.done:  # a run refused before its first step has no bar to close
+                bar.close()
+            if args.plot and hasattr(clf, "filters_"):
+                _plot(args.plot, clf, events, config)
+    except (CSVMError, ValueError, OSError) as exc:
+        return report(prog, exc)
     print(
         f"test accuracy {100 * clf.score(data.X_test, data.y_test):.2f} % "
         f"({len(data.y_test)} test images)"
     )
     return 0
+
+
+def _plot(folder: str, clf, events: list[dict[str, Any]], config) -> None:
+    """Write the run's pictures (also after a divergence: the best state was kept)."""
+    from csvm.cli.plots import write_training
+
+    title = f"{config.dataset}: "
+    for path in write_training(folder, clf.filters_, events, title=title):
+        print(f"wrote {path}", file=sys.stderr)

@@ -129,5 +129,5 @@ def test_the_cli_writes_after_every_cell_and_resumes_where_it_stopped(tmp_path, 
     second = json.loads(out.read_text())
     assert [c["seed"] for c in second["cells"]] == [0, 1]
     assert second["cells"][0] == first["cells"][0]
-    assert main(["curve", "--pair", "4,9", "--sizes", "20", "--out", str(out), "--resume"]) == 1
-    assert "holds a curve of mnist-5k" in capsys.readouterr().out
+    assert main(["curve", "--pair", "4,9", "--sizes", "20", "--out", str(out), "--resume"]) == 2
+    assert "holds a curve of mnist-5k" in capsys.readouterr().err

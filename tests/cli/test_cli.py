@@ -24,13 +24,15 @@ def test_train_runs_several_classes_and_names_each_sub_problem(capsys):
 
 
 def test_train_refuses_bad_settings(capsys):
-    assert main(["train", "--dataset", "digits", "--filter-size", "9"]) == 1
-    assert "larger than the image" in capsys.readouterr().out
+    assert main(["train", "--dataset", "digits", "--filter-size", "9"]) == 2
+    printed = capsys.readouterr()
+    assert "csvm train: error:" in printed.err and "larger than the image" in printed.err
+    assert printed.out == "" and "Traceback" not in printed.err
 
 
 def test_reproduce_without_files_says_how_to_get_them(tmp_path, capsys):
-    assert main(["reproduce", "table4.1", "--data-dir", str(tmp_path)]) == 1
-    assert "python -m csvm data fetch mnist" in capsys.readouterr().out
+    assert main(["reproduce", "table4.1", "--data-dir", str(tmp_path)]) == 2
+    assert "python -m csvm data fetch mnist" in capsys.readouterr().err
 
 
 def test_unknown_command_shows_usage(capsys):

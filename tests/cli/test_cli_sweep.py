@@ -29,7 +29,9 @@ def test_a_2x2_grid_equals_the_library_sweep(tmp_path, capsys):
     # The table: one row per eta, one column per lam, accuracies in per cent.
     table = [line for line in printed.out.splitlines() if line.startswith("| 0.")]
     assert len(table) == 2 and f"{100 * expected[0]['val_accuracy']:.2f}" in table[0]
-    assert printed.err.count("cell ") == 4  # progress on stderr, one line per cell
+    cell_lines = [line for line in printed.err.splitlines() if line.startswith("cell ")]
+    assert len(cell_lines) == 4  # progress on stderr, one line per cell, and the bar's ETA
+    assert "4/4 cells" in printed.err and "ETA" in printed.err
 
 
 def test_a_seed_axis_adds_mean_and_spread(capsys):
