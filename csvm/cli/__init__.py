@@ -1,4 +1,4 @@
-"""The command line of :mod:`csvm` (``csvm train|sweep|reproduce|data``): :func:`main`
+"""The command line of :mod:`csvm` (``csvm data|train|reproduce|sweep|curve``): :func:`main`
 dispatches to one module per command."""
 
 from csvm.cli.main import main
