@@ -73,8 +73,8 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     Every parameter is keyword-only and checked by ``fit`` against
     ``_parameter_constraints``.  The defaults are the thesis's network for MNIST (5x5
     filter, 500 sigmoid hidden units, lr 0.1), which expects pixels scaled to [0, 1]:
-    ``fit`` warns when X's values reach beyond ±4 (raw 0-16 digits trained to 31-59 %),
-    and says which way to move ``lr`` when training ends at chance.
+    ``fit`` warns when X's values reach beyond ±2 (on raw 0-16 digits three seeds in five
+    ended near chance), and says what to change when training ends at chance.
 
     Parameters
     ----------
