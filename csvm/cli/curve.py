@@ -195,7 +195,10 @@ def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
         return report(prog, err)
 
 
-def _run(args: argparse.Namespace, env: dict[str, Any], done: list[dict[str, Any]], prog) -> int:
+def _run(
+    args: argparse.Namespace, env: dict[str, Any], done: list[dict[str, Any]], prog: str
+) -> int:
+    """The cells still to run, with their lines and bar; then the rows, --out and --plot."""
     from csvm.analysis.curves import run_curve, summarise_curve
     from csvm.cli.progress import LineProgress
     from csvm.parallel import backend
