@@ -23,6 +23,7 @@ from explorer.owner_cookie import COOKIE, valid_token
 from explorer.playground import carry_params
 from explorer.rate_limit import client_address as address_of
 from explorer.rate_limit import trusted_proxies
+from explorer.run_registry import owner_shown
 from explorer.state import Playback, Run
 
 _POOL: JobPool | None = None
@@ -452,7 +453,7 @@ def reattach(run_id: str, jobs: str) -> str | None:
     # replaying from step 0 kept a second browser 8-9 s behind at load 8
     # (bench/bench_controls.py), and the worker's last step would give the ending away.
     recorded = len(step_events(views["csvm"].events, every_sub_problem=config.multiclass))
-    shown = _SHOWN.get(run_id)
+    shown = owner_shown(run_id)
     play = playback(runs()[run_id])
     play.cursor = play.target = recorded if shown is None else min(shown, recorded)
     if foreign:
@@ -524,24 +525,6 @@ DEFAULT_PACE = "1 s per step"
 def pace_seconds() -> float:
     """The chosen pace: seconds between shown steps (0: live)."""
     return PACES[st.session_state.get("pace", DEFAULT_PACE)]
-
-
-#: The step each run's owner page shows now, by run id (server-wide, bounded): where a
-#: shared view or the owner's reload joins the run.
-_SHOWN: dict[str, int] = {}
-_SHOWN_MAX = 2000
-_SHOWN_LOCK = threading.Lock()
-
-
-def publish_shown(run: Run, shown: int) -> None:
-    """The owner's page shows ``shown`` steps of ``run`` (a viewer joining starts there)."""
-    if not owns(run):
-        return
-    with _SHOWN_LOCK:  # every session's script thread writes here
-        _SHOWN.pop(run.id, None)  # re-inserted last: the oldest entries go first
-        _SHOWN[run.id] = shown
-        while len(_SHOWN) > _SHOWN_MAX:
-            _SHOWN.pop(next(iter(_SHOWN)))
 
 
 def playback(run: Run) -> Playback:

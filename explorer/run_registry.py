@@ -1,64 +1,82 @@
 """What a run's owner page publishes for every other page of the same run (server-wide,
-bounded): its ablation job, and whether it is paused and at which step.
+bounded): the step it shows, whether it is paused there, and its ablation job.
 
 A shared view or the owner's reload makes a new ``Run`` and a new playback for the same run
-id.  It used to start without the ablation (a shared view showed no verdict and no table)
-and playing (a reload of a paused run ran on to the ending).  The owner's page publishes
-both here, and every other page of the run finds them by the run's id.
+id.  It used to start without the ablation (a shared view showed no verdict and no table),
+playing (a reload of a paused run ran on to the ending) and from step 0 (8-9 s behind the
+owner at load 8).  The owner's page publishes all three here, in one record per run, and
+every other page of the run finds them by the run's id.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from explorer.state import Playback, Run
 
-__all__ = ["ablation_job", "follow_owner", "publish_ablation", "publish_pause"]
+__all__ = [
+    "ablation_job",
+    "follow_owner",
+    "owner_shown",
+    "publish_ablation",
+    "publish_owner_view",
+]
 
-_MAX = 2000
+#: Runs remembered; the least recently published go first.
+MAX_RUNS = 2000
 _LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
-class _Pause:
-    paused: bool
-    shown: int
+class _Published:
+    shown: int | None = None  # steps the owner's page shows (None: not yet published)
+    paused: bool = False
+    ablation: str | None = None
 
 
-_ABLATIONS: dict[str, str] = {}
-_PAUSES: dict[str, _Pause] = {}
+_RUNS: dict[str, _Published] = {}
 
 
-def _put(table: dict, key: str, value) -> None:
+def _update(run_id: str, **fields) -> None:
     with _LOCK:  # every session's script thread writes here
-        table.pop(key, None)  # re-inserted last: the oldest entries go first
-        table[key] = value
-        while len(table) > _MAX:
-            table.pop(next(iter(table)))
+        entry = _RUNS.pop(run_id, _Published())  # re-inserted last: the oldest go first
+        _RUNS[run_id] = replace(entry, **fields)
+        while len(_RUNS) > MAX_RUNS:
+            _RUNS.pop(next(iter(_RUNS)))
+
+
+def _get(run_id: str) -> _Published | None:
+    with _LOCK:
+        return _RUNS.get(run_id)
 
 
 def publish_ablation(run: Run, job: str) -> None:
     """``job`` is ``run``'s ablation."""
     run.ablation = job
-    _put(_ABLATIONS, run.id, job)
+    _update(run.id, ablation=job)
 
 
 def ablation_job(run: Run) -> str | None:
     """The run's ablation job: its own, or the one its owner's page started."""
     if run.ablation is None:
-        with _LOCK:
-            run.ablation = _ABLATIONS.get(run.id)
+        entry = _get(run.id)
+        run.ablation = entry.ablation if entry is not None else None
     return run.ablation
 
 
-def publish_pause(run: Run, play: Playback) -> None:
-    """The owner's page is paused (or not) showing ``play.shown()`` steps."""
-    entry = _Pause(play.paused, play.shown())
-    with _LOCK:
-        unchanged = _PAUSES.get(run.id) == entry
-    if not unchanged:
-        _put(_PAUSES, run.id, entry)
+def publish_owner_view(run: Run, play: Playback, shown: int) -> None:
+    """The owner's page shows ``shown`` steps of ``run``, paused there or not."""
+    entry = _get(run.id)
+    if entry is None or (entry.shown, entry.paused) != (shown, play.paused):
+        _update(run.id, shown=shown, paused=play.paused)
+
+
+def owner_shown(run_id: str) -> int | None:
+    """The steps the owner's page last showed (None: it never published): where a viewer
+    joining the run starts."""
+    entry = _get(run_id)
+    return entry.shown if entry is not None else None
 
 
 def follow_owner(run: Run, play: Playback, owner_page: bool) -> None:
@@ -68,9 +86,8 @@ def follow_owner(run: Run, play: Playback, owner_page: bool) -> None:
     state once, then its own buttons rule); otherwise a shared view, which follows the
     owner's page at every tick.
     """
-    with _LOCK:
-        entry = _PAUSES.get(run.id)
-    if entry is None:
+    entry = _get(run.id)
+    if entry is None or entry.shown is None:
         return
     if entry.paused and not play.paused:
         play.cursor = min(play.cursor, entry.shown)

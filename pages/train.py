@@ -33,7 +33,6 @@ from explorer.common import (
     playback,
     poll_run,
     presets,
-    publish_shown,
     reattach,
     runs,
     submit_run,
@@ -42,7 +41,7 @@ from explorer.common import (
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
 from explorer.reload import reload_run
-from explorer.run_registry import follow_owner, publish_pause
+from explorer.run_registry import follow_owner, publish_owner_view
 from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,
@@ -443,9 +442,8 @@ def _watch(run: Run, stale: bool) -> bool:
         if not owns(run):  # a shared view pauses and resumes with the owner's page
             follow_owner(run, play, owner_page=False)
         shown = steps[: play.advance(len(steps), pace_seconds(), time.monotonic())]
-        publish_shown(run, len(shown))
         if owns(run):
-            publish_pause(run, play)
+            publish_owner_view(run, play, len(shown))
         with st.container(key="stale" if stale else "live"):
             live_panel(run, views, shown)
 

@@ -85,6 +85,7 @@ def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
     import time
 
     from explorer import common
+    from explorer.run_registry import owner_shown
 
     owner = open_app(SMALL_RUN | {"n_iter": "6", "pace": "2 s per step"})
     owner.button(key="start").click().run()
@@ -93,10 +94,10 @@ def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
     while time.time() < deadline:  # the worker records every step; the page shows one
         owner.run()
         view = common.get_pool().get(owner.session_state["runs"][run_id].jobs["csvm"])
-        if view.state == "done" and common._SHOWN.get(run_id, 0) >= 1:
+        if view.state == "done" and (owner_shown(run_id) or 0) >= 1:
             break
         time.sleep(0.3)
-    shown = common._SHOWN[run_id]
+    shown = owner_shown(run_id)
     assert 1 <= shown < 6
     url = {k: query(owner, k) for k in owner.query_params}
     viewer = open_app(url)
@@ -140,13 +141,13 @@ def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_it
     the ending; when the owner resumes, the shared view plays on."""
     import time
 
-    from explorer import common
+    from explorer.run_registry import owner_shown
 
     owner = open_app(SMALL_RUN | {"n_iter": "6", "pace": "2 s per step"})
     owner.button(key="start").click().run()
     run_id = owner.session_state["current_run"]
     deadline = time.time() + 60
-    while time.time() < deadline and common._SHOWN.get(run_id, 0) < 1:
+    while time.time() < deadline and (owner_shown(run_id) or 0) < 1:
         owner.run()
         time.sleep(0.3)
     owner.button(key="pause").click().run()
