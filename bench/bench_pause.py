@@ -1,6 +1,7 @@
 """Pause on the Classroom presets on a loaded machine, in a real browser (issue 33).
 
     python -m bench.bench_pause [--load 8] [--repeats 3]
+    CSVM_BENCH_PRESET="two layers" python -m bench.bench_pause   # the presets whose name has it
 
 For each Classroom preset (the teaching set's and the two digit presets) at the default
 pace of one step a second: `streamlit run app.py` headless on a free port, Playwright
@@ -55,7 +56,8 @@ def preset_urls() -> dict[str, str]:
         if config.dataset in ("shapes", "mnist-5k") and not problems:
             query = "&".join(f"{k}={v}" for k, v in to_query(config).items())
             out[preset["name"]] = "/?" + query
-    return out
+    only = os.environ.get("CSVM_BENCH_PRESET", "")
+    return {name: url for name, url in out.items() if only.lower() in name.lower()}
 
 
 def _step_times(page, until: int, timeout: float = 60.0) -> list[float]:

@@ -8,12 +8,13 @@ No Streamlit here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from csvm.figures.chart_svg import MAX_SCALE
-from csvm.figures.filter_svg import _colour_bar, _plane, _text, symmetric_limit
+from csvm.figures.filter_svg import _SCALES, _colour_bar, _lut, _text, symmetric_limit
 from csvm.figures.image_html import _cell, _heading, _levels, _sizes, _viridis, png_data_uri
 from csvm.figures.text import plain
 
@@ -73,7 +74,7 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
         names = [f"layer {layer} filter {i + 1}, map {m + 1}" for m in range(c)]
         for m in range(c):
             x = x0 + m * (q + 0.5) * unit
-            parts.append(_plane(f[i, m], x, y0, unit, vmax, "weight", False, names, m))
+            parts.append(_plane_image(f[i, m], x, y0, unit, vmax, names[m]))
     height = head + rows * (block_h + 12)
     bar_x = _WIDTH - room + 10
     parts.append(
@@ -86,6 +87,37 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
         f'aria-label="{plain(title)}" viewBox="0 0 {_WIDTH} {height:.0f}" width="100%" '
         f'style="font-family:inherit;height:auto;max-width:{MAX_SCALE * _WIDTH:.0f}px">'
         f"{''.join(parts)}</svg>"
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _rgb_lut(scale: str) -> np.ndarray:
+    """A colour scale's 257 levels (:func:`csvm.figures.filter_svg._lut`) as 8-bit RGB."""
+    return np.array(
+        [[int(float(v)) for v in colour[4:-1].split(",")] for colour in _lut(_SCALES[scale])],
+        dtype=np.uint8,
+    )
+
+
+def _plane_image(plane: np.ndarray, x: float, y: float, unit: float, vmax: float, name: str):
+    """One plane as a pixelated PNG in the SVG, its values in the plane's tooltip.
+
+    A later layer has hundreds of cells (8 filters over 8 maps of 3 × 3 is 576); one
+    ``<rect>`` and ``<title>`` each made a 97 kB figure that a loaded browser re-parsed
+    on every live tick, and that (bench_pause) is what made the stack's page fall behind
+    its pace and miss Pause clicks.  An image per plane is about a sixth of that.
+    """
+    p, q = plane.shape
+    finite = np.isfinite(plane)
+    t = np.clip((np.where(finite, plane, 0.0) / vmax + 1) / 2, 0, 1)
+    pixels = _rgb_lut("weight")[np.rint(t * 256).astype(int)]
+    pixels[~finite] = 136  # #888: a diverged value has no colour on the scale
+    rows = " / ".join(" ".join(f"{v:.4f}" for v in row) for row in plane)
+    return (
+        f'<g class="plane"><image x="{x:.1f}" y="{y:.1f}" width="{q * unit:.1f}" '
+        f'height="{p * unit:.1f}" preserveAspectRatio="none" style="image-rendering:pixelated" '
+        f'href="{png_data_uri(pixels)}"><title>{plain(name)} (rows top to bottom): '
+        f"{rows}</title></image></g>"
     )
 
 

@@ -133,12 +133,17 @@ def test_feature_maps_show_each_image_and_its_maps_on_one_viridis_scale():
 
 
 def test_a_later_layer_draws_every_plane_of_every_filter_on_one_scale():
-    from csvm.figures.layers_svg import layer_filters_svg
+    from csvm.figures.layers_svg import _rgb_lut, layer_filters_svg
 
     f = np.arange(2 * 3 * 3 * 3, dtype=float).reshape(2, 3, 3, 3) - 20
     svg = layer_filters_svg(f, 2, large=True)
     assert svg.count('<g class="plane">') == 6
-    assert "layer 2 filter 2, map 3, row 2, column 2: 33.0000" in svg
+    assert "layer 2 filter 2, map 3 (rows top to bottom): 25.0000 26.0000" in svg
+    pixels = [_decode(u) for u in re.findall(r'href="(data:image/png;base64,[^"]+)"', svg)]
+    assert len(pixels) == 6 and pixels[0].shape == (3, 3, 3)  # one small PNG per plane
+    lut = _rgb_lut("weight")
+    assert (pixels[5][2, 2] == lut[256]).all()  # 33, the largest |w|: the scale's top
+    assert (pixels[0][0, 0] == lut[round((1 - 20 / 33) / 2 * 256)]).all()  # -20
     assert "Layer 2: 2 filters, each over layer 1&#x27;s 3 maps" in svg
     assert ">weight</text>" in svg and ">33</text>" not in svg  # a bar, no written values
 
