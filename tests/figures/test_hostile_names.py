@@ -237,6 +237,8 @@ NO_TEXT = {
     "filter_shape_match",
     "shape_match_svg",
     "shapes_svg",
+    # Wraps a figure's markup (escaped where it was drawn) as an <img>.
+    "svg_as_image",
 }
 
 
