@@ -74,6 +74,9 @@ _PROBLEM: str | None = None
 _OPENED = False
 _THREAD: threading.Thread | None = None
 _LAST_RECOVER = 0.0
+_TRIED = 0.0
+#: Seconds before a store that could not be opened is tried again.
+RETRY_SECONDS = 300.0
 
 _GONE = (
     "The run in this link is no longer on the server (it finished long ago or the "
@@ -104,22 +107,33 @@ def get_store() -> RunStore | None:
 
     The app runs without its store: training is never refused for it.
     """
-    global _STORE, _PROBLEM, _OPENED, _THREAD
+    global _STORE, _PROBLEM, _OPENED, _THREAD, _TRIED
     with _LOCK:
-        if not _OPENED:
-            _OPENED = True
-            try:
-                _STORE = open_store(server_id=server_id())
-                _STORE.recover(stale_after=STALE_SECONDS)
-            except StoreError as exc:
-                _STORE, _PROBLEM = None, str(exc)
-                log.warning("The run store is off: %s", exc)
+        # A store that could not be opened is tried again now and then (a database that
+        # starts after the app); each try may wait for the connection's 10 s timeout.
+        if not _OPENED or (_STORE is None and time.monotonic() - _TRIED > RETRY_SECONDS):
+            _OPENED, _TRIED = True, time.monotonic()
+            _STORE, _PROBLEM = _open()
             if _STORE is not None and (_THREAD is None or not _THREAD.is_alive()):
                 _THREAD = threading.Thread(
                     target=_record_forever, name="csvm-run-store", daemon=True
                 )
                 _THREAD.start()
         return _STORE
+
+
+def _open() -> tuple[RunStore | None, str | None]:
+    """The store ``CSVM_RUN_STORE`` names, its left-overs marked interrupted; or why not."""
+    store = None
+    try:
+        store = open_store(server_id=server_id())
+        store.recover(stale_after=STALE_SECONDS)
+    except StoreError as exc:
+        if store is not None:
+            store.close()
+        log.warning("The run store is off: %s", exc)
+        return None, str(exc)
+    return store, None
 
 
 def reopen_store() -> RunStore | None:

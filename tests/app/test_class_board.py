@@ -221,3 +221,16 @@ def test_display_names_are_kept_as_typed_but_for_spaces():
     assert check_display_name("  Ada   <b>L</b>  ") == ("Ada <b>L</b>", None)
     assert check_display_name("x" * 40) == ("x" * 40, None)
     assert check_display_name("") == ("", None)
+
+
+def test_a_store_that_cannot_be_opened_leaves_the_app_working_and_says_why():
+    for _ in _use("mysql://teacher@db/runs"):  # not a store URL: refused by name
+        at = _board()
+        assert not at.exception
+        assert any(
+            "run store could not be opened" in w.value and "CSVM\\_RUN\\_STORE" in w.value
+            for w in at.warning
+        )
+        link = open_app({"run": "deadbeef", "jobs": "store"})
+        assert not link.exception
+        assert any("no longer on the server" in w.value for w in link.warning)
