@@ -54,11 +54,13 @@ ENV_ADDRESS = "CSVM_RERUNS_PER_ADDRESS"
 ENV_TRUST = "CSVM_TRUST_FORWARDED"
 
 # A live page ticks about once a second and a student clicks a few times a second at
-# most; 3 a second with a burst of 10 leaves both untouched.  One address: 8 a second
-# with a burst of 30 is a few students sharing a router; a class behind one router
-# raises it (README).  Measured in bench/bench_flood.py (docs/benchmarks.md).
+# most; 3 a second with a burst of 10 leaves both untouched.  One address: 5 a second
+# with a burst of 15 is a few students sharing a router; a class behind one router
+# raises it (README).  With five flooding tabs on one address a fresh page took 2.6 s
+# at 5:15 and 3.0-7.0 s at 8:30 on two loaded cores (bench/bench_flood.py,
+# docs/benchmarks.md).
 _DEFAULT_SESSION = (3.0, 10.0)
-_DEFAULT_ADDRESS = (8.0, 30.0)
+_DEFAULT_ADDRESS = (5.0, 15.0)
 # Addresses whose buckets are kept (a full, idle bucket is dropped first).
 _MAX_ADDRESSES = 4096
 # Messages held behind a rerun before the connection counts as abusive and is closed.

@@ -231,13 +231,16 @@ class StreamlitClient:
         or a whole-page run it asked for, has finished)."""
         page = Page()
         deadline = time.monotonic() + timeout
+        fragment_run = fragment  # the next run to start is the fragment's own
         while time.monotonic() < deadline:
             for msg in self.messages(max(0.05, deadline - time.monotonic())):
                 kind = msg.WhichOneof("type")
                 if kind == "new_session":
-                    self.started += 1
+                    if not fragment_run:  # a whole-page run registers its fragments again
+                        self.started += 1
+                        self.auto_reruns.clear()
+                    fragment_run = False
                     self.page_hash = msg.new_session.page_script_hash or self.page_hash
-                    self.auto_reruns.clear()  # a whole-page run registers its own again
                     page = Page()  # a fresh run's elements
                 elif kind == "auto_rerun":
                     self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
