@@ -214,13 +214,22 @@ def track(run: Run, name: str = "", class_code: str | None = None) -> None:
         _RECORDING[run.id] = entry
 
 
+#: Whether the thread records (tests turn it off under :data:`_ROUND` and call
+#: :func:`record_once` themselves, with their own clock).
+_BACKGROUND = True
+_ROUND = threading.Lock()
+
+
 def _record_forever() -> None:
     while True:
         time.sleep(_WATCH_SECONDS)
-        try:
-            record_once()
-        except Exception:  # noqa: BLE001 - the thread must outlive one bad round
-            log.exception("Recording runs failed this round")
+        with _ROUND:
+            if not _BACKGROUND:
+                continue
+            try:
+                record_once()
+            except Exception:  # noqa: BLE001 - the thread must outlive one bad round
+                log.exception("Recording runs failed this round")
 
 
 def record_once(now: float | None = None) -> None:
@@ -231,6 +240,10 @@ def record_once(now: float | None = None) -> None:
         return
     now = time.monotonic() if now is None else now
     pool = get_pool()
+    if getattr(pool, "_closed", False):
+        # The server is stopping (SIGTERM): its pool marked every job "stopped", which is
+        # not how those runs ended.  Left "running", the next server marks them interrupted.
+        return
     with _LOCK:
         entries = list(_RECORDING.values())
     for entry in entries:
