@@ -290,10 +290,12 @@ def _last_filters(steps: list[dict[str, Any]], entry: _Recorded) -> np.ndarray |
 
 
 def _checkpoint(store: RunStore, entry: _Recorded, views: dict, now: float) -> None:
+    if now - entry.written_at < CHECKPOINT_SECONDS:
+        return
     view = views.get("csvm")
     steps = step_events(view.events, every_sub_problem=entry.config.multiclass) if view else []
-    if len(steps) == entry.written_step or now - entry.written_at < CHECKPOINT_SECONDS:
-        return
+    if len(steps) == entry.written_step:
+        return  # paused, or between steps: nothing new
     store.checkpoint(
         entry.run_id,
         entry.config,
