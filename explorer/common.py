@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -14,6 +17,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.figures.image_html import image_grid_html
+from csvm.figures.svg_image import svg_as_image
 from csvm.jobs import JobPool, PoolSettings, QuotaExceeded
 from csvm.runs.config import SPECS, RunConfig, parse
 from csvm.runs.presets import load_presets
@@ -75,12 +79,33 @@ def table(data: Any, **options: Any) -> None:
     st.table(styler.hide(axis="index") if options.get("hide_index") else styler)
 
 
+#: Whether the figures drawn now change at the next tick (see :func:`playing`).
+_PLAYING: contextvars.ContextVar[bool] = contextvars.ContextVar("csvm_playing", default=False)
+
+
+@contextlib.contextmanager
+def playing(moving: bool) -> Iterator[None]:
+    """Within the block, :func:`markup_figure` draws SVG figures as images when ``moving``
+    (a run playing: :mod:`csvm.figures.svg_image` says why), inline SVG otherwise."""
+    token = _PLAYING.set(moving)
+    try:
+        yield
+    finally:
+        _PLAYING.reset(token)
+
+
 def markup_figure(markup: str, name: str) -> None:
     """A figure drawn as SVG or HTML markup by :mod:`csvm.figures` (no Plotly: nothing to
     build per tick but a string, and nothing for a new browser to load first), in a
     container keyed ``figure_<name>`` (for the layout checks and the browser tests)."""
     with st.container(key=f"figure_{name}"):
-        st.markdown(markup, unsafe_allow_html=True)
+        svg_figure(markup)
+
+
+def svg_figure(markup: str) -> None:
+    """SVG (or HTML) markup from :mod:`csvm.figures`: an image of it while a run plays
+    (:func:`playing`), inline otherwise."""
+    st.markdown(svg_as_image(markup) if _PLAYING.get() else markup, unsafe_allow_html=True)
 
 
 def image_grid(images, captions, title: str, cols: int = 8) -> None:

@@ -43,6 +43,7 @@ from explorer.common import (
     playback,
     projector_mode,
     result_columns,
+    svg_figure,
     table,
 )
 from explorer.glossary import GLOSSARY, explain
@@ -231,7 +232,7 @@ def _filters_view(run: Run, shown: list) -> None:
     # (a shared link) waited seconds for Plotly's script (csvm.figures.filter_svg).
     large = projector_mode()
     with big:
-        st.markdown(filter_svg(last["filters"], large=large), unsafe_allow_html=True)
+        svg_figure(filter_svg(last["filters"], large=large))
     with small:
         _shapes_view(run, shown, large)
         if previous is None:
@@ -239,7 +240,7 @@ def _filters_view(run: Run, shown: list) -> None:
         else:
             full = format_value(largest_change(last["filters"], previous))
             st.markdown(f"**Last change**: purple up, orange down; full colour ±{full}")
-        st.markdown(change_svg(last["filters"], previous, large=large), unsafe_allow_html=True)
+        svg_figure(change_svg(last["filters"], previous, large=large))
     # A stack of layers: layer 1 is the figure above; every later layer below it.
     for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
         markup_figure(layer_filters_svg(filters, number, large), f"layer{number}")

@@ -31,6 +31,7 @@ from explorer.common import (
     owns,
     pace_seconds,
     playback,
+    playing,
     poll_run,
     presets,
     reattach,
@@ -444,7 +445,10 @@ def _watch(run: Run, stale: bool) -> bool:
         shown = steps[: play.advance(len(steps), pace_seconds(), time.monotonic())]
         if owns(run):
             publish_owner_view(run, play, len(shown))
-        with st.container(key="stale" if stale else "live"):
+        # Figures that change at the next tick are images; still ones (paused, or the
+        # run over and every step shown) inline SVG with their tooltips.
+        moving = not play.paused and busy(views)
+        with st.container(key="stale" if stale else "live"), playing(moving):
             live_panel(run, views, shown)
 
     every = min(pace_seconds() or 1.0, 1.0)
