@@ -32,11 +32,14 @@ __all__ = [
 #: step rule, every page parses it as one).
 PARAM = "lesson"
 #: The presets the lesson opens on the Train page, by their names in the presets file.
-SHAPES_PRESET = "Shapes: a filter finds a bar"
+SHAPES_PRESET = "Shapes: filters find the bars"
 DIGITS_PRESET = "Digits: 3 vs 5, fast"
 #: Earlier names of those presets, still found (a server whose presets file is older).
 FORMER_NAMES: dict[str, tuple[str, ...]] = {
-    SHAPES_PRESET: ("Classroom: a filter finds a shape (teaching set)",),
+    SHAPES_PRESET: (
+        "Classroom: a filter finds a shape (teaching set)",
+        "Shapes: a filter finds a bar",
+    ),
     DIGITS_PRESET: ("Classroom (fast)",),
 }
 
@@ -118,18 +121,18 @@ STEPS: tuple[Step, ...] = (
         notice=(
             "Each picture hides a short bar, lying or standing, at a random place among "
             "noise and blobs that both classes share.",
-            "The filter, a small grid of weights, slides over every picture and keeps its "
-            "strongest answer; press Start and watch it turn from random noise towards a "
-            "bar.",
+            "Each of four filters, a small grid of weights, slides over every picture and "
+            "keeps its strongest answer; press Start and watch them turn from random noise "
+            "into bars.",
             "Nobody tells the model what a bar is, and a plain support vector machine on "
             "the raw pixels trains beside it on the same pictures.",
         ),
-        question="Which shape should the filter end up looking like, and why does that "
+        question="Which shape should a filter end up looking like, and why does that "
         "tell the two classes apart wherever the bar is?",
         answer="A bar of one of the two orientations: slid over a picture, it answers "
-        "strongly only where such a bar is, wherever that is. Compare the finished filter "
-        "with the bar drawn beside it, and the filter's accuracy with the plain support "
-        "vector machine's on the page.",
+        "strongly only where such a bar is, wherever that is. Compare the finished filters "
+        "with the bars drawn beside them, and the accuracy with the plain support vector "
+        "machine's on the page.",
         link=Link(TRAIN, "Train"),
         preset=SHAPES_PRESET,
     ),

@@ -20,7 +20,7 @@ from explorer.settings import md_escape, set_config
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"
 CLICKS = "pg_click_version"
-CLASSROOM = "Shapes: a filter finds a bar"
+CLASSROOM = "Shapes: filters find the bars"
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 _LABELS = {

@@ -98,7 +98,7 @@ TABLES: dict[str, dict[str, str]] = {
         "--out assets/runs/classroom-stack.json",
     },
     "teaching-shapes": {
-        "title": "The teaching set: one learned filter against fixed filters and a tuned "
+        "title": "The teaching set: learned filters against fixed filters and a tuned "
         "pixel SVM, 100 images",
         "command": "python -m csvm reproduce teaching-shapes "
         "--out assets/runs/teaching-shapes.json",
