@@ -9,7 +9,7 @@
     python -m csvm reproduce mnist45-stack --data-dir DIR  # that layer vs a tuned SVM, 45 pairs
     python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
     python -m csvm reproduce classroom-stack --data-dir DIR  # 50 images: does the shape matter?
-    python -m csvm reproduce teaching-shapes  # the teaching set: do learned filters find the shapes?
+    python -m csvm reproduce teaching-shapes  # teaching set: do learned filters find the shapes?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
 ``--out FILE.json`` also saves them (csvm.analysis.reproduced's format: per model the per-seed
