@@ -366,6 +366,16 @@ def _grid_columns(m: int, shape: tuple[int, int]) -> int:
     return max(range(1, m + 1), key=lambda c: (_grid_pixel(m, shape, c), -c))
 
 
+def _raw_and_scaled(cells, cols: int, shape) -> tuple[np.ndarray, np.ndarray]:
+    """The grid's cells tiled as they are, and each divided by its own largest |weight|
+    (one trace for the whole grid: one colour scale shows every cell's shape; hover gives
+    the raw weight)."""
+    empty = np.full(shape, np.nan)
+    raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
+    scaled = [empty if z is None else z / (float(np.nanmax(np.abs(z))) or 1.0) for z in cells]
+    return raw, _tile(scaled, cols, shape, 2)
+
+
 def filter_grid_figure(
     filters: Sequence[np.ndarray | None],
     titles: Sequence[str],
@@ -409,16 +419,7 @@ def filter_grid_figure(
     shape = next((z.shape for z in cells if z is not None), (5, 5))
     cols = cols or _grid_columns(m, shape)
     rows = -(-m // cols)
-    empty = np.full(shape, np.nan)
-    raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
-    # One trace for the whole grid: each cell is divided by its own largest |weight| so
-    # that one colour scale shows every cell's shape; hover gives the raw weight.
-    scaled = _tile(
-        [empty if z is None else z / (float(np.nanmax(np.abs(z))) or 1.0) for z in cells],
-        cols,
-        shape,
-        2,
-    )
+    raw, scaled = _raw_and_scaled(cells, cols, shape)
     fig = go.Figure(
         go.Heatmap(
             z=scaled,
