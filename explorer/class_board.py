@@ -16,7 +16,9 @@ The drawing is :mod:`explorer.class_board_view`; the page, ``pages/class_board.p
 
 from __future__ import annotations
 
+import base64
 import hmac
+import io
 import os
 import time
 import unicodedata
@@ -269,3 +271,12 @@ def thumbnail_rgb(thumb: np.ndarray, cell: int = 6) -> np.ndarray | None:
     rgb = np.where(t >= 0, white + t * (red - white), white - t * (blue - white))
     picture = np.round(rgb).astype(np.uint8)
     return picture.repeat(cell, axis=0).repeat(cell, axis=1)
+
+
+def png_data_uri(picture: np.ndarray) -> str:
+    """An RGB picture (``uint8``, ``(h, w, 3)``) as a ``data:image/png;base64,...`` URI."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(picture, dtype=np.uint8), "RGB").save(buffer, "PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

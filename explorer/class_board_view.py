@@ -12,7 +12,6 @@ import time
 
 import streamlit as st
 
-from csvm.figures.filter_svg import filter_svg
 from csvm.runs.config import MODEL_LABELS
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
@@ -26,6 +25,9 @@ __all__ = ["display_name_box", "draw_board"]
 SHOWN = 30
 #: Runs opened together in Compare.
 MAX_COMPARE = 4
+_THUMB_ALT = "Learned filters of this run: red above zero, blue below"
+#: Width of a projected run's filters, in pixels (a quarter of a 1280 px screen's page).
+_LARGE_PX = 250
 
 
 # -- the Train page's box -------------------------------------------------------------------
@@ -87,16 +89,25 @@ def _name(run: RunSummary) -> str:
 
 
 def _thumbnail(run: RunSummary, large: bool = False) -> None:
+    """A few of the run's filters as a small picture; ``large``: the width of its column
+    (the projector's best four; no text in it, so nothing to read at a small size)."""
     thumb = run.thumbnail
-    picture = board.thumbnail_rgb(thumb, cell=16 if large else 6) if thumb is not None else None
+    cell = 6
+    if large and thumb is not None and thumb.ndim == 3:  # about a projector column's width
+        cell = max(6, _LARGE_PX // max(1, thumb.shape[0] * (thumb.shape[2] + 1) - 1))
+    picture = board.thumbnail_rgb(thumb, cell=cell) if thumb is not None else None
     if picture is None:
         st.caption("no filter yet")
         return
-    if large:  # the Train page's own filter figure, at the projector's size
-        with st.container(key=f"board_best_thumb_{run.id}"):
-            st.markdown(filter_svg(thumb, values=False, large=True), unsafe_allow_html=True)
-        return
-    st.image(picture, caption=None, width=min(picture.shape[1], 160))
+    width = picture.shape[1] if large else min(picture.shape[1], 160)
+    # Our own PNG in an <img> with a fixed alt text (no user text in it): st.image draws
+    # an image without alternative text, which WCAG's image-alt rule refuses.
+    with st.container(key=f"board_best_thumb_{run.id}" if large else None):
+        st.markdown(
+            f'<img src="{board.png_data_uri(picture)}" alt="{_THUMB_ALT}" '
+            f'width="{width}" style="image-rendering:pixelated">',
+            unsafe_allow_html=True,
+        )
 
 
 # -- actions --------------------------------------------------------------------------------
