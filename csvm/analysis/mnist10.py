@@ -294,6 +294,37 @@ def _baseline_line(base: dict[str, Any], shifts: tuple[tuple[int, int], ...]) ->
     )
 
 
+def _announce(n_train: int, n_test: int, config, stack: bool, shifts, deskewed: bool) -> None:
+    """The run's first line: its data and settings."""
+    settings = ", ".join(f"{k} {v}" for k, v in config.items())
+    print(
+        f"MNIST, 10 classes: {n_train:,} training images, {n_test:,} test images; K-CSVM "
+        f"one-vs-one (45 pairs), {'' if stack else '5x5 filter, '}{settings}; virtual "
+        f"support vectors: {len(shifts)} one-pixel shifts; deskewed images: "
+        f"{'yes' if deskewed else 'no'}",
+        flush=True,
+    )
+
+
+def _first_fit_record(first: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The saved figures of the fit before virtual support vectors."""
+    return {
+        "test_accuracy": first["accuracy"],
+        "fit_seconds": seconds,
+        "predict_seconds": first["predict_seconds"],
+        "n_support": first["n_support"],
+    }
+
+
+def _anchor_line(accuracy: float) -> str:
+    """The result beside the field's anchor (CKN)."""
+    return (
+        f"\nfield anchor: convolutional kernel networks (Mairal et al. 2014, several layers) "
+        f"{CKN_ACCURACY} %; one learned 5x5 layer here: {100 * accuracy:.2f} % "
+        f"({CKN_ACCURACY - 100 * accuracy:.2f} points below)"
+    )
+
+
 def run_mnist10(
     data_dir: str | None = None,
     n_train: int | None = None,
@@ -346,14 +377,7 @@ def run_mnist10(
     shifts = VIRTUAL_SHIFTS[virtual]
     X, y, X_test, y_test, prep = _load(data_dir, n_train, seed, deskewed)
     config = {**(MNIST10_STACK_CONFIG if stack else MNIST10_CONFIG), **(overrides or {})}
-    settings = ", ".join(f"{k} {v}" for k, v in config.items())
-    print(
-        f"MNIST, 10 classes: {len(y):,} training images, {len(y_test):,} test images; K-CSVM "
-        f"one-vs-one (45 pairs), {'' if stack else '5x5 filter, '}{settings}; virtual "
-        f"support vectors: {len(shifts)} one-pixel shifts; deskewed images: "
-        f"{'yes' if deskewed else 'no'}",
-        flush=True,
-    )
+    _announce(len(y), len(y_test), config, stack, shifts, deskewed)
     clf, fit_only = (
         _fit_stack(X, y, config, n_jobs, seed) if stack else _fit_first(X, y, config, n_jobs, seed)
     )
@@ -366,22 +390,13 @@ def run_mnist10(
         final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record)
     record["deskew_seconds"] = prep if deskewed else None
     record["test_correct"] = pack_correct(final["correct"])
-    record["first_fit"] = {
-        "test_accuracy": first["accuracy"],
-        "fit_seconds": first_fit,
-        "predict_seconds": first["predict_seconds"],
-        "n_support": first["n_support"],
-    }
+    record["first_fit"] = _first_fit_record(first, first_fit)
     if baseline:
         plain = {**MNIST10_CONFIG, **(overrides or {})} if not stack else MNIST10_CONFIG
         record["baseline"], plain_correct = _baseline(X, y, X_test, y_test, plain, shifts, n_jobs)
         lines.append(_baseline_line(record["baseline"], shifts))
         lines.append(_mcnemar(final["correct"], plain_correct, record))
-    lines.append(
-        f"\nfield anchor: convolutional kernel networks (Mairal et al. 2014, several layers) "
-        f"{CKN_ACCURACY} %; one learned 5x5 layer here: {100 * final['accuracy']:.2f} % "
-        f"({CKN_ACCURACY - 100 * final['accuracy']:.2f} points below)"
-    )
+    lines.append(_anchor_line(final["accuracy"]))
     if out:
         save_mnist10(
             out, record, config, len(y), len(y_test), seed, env, shifts, deskewed,
