@@ -103,7 +103,8 @@ def _health(url: str) -> None:
 
 def _fresh_page(url: str) -> None:
     with StreamlitClient(url, source="127.0.0.4", page="train").open(timeout=90) as client:
-        client.rerun(timeout=90)
+        page = client.rerun(timeout=90)
+        page.widget("button", "Start")  # the whole page was drawn (LookupError if not)
 
 
 def _victim(url: str, stop: threading.Event, ticks: list[float]) -> None:
