@@ -240,7 +240,7 @@ def record_once(now: float | None = None) -> None:
         return
     now = time.monotonic() if now is None else now
     pool = get_pool()
-    if getattr(pool, "_closed", False):
+    if pool.closed:
         # The server is stopping (SIGTERM): its pool marked every job "stopped", which is
         # not how those runs ended.  Left "running", the next server marks them interrupted.
         return

@@ -85,6 +85,12 @@ class JobPool(Scheduler):
     lease_seconds = property(lambda self: self.settings.lease_seconds)
     max_finished = property(lambda self: self.settings.max_finished)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` has run: the server is stopping, every job it held is
+        "stopped" and no job can be submitted."""
+        return self._closed
+
     # -- public API -----------------------------------------------------------------------
     def submit(
         self,

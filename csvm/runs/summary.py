@@ -98,6 +98,8 @@ def headline(
         total = config.n_iter * (2 if config.model == "lcsvm" else 1)
     if outcome.get("state") == "error" and outcome.get("result") is None:
         # Named at once, while the baselines may still train for minutes.
+        if outcome.get("error_type") == "Interrupted":  # cut off by a server stopping
+            return f"### {label} interrupted at step {len(shown)}: {_failure(outcome, False)}"
         return f"### {label} failed at step {len(shown)}: {_failure(outcome)}"
     if not finished:
         if outcome.get("state") == "queued":
@@ -130,14 +132,14 @@ def headline(
     )
 
 
-def _failure(outcome: Mapping[str, Any]) -> str:
+def _failure(outcome: Mapping[str, Any], named: bool = True) -> str:
     """Why a job failed, in plain words (no markdown survives): its process died, its CPU
-    time ran out, or its exception."""
+    time ran out, or its exception (headed by its type when ``named``)."""
     kind = outcome.get("error_type") or ""
     if kind == "TimeLimit":
         return "it used up the server's CPU time per job"
     message = outcome.get("error") or "no message"
-    if kind and kind != "WorkerCrashed":
+    if named and kind and kind != "WorkerCrashed":
         message = f"{kind}: {message}"
     return re.sub(r"[^A-Za-z0-9\s(),.:'=/-]", " ", message)[:300]
 

@@ -118,7 +118,7 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     # Cut off while it trained: its last step, said in words.
     at = open_app({"run": cut, "jobs": "store", "pace": "live"})
     for _ in range(30):
-        if any(m.value.startswith("### K-CSVM failed at step 1") for m in at.markdown):
+        if any(m.value.startswith("### K-CSVM interrupted at step 1") for m in at.markdown):
             break
         time.sleep(0.2)
         at.run()
@@ -126,7 +126,7 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     assert any("interrupted at step 1" in w.value for w in at.warning)
     heading = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert heading == [
-        "### K-CSVM failed at step 1: Interrupted: the server stopped while it trained, its "
+        "### K-CSVM interrupted at step 1: the server stopped while it trained, its "
         "last saved step is shown"
     ]
     # A link to a run that no store has still says so.

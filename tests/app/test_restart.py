@@ -102,7 +102,7 @@ def test_a_server_killed_mid_run_restarts_without_losing_a_run(browser, tmp_path
         page = _page(context)  # the same browser: its owner cookie
         page.goto(cut_link)
         page.get_by_text(f"This run was interrupted at step {k}").wait_for()
-        page.locator("h3").filter(has_text=f"failed at step {k}: Interrupted").wait_for()
+        page.locator("h3").filter(has_text=f"interrupted at step {k}: the server").wait_for()
         assert _stored(store_url, cut_id, lambda r: True).status == "interrupted"
         page.screenshot(path=str(ARTIFACTS / "restart-interrupted-run.png"))
         page.goto(done_link)

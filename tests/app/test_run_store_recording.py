@@ -25,7 +25,7 @@ class View:
 class Pool:
     def __init__(self) -> None:
         self.views: dict[str, View] = {}
-        self._closed = False
+        self.closed = False
 
     def get(self, job: str) -> View | None:
         return self.views.get(job)
@@ -90,7 +90,7 @@ def test_nothing_is_written_while_the_pool_shuts_down(store):
     store, pool = store
     rs.track(_run(pool, "running", 1))
     rs.record_once(now=100.0)
-    pool._closed = True
+    pool.closed = True
     for view in pool.views.values():
         view.state = "stopped"  # what a shutdown does to running jobs
     rs.record_once(now=200.0)
