@@ -25,6 +25,7 @@ No Streamlit here besides its message definitions (``streamlit.proto``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections import deque
@@ -68,6 +69,8 @@ _MAX_HELD = 256
 _STREAM_PATH = "_stcore/stream"
 # Messages that make the server run a script (or redo cached work) and so cost it CPU.
 _COSTLY = {"rerun_script", "clear_cache"}
+
+_LOG = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -319,6 +322,7 @@ class RerunLimitMiddleware:
     ) -> None:
         self.app = app
         self.limiter = RerunLimiter(limits or Limits.from_env())
+        self._warned = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "websocket" or not str(scope.get("path", "")).endswith(
@@ -331,8 +335,24 @@ class RerunLimitMiddleware:
         ]
         peer = (scope.get("client") or (None,))[0]
         address = client_address(peer, headers, self.limiter.limits.trusted)
+        if not self.limiter.limits.trusted and not self._warned:
+            self._warn_if_proxied(headers, address)
         connection = _Connection(self.limiter, address, receive)
         try:
             await self.app(scope, connection.receive, send)
         finally:
             connection.close()
+
+    def _warn_if_proxied(self, headers: list[tuple[str, str]], address: str | None) -> None:
+        """Say once, in the server's log, that every browser looks like one address."""
+        if any(name.lower() == "x-forwarded-for" for name, _ in headers):
+            self._warned = True
+            _LOG.warning(
+                "Browsers reach this server through a proxy (X-Forwarded-For), but %s is "
+                "not set: every browser counts as the proxy's address %s for the rerun limit "
+                "and the fair share. Set %s to the number of proxies in front of the server "
+                "(1 for one nginx).",
+                ENV_TRUST,
+                address,
+                ENV_TRUST,
+            )

@@ -215,3 +215,20 @@ def test_settings_from_the_environment_and_their_messages():
         Limits.from_env({"CSVM_RERUNS_PER_ADDRESS": "lots"})
     with pytest.raises(ValueError, match="CSVM_TRUST_FORWARDED"):
         trusted_proxies({"CSVM_TRUST_FORWARDED": "nginx"})
+
+
+def test_an_untrusted_proxy_is_named_once_in_the_log(caplog):
+    async def app(scope, receive, send):
+        await receive()
+
+    proxied = {**STREAM, "client": ("127.0.0.1", 1), "headers": [(b"x-forwarded-for", b"10.1.2.3")]}
+
+    async def scenario():
+        middleware = RerunLimitMiddleware(app, limits=_LIMITS)
+        for _ in range(2):
+            await middleware(dict(proxied), _fake_receive([_rerun(1)]), None)
+
+    with caplog.at_level("WARNING", logger="explorer.rate_limit"):
+        asyncio.run(scenario())
+    warnings = [r.getMessage() for r in caplog.records if "CSVM_TRUST_FORWARDED" in r.getMessage()]
+    assert len(warnings) == 1 and "localhost" in warnings[0]
