@@ -39,6 +39,7 @@ from explorer.common import (
     submit_run,
     url_extra,
 )
+from explorer.dask_jobs import show_cluster_note
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
 from explorer.reload import reload_run
@@ -419,6 +420,7 @@ def page() -> None:
             "with the new ones.",
             icon=":material/history:",
         )
+    show_cluster_note()  # its jobs stayed here: the Dask cluster was unreachable
     if _watch(current, stale):
         return
     with st.container(key="stale_results" if stale else "results"):
