@@ -8,7 +8,9 @@ sets ``HttpOnly`` (no script reads it), ``SameSite=Lax`` (no other site sends it
 ``st.context.cookies`` sees it, and again after every reload.
 
 The cookie is set by :class:`OwnerCookieMiddleware`, an ASGI middleware that ``app.py``
-hands to ``st.App`` (Streamlit 1.5x and later serve through Starlette).
+hands to ``st.App`` (Streamlit 1.5x and later serve through Starlette).  Page scripts
+read who their browser is with :func:`browser_key` (and where it connects from, with
+:func:`client_address`); :func:`explorer.common.owner` hashes the key.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
+
+import streamlit as st
+
+from explorer.rate_limit import client_address as address_of
+from explorer.rate_limit import trusted_proxies
 
 #: The cookie's name.
 COOKIE = "csvm_owner"
@@ -107,3 +114,71 @@ class OwnerCookieMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+# -- who this browser is, for page scripts --------------------------------------------
+def xsrf_token(cookie: str) -> str:
+    """The token inside Streamlit's XSRF cookie: the same for one browser across reloads.
+
+    Streamlit writes the cookie as ``2|mask|masked_token|timestamp`` and re-masks it with a
+    fresh 4-byte mask on every response, so the unmasked token (masked XOR the repeated
+    mask) is what stays the same.  Any other format is returned as it is.
+    """
+    parts = cookie.strip("\"'").split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+            if mask:
+                # A websocket-style mask: its 4 bytes repeat along the token.
+                return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)).hex()
+    except ValueError:
+        pass
+    return cookie
+
+
+def _cookie(name: str) -> str | None:
+    """One of the browser's cookies as the websocket handshake carried it, or None."""
+    try:
+        value = st.context.cookies.get(name)
+    except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def browser_key() -> str | None:
+    """What identifies this browser across reloads, or None without a browser.
+
+    The ``HttpOnly`` owner cookie (:class:`OwnerCookieMiddleware`) when the server sets it;
+    Streamlit's XSRF token only on a server without that middleware (Streamlit before
+    ``st.App``), where a script-readable value is all there is.  The two are kept apart
+    by a prefix, so a copied XSRF value never matches an owner cookie's key.
+    """
+    token = _cookie(COOKIE)
+    if valid_token(token):
+        return f"owner:{token}"
+    xsrf = _cookie("_streamlit_xsrf")
+    return f"xsrf:{xsrf_token(xsrf)}" if xsrf else None
+
+
+def client_address() -> str | None:
+    """The network address this browser connects from ("localhost" for this machine), or
+    None without a browser (AppTest).
+
+    The websocket's peer, or behind ``CSVM_TRUST_FORWARDED`` reverse proxies the address
+    the outermost of them saw (:func:`explorer.rate_limit.client_address`, the same rule
+    as the rerun limit's).  The pool's fair share and its cap per address count by it, so
+    a student who clears the owner cookie is still one person.
+    """
+    try:
+        headers = st.context.headers
+        if not headers:
+            return None
+        peer = st.context.ip_address  # None for the loopback host
+        forwarded = [("x-forwarded-for", v) for v in headers.get_all("X-Forwarded-For")]
+    except Exception:  # noqa: BLE001 - no browser (AppTest, bare mode)
+        return None
+    try:
+        trusted = trusted_proxies()
+    except ValueError:  # the server refused to start with it (app.py); be safe here
+        trusted = 0
+    return address_of(peer or "localhost", forwarded, trusted)

@@ -84,13 +84,13 @@ def test_the_header_names_path_and_lifetime():
 
 
 def test_a_copied_xsrf_value_never_maps_to_an_owner_cookie_key(monkeypatch):
-    import explorer.common as common
+    import explorer.owner_cookie as owner_cookie
 
     token = "z" * 32
-    monkeypatch.setattr(common, "_cookie", {COOKIE: token}.get)
-    by_cookie = common.browser_key()
+    monkeypatch.setattr(owner_cookie, "_cookie", {COOKIE: token}.get)
+    by_cookie = owner_cookie.browser_key()
     # A forger who sends no owner cookie but the same string as an XSRF cookie.
-    monkeypatch.setattr(common, "_cookie", {"_streamlit_xsrf": token}.get)
-    assert common.browser_key() != by_cookie
-    monkeypatch.setattr(common, "_cookie", {}.get)
-    assert common.browser_key() is None
+    monkeypatch.setattr(owner_cookie, "_cookie", {"_streamlit_xsrf": token}.get)
+    assert owner_cookie.browser_key() != by_cookie
+    monkeypatch.setattr(owner_cookie, "_cookie", {}.get)
+    assert owner_cookie.browser_key() is None
