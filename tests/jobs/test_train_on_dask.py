@@ -98,3 +98,25 @@ def test_an_unreachable_cluster_trains_in_the_pools_worker():
         connect_timeout=0.5,
     )
     assert result["status"] == "done" and len(step_events(events)) == 2
+
+
+def test_the_train_page_wraps_its_jobs_or_says_why_they_stay_here(monkeypatch):
+    import streamlit as st
+
+    import explorer.dask_jobs as dj
+
+    targets = {"csvm": (run_model, {"model": "csvm"})}
+    monkeypatch.delenv("CSVM_DASK_SCHEDULER", raising=False)
+    assert dj.on_cluster(targets) == targets
+    monkeypatch.setenv("CSVM_DASK_SCHEDULER", NOBODY)
+    monkeypatch.setattr(dj, "cluster", lambda address: (None, "connection refused"))
+    assert dj.on_cluster(targets) == targets
+    assert "cannot be used (connection refused)" in st.session_state["cluster_note"]
+    monkeypatch.setattr(dj, "cluster", lambda address: (object(), ""))
+    (target, kwargs) = dj.on_cluster(targets)["csvm"]
+    assert target is relay and kwargs == {
+        "scheduler": NOBODY,
+        "target": run_model,
+        "kwargs": {"model": "csvm"},
+    }
+    assert "cluster_note" not in st.session_state
