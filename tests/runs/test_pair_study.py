@@ -57,8 +57,8 @@ def test_mnist45_stack_out_keeps_every_pair_and_its_test_images(tmp_path, monkey
      ("mnist45-stack", ",", "no pair")],
 )  # fmt: skip
 def test_unknown_pairs_are_named(table, pairs, named, capsys):
-    assert main(["reproduce", table, "--pairs", pairs]) == 1
-    out = capsys.readouterr().out
+    assert main(["reproduce", table, "--pairs", pairs]) == 2  # bad input: exit 2, on stderr
+    out = capsys.readouterr().err
     assert f"{named} is not a pair of {table}" in out or "no pair is not" in out
 
 

@@ -1,5 +1,6 @@
 """A run: its job target's typed events, pause/step/stop control, rows, headline, export."""
 
+import html
 import io
 import json
 import queue
@@ -81,9 +82,9 @@ def test_a_layered_run_sends_every_layer_and_the_maps_through_them():
     assert result["status"] == "done" and 0.5 < result["test_accuracy"] <= 1
     from csvm.figures.layers import layer_filters_figure, layer_maps_figure
 
-    assert layer_filters_figure(result["layer_filters"][1], 2).layout.title.text.startswith(
-        "Layer 2: 3 filters, each over layer 1's 2 maps"
-    )
+    title = layer_filters_figure(result["layer_filters"][1], 2).layout.title.text
+    # Plotly shows character references as their characters (csvm.figures.text.plain).
+    assert html.unescape(title).startswith("Layer 2: 3 filters, each over layer 1's 2 maps")
     figure = layer_maps_figure(np.zeros((1, 28, 28)), [m[0] for m in last["layer_maps"]], "3")
     assert [a.text for a in figure.layout.annotations][1:] == [
         "after layer 1 (2 maps)",
