@@ -171,7 +171,9 @@ def _teacher_panel() -> bool:
 
 def _row(run: RunSummary, mine: str | None, teacher: bool) -> None:
     with st.container(key=f"board_run_{run.id}", border=True):
-        c = st.columns([1.3, 2, 2.4, 2.4, 1.6, 1] + ([0.9] if teacher else []))
+        # The buttons sit under the status: a column of their own was too narrow for
+        # "Open" in projector mode at 1280 px (cut off).
+        c = st.columns([1.3, 2, 2.4, 2.4, 2.6])
         with c[0]:
             _thumbnail(run)
         with c[1], st.container(key=f"board_name_{run.id}"):
@@ -179,9 +181,9 @@ def _row(run: RunSummary, mine: str | None, teacher: bool) -> None:
         c[2].markdown(model_text(run))
         c[3].markdown(accuracy_text(run))
         c[4].markdown(status_text(run))
-        if c[5].button("Open", key=f"board_open_{run.id}", help="Show it on the Train page."):
+        if c[4].button("Open", key=f"board_open_{run.id}", help="Show it on the Train page."):
             _open([run.id], "pages/train.py")
-        if teacher and c[6].button("Hide", key=f"board_hide_{run.id}", help="Off the board."):
+        if teacher and c[4].button("Hide", key=f"board_hide_{run.id}", help="Off the board."):
             board.hide_run(run.id)
             st.rerun()
 

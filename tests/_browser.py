@@ -34,7 +34,8 @@ CHROMIUM_ARGS = [
 
 
 #: The Train page's objective chart (SVG: csvm.figures.chart_svg).
-OBJECTIVE_CHART = "svg.csvm-chart[data-title^='Objective']"
+#: The objective chart: inline SVG, or its image while a run plays (csvm.figures.svg_image).
+OBJECTIVE_CHART = ":is(svg.csvm-chart, img.csvm-chart-image)[data-title^='Objective']"
 
 
 def objective_points_at_least(points: int) -> str:

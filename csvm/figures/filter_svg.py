@@ -241,7 +241,8 @@ def _heatmaps(
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
         f'class="csvm-figure csvm-{scale}" '
-        f'aria-label="{label}" viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
+        f'aria-label="{label}: {n} plane{"s" if n != 1 else ""} of {p} × {q}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
         f'height="{px:.0f}" preserveAspectRatio="xMidYMin meet" '
         f'style="font-family:inherit">{"".join(parts)}</svg>'
     )

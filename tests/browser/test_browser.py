@@ -39,9 +39,11 @@ def _step_counter(page) -> int:
 
 
 def _objective_signature(page) -> str:
-    """The objective line as drawn (its points), to tell frames apart."""
+    """The objective line as drawn (its points, or the picture of it while the run plays),
+    to tell frames apart."""
     return page.evaluate(
         f'() => {{ const s = document.querySelector("{OBJECTIVE_CHART}");'
+        " if (s && s.tagName === 'IMG') return s.getAttribute('src');"
         " return s ? [...s.querySelectorAll('g.series polyline, circle.point')]"
         ".map(e => e.getAttribute('points') || e.getAttribute('cy')).join(';') : ''; }"
     )
@@ -122,8 +124,13 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     assert other.get_by_role("button", name="■ Stop").count() == 0
     # The filter, what a class watches, is SVG: drawn with the page's first elements, not
     # after a fresh browser has loaded Plotly's 4.6 MB script.
-    other.locator(".st-key-filter_view svg.csvm-weight").wait_for()
-    assert other.locator(".st-key-filter_view svg.csvm-weight g.plane").count() == 2
+    # While the run plays it is a picture of the SVG (csvm.figures.svg_image): one element.
+    filters = other.locator(".st-key-filter_view :is(svg.csvm-weight, img.csvm-weight-image)")
+    filters.first.wait_for()
+    if other.locator(".st-key-filter_view svg.csvm-weight").count():
+        assert other.locator(".st-key-filter_view svg.csvm-weight g.plane").count() == 2
+    else:
+        assert "2 planes of 5 × 5" in (filters.first.get_attribute("alt") or "")
     # A student who copied every cookie the owner's page scripts can read (Streamlit's
     # XSRF cookie among them) still gets the read-only view: ownership rests on an
     # HttpOnly cookie that scripts never see.

@@ -18,8 +18,9 @@ _CELL = """k => {
 }"""
 
 
-# Whether the objective chart (SVG, csvm.figures.chart_svg) titled TITLE is on the page.
-_TITLED = """title => [...document.querySelectorAll('svg.csvm-chart')].some(
+# Whether the objective chart (SVG, csvm.figures.chart_svg; an image of it while a run plays)
+# titled TITLE is on the page.
+_TITLED = """title => [...document.querySelectorAll('svg.csvm-chart, img.csvm-chart-image')].some(
     s => (s.dataset.title || '').includes(title))"""
 
 
