@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Common_pb2 import FileUploaderState, UploadedFileInfo
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
@@ -35,6 +37,7 @@ _WIDGET_VALUE = {
     "button": "trigger_value",
     "checkbox": "bool_value",
     "text_input": "string_value",
+    "file_uploader": "file_uploader_state_value",
 }
 
 
@@ -125,6 +128,7 @@ class StreamlitClient:
         self.page_name = page
         self.query = query
         self.page_hash = ""
+        self.session_id = ""  # the server's id of this session (uploads are filed under it)
         self.widgets: dict[str, Any] = {}  # widget id -> (proto field, value) sent
         self.auto_reruns: dict[str, float] = {}  # live fragment id -> its interval
         self.runs = 0  # runs read to their end
@@ -139,11 +143,7 @@ class StreamlitClient:
         _, headers, _ = http_get(
             self.url, "/" + self.page_name, self.source, self.cookie_header(), timeout
         )
-        for value in headers.get("set-cookie", []):
-            jar: SimpleCookie = SimpleCookie()
-            jar.load(value)
-            for name, morsel in jar.items():
-                self.cookies[name] = morsel.value
+        self._keep_cookies(headers)
         host = urlparse(self.url).netloc
         xsrf = self.cookies.get("_streamlit_xsrf", "")
         self._ws = connect(
@@ -160,6 +160,13 @@ class StreamlitClient:
         )
         self._ws.__enter__()  # closed by close(); websockets 17 warns on a bare connect()
         return self
+
+    def _keep_cookies(self, headers: dict[str, list[str]]) -> None:
+        for value in headers.get("set-cookie", []):
+            jar: SimpleCookie = SimpleCookie()
+            jar.load(value)
+            for name, morsel in jar.items():
+                self.cookies[name] = morsel.value
 
     def cookie_header(self) -> str:
         return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
@@ -194,7 +201,10 @@ class StreamlitClient:
             widget.id = widget_id
             if field_name == "double_value" and isinstance(value, int):
                 field_name = "int_value"
-            setattr(widget, field_name, value)
+            if field_name == "file_uploader_state_value":  # a message: copied, not set
+                widget.file_uploader_state_value.CopyFrom(value)
+            else:
+                setattr(widget, field_name, value)
         # A button's press is sent once, then it is back to unpressed.
         self.widgets = {k: v for k, v in self.widgets.items() if v[0] != "trigger_value"}
         return msg.SerializeToString()
@@ -214,9 +224,109 @@ class StreamlitClient:
         button = page.widget("button", label)
         return self.rerun({button.widget_id: True}, timeout)
 
+    def upload(
+        self,
+        label: str,
+        name: str,
+        content: bytes,
+        page: Page,
+        mime: str = "application/zip",
+        timeout: float = 60,
+    ) -> Page:
+        """Put ``content`` in the file uploader labelled ``label`` on ``page`` as the
+        browser does, and wait for the rerun that reads it.
+
+        The browser asks the session for an upload URL (a ``file_urls_request``), PUTs the
+        file there over HTTP (multipart, with the session's cookies and, when XSRF
+        protection is on, the XSRF cookie's value as the ``X-Xsrftoken`` header), then
+        reruns with the uploader's state naming the file.  A refused PUT raises
+        RuntimeError with the server's status and answer.
+        """
+        uploader = page.widget("file_uploader", label)
+        request_id = uuid.uuid4().hex
+        ask = BackMsg()
+        ask.file_urls_request.request_id = request_id
+        ask.file_urls_request.file_names.append(name)
+        ask.file_urls_request.session_id = self.session_id
+        self.send(ask.SerializeToString())
+        urls = self._file_urls(request_id, timeout)
+        status, answer = self._put(urls.upload_url, name, content, mime, timeout)
+        if status not in (200, 204):
+            raise RuntimeError(f"the upload of {name} was refused: {status} {answer[:300]!r}")
+        state = FileUploaderState()
+        state.uploaded_file_info.append(
+            UploadedFileInfo(name=name, size=len(content), file_id=urls.file_id, file_urls=urls)
+        )
+        return self.rerun({uploader.widget_id: state}, timeout)
+
+    def _file_urls(self, request_id: str, timeout: float) -> Any:
+        """The session's answer to a file_urls_request; other messages meanwhile are kept
+        for the next read."""
+        deadline = time.monotonic() + timeout
+        kept: list[ForwardMsg] = []
+        try:
+            while time.monotonic() < deadline:
+                for msg in self.messages(max(0.05, deadline - time.monotonic())):
+                    if msg.WhichOneof("type") != "file_urls_response":
+                        kept.append(msg)
+                        continue
+                    answer = msg.file_urls_response
+                    if answer.response_id != request_id:
+                        continue
+                    if answer.error_msg or not answer.file_urls:
+                        raise RuntimeError(f"no upload URL: {answer.error_msg or 'none given'}")
+                    return answer.file_urls[0]
+        finally:
+            self._pending[:0] = kept
+        raise TimeoutError(f"no upload URL in {timeout} s")
+
+    def _put(
+        self, path: str, name: str, content: bytes, mime: str, timeout: float
+    ) -> tuple[int, bytes]:
+        """PUT one file to ``path`` as a multipart form, as the browser's uploader does."""
+        boundary = uuid.uuid4().hex
+        body = (
+            (
+                f"--{boundary}\r\n"
+                f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
+                f"Content-Type: {mime}\r\n\r\n"
+            ).encode()
+            + content
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        headers = {
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "Cookie": self.cookie_header(),
+            "Origin": self.url,
+        }
+        if "_streamlit_xsrf" not in self.cookies:
+            # The page's HTML sets no XSRF cookie: the browser gets it from the health
+            # check its script makes first.
+            _, answer, _ = http_get(
+                self.url, "/_stcore/health", self.source, self.cookie_header(), timeout
+            )
+            self._keep_cookies(answer)
+            headers["Cookie"] = self.cookie_header()
+        xsrf = self.cookies.get("_streamlit_xsrf", "")
+        if xsrf:
+            headers["X-Xsrftoken"] = xsrf
+        parsed = urlparse(self.url)
+        conn = http.client.HTTPConnection(
+            parsed.hostname, parsed.port, timeout=timeout, source_address=_source(self.source)
+        )
+        try:
+            conn.request("PUT", path, body=body, headers=headers)
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
     # -- reading --------------------------------------------------------------------------
     def messages(self, timeout: float) -> Iterator[ForwardMsg]:
-        """Forward messages as they arrive, until ``timeout`` seconds pass without one."""
+        """Forward messages as they arrive, until ``timeout`` seconds pass without one
+        (first those an upload set aside while it waited for its URL)."""
+        while self._pending:
+            yield self._pending.pop(0)
         while True:
             try:
                 data = self._ws.recv(timeout=timeout)
@@ -241,6 +351,8 @@ class StreamlitClient:
                         self.auto_reruns.clear()
                     fragment_run = False
                     self.page_hash = msg.new_session.page_script_hash or self.page_hash
+                    session_id = msg.new_session.initialize.session_id
+                    self.session_id = session_id or self.session_id
                     page = Page()  # a fresh run's elements
                 elif kind == "auto_rerun":
                     self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
