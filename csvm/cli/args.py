@@ -21,6 +21,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_STATUS",
     "PROG",
+    "command_parser",
     "output_file",
     "plot_dir",
     "positive_int",
@@ -37,6 +38,17 @@ EXIT_STATUS = (
     "exit status: 0 done, 1 training diverged, 2 bad arguments, settings, data or\n"
     "output path (the message on stderr says what to change)"
 )
+
+
+def command_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
+    """A command's parser: its module docstring as the description (kept as written), the
+    exit statuses as the epilog."""
+    return argparse.ArgumentParser(
+        prog=prog,
+        description=doc,
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def positive_int(text: str) -> int:

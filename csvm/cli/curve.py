@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from csvm.cli.args import EXIT_STATUS, PROG, output_file, plot_dir, positive_int, report
+from csvm.cli.args import PROG, command_parser, output_file, plot_dir, positive_int, report
 from csvm.exceptions import CSVMError
 
 __all__ = ["main_curve"]
@@ -59,12 +59,7 @@ def _pair(text: str) -> tuple[str, str]:
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=__doc__,
-        epilog=EXIT_STATUS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(prog, __doc__)
     parser.add_argument("--dataset", default="mnist-5k", help="dataset (default mnist-5k)")
     parser.add_argument("--pair", type=_pair, default=("3", "5"), help="two classes, e.g. 3,5")
     parser.add_argument("--sizes", type=_int_list, default=[20, 50, 100, 200])

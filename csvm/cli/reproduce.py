@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import EXIT_STATUS, PROG, output_file, positive_int, report
+from csvm.cli.args import PROG, command_parser, output_file, positive_int, report
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig
 
@@ -513,12 +513,7 @@ def main_reproduce(argv: list[str], prog: str = f"{PROG} reproduce") -> int:
     """``python -m csvm reproduce table4.1|table4.4|table3.1|mnist10``: print this run's
     figures beside the thesis's (mnist10: beside the field's anchor); for tables 4.1 and 4.4
     also baselines tuned on the validation split, Wilson intervals and McNemar tests."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=__doc__,
-        epilog=EXIT_STATUS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(prog, __doc__)
     parser.add_argument(
         "table",
         choices=[

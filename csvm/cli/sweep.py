@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import EXIT_STATUS, PROG, output_file, plot_dir, report
+from csvm.cli.args import PROG, command_parser, output_file, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
@@ -88,12 +88,7 @@ def sweep_table(
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=__doc__,
-        epilog=EXIT_STATUS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(prog, __doc__)
     parser.add_argument("--x", required=True, metavar="NAME=V1,V2,...", help="columns")
     parser.add_argument("--y", required=True, metavar="NAME=V1,V2,...", help="rows")
     parser.add_argument(

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from csvm.cli.args import EXIT_STATUS, PROG, plot_dir, report
+from csvm.cli.args import PROG, command_parser, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, from_cli
 
@@ -47,12 +47,7 @@ def _step_line(event: dict[str, Any], multiclass: bool) -> str:
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=__doc__,
-        epilog=EXIT_STATUS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser(prog, __doc__)
     parser.add_argument(
         "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
     )
