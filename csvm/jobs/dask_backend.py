@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ClusterEmitter", "relay", "run_remote"]
+__all__ = ["ClusterEmitter", "RelayGone", "relay", "run_remote"]
 
 #: Seconds a relay waits for the scheduler before training here instead.
 CONNECT_TIMEOUT = 5.0
