@@ -91,7 +91,6 @@ def sidebar() -> RunConfig:
     page, where it used to fall back to the first preset while the settings stayed).
     """
     sb = st.sidebar
-    display_name_box()  # the name the Class board shows with this browser's runs
     offered = [p for p in presets() if p.get("requires") in (None, *available_datasets())]
     shown = _matching_preset(offered, current_config())
     names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])
@@ -109,6 +108,9 @@ def sidebar() -> RunConfig:
         if chosen.get("measured"):  # the numbers behind the words, for who asks
             with sb.expander("How this was measured"):
                 st.markdown(md_escape(chosen["measured"]))
+    # Under the presets: above them it pushed the preset box to the fold at 1280×720,
+    # where a click on it opened no list (the presets' browser test).
+    display_name_box()  # the name the Class board shows with this browser's runs
     config = render_settings(available_datasets())
     own_images_box()
     _reload_box()
