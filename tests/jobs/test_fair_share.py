@@ -47,9 +47,11 @@ def test_the_queue_serves_a_newcomer_before_a_busy_browsers_backlog(one_worker):
 
 def test_a_newcomer_suspends_a_long_job_which_then_goes_on(one_worker):
     pool = one_worker(fair_share_seconds=0.5)
-    long = pool.submit(targets.count, {"n": 40, "pause": 0.1}, owner="A")
+    long = pool.submit(targets.count, {"n": 60, "pause": 0.1}, owner="A")
     _wait(lambda: pool.get(long).state == "running" and pool.get(long).events)
-    newcomer = pool.submit(targets.count, {"n": 3}, owner="B")
+    # The newcomer takes 0.6 s, so the long job's suspended phase lasts long enough to be
+    # seen by a 50 ms poll on a loaded machine (a 3-count newcomer was over unseen in CI).
+    newcomer = pool.submit(targets.count, {"n": 3, "pause": 0.2}, owner="B")
     phases = set()
 
     def newcomer_done():
@@ -60,7 +62,7 @@ def test_a_newcomer_suspends_a_long_job_which_then_goes_on(one_worker):
     assert any("fair share" in p for p in phases), phases
     _wait(lambda: pool.get(long).state == "done", timeout=60)
     done = pool.get(long)
-    assert [e["i"] for e in done.events] == list(range(40)), "suspended, nothing lost"
+    assert [e["i"] for e in done.events] == list(range(60)), "suspended, nothing lost"
     assert done.suspended_seconds > 0
     assert pool.get(newcomer).finished_at < done.finished_at
 
