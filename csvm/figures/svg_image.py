@@ -21,8 +21,9 @@ from urllib.parse import quote
 __all__ = ["svg_as_image"]
 
 #: What an image's SVG uses for ``font-family:inherit`` (an image inherits nothing): the
-#: app's face where the system has it, else the nearest sans-serif.
-FONT = "Source Sans Pro,Arial,Helvetica,Liberation Sans,DejaVu Sans,sans-serif"  # unquoted: quotes are the SVG's
+#: app's face where the system has it, else the nearest sans-serif; unquoted, as the
+#: image's SVG writes its attributes in single quotes.
+FONT = "Source Sans Pro,Arial,Helvetica,Liberation Sans,DejaVu Sans,sans-serif"
 
 _ROOT = re.compile(r"<svg\b[^>]*>")
 _SAFE = " !$'()*+,-./:;=?@[]^_`{|}~"  # no &: the page would read &amp; as &
