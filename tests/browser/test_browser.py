@@ -51,6 +51,9 @@ def _objective_signature(page) -> str:
 
 def _set_number(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
+    # While a rerun redraws the sidebar (an edit turns the preset into "Custom settings"
+    # and its caption goes), the old box can stand beside the new one for a moment.
+    expect(box).to_have_count(1)
     box.fill(value)
     box.press("Enter")
     page.wait_for_timeout(800)
