@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from csvm.figures.filter_svg import _text
-from csvm.figures.style import _finite, integer_step, nice_ticks
+from csvm.figures._markup import svg_text
+from csvm.figures._style import finite_values
+from csvm.figures.style import integer_step, nice_ticks
 from csvm.figures.text import plain
 
 __all__ = ["Axis", "Series", "line_chart_svg", "value_axis", "integer_ticks", "MAX_SCALE"]
@@ -82,7 +83,7 @@ def value_axis(
     >>> value_axis([0.2, 0.9], "accuracy").labels
     ['0.2', '0.4', '0.6', '0.8', '1.0']
     """
-    v = _finite(values)
+    v = finite_values(values)
     low, high = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
     ticks, labels = nice_ticks(low, high)
     keep = [
@@ -162,7 +163,7 @@ def line_chart_svg(
         bottom=height - 2.8 * font,
         x_range=(min(0.0, first), max(last, x_ticks[-1], 1.0)),
     )
-    parts = [_text(width / 2, 1.3 * font, title, font + 3, "middle", weight="600")]
+    parts = [svg_text(width / 2, 1.3 * font, title, font + 3, "middle", weight="600")]
     parts += _x_axis(box, x_ticks, x_title, font)
     parts += _y_axis(box, left, font, "left")
     if right is not None:
@@ -204,9 +205,9 @@ def _x_axis(box: _Box, ticks: Sequence[int], title: str, font: float) -> list[st
     for t in ticks:
         x = box.px(t)
         out.append(_line_markup(x, box.bottom, x, box.bottom + 4, "currentColor", 1))
-        out.append(_text(x, box.bottom + font + 4, f"{t:d}", font, "middle", kind="tick"))
+        out.append(svg_text(x, box.bottom + font + 4, f"{t:d}", font, "middle", kind="tick"))
     out.append(
-        _text((box.left + box.right) / 2, box.bottom + 2.3 * font + 4, title, font, "middle")
+        svg_text((box.left + box.right) / 2, box.bottom + 2.3 * font + 4, title, font, "middle")
     )
     return out
 
@@ -219,7 +220,7 @@ def _y_axis(box: _Box, axis: Axis, font: float, side: str) -> list[str]:
         y = box.py(value, axis)
         if side == "left":  # one grid, the left axis's
             out.append(_line_markup(box.left, y, box.right, y, "#8888", 1))
-        out.append(_text(edge + offset, y + font * 0.35, label, font, anchor, kind="tick"))
+        out.append(svg_text(edge + offset, y + font * 0.35, label, font, anchor, kind="tick"))
     middle = (box.top + box.bottom) / 2
     # Turned a quarter, a title's glyphs lie on the outer side of its baseline.
     away = _label_width(axis, font) + 10 + 0.2 * font
@@ -304,7 +305,7 @@ def _legend(series: Sequence[Series], flags, font: float, width: float) -> _Lege
             else f'<line x1="0" y1="{-0.35 * font:.1f}" x2="26" y2="{-0.35 * font:.1f}" '
             f'stroke="{colour}" stroke-width="3"{pattern}/>'
         )
-        items.append((x, row, swatch + _text(32, 0, name, font, "start")))
+        items.append((x, row, swatch + svg_text(32, 0, name, font, "start")))
         x += size
     return _Legend(items, row + 0.8 * font)
 

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from csvm.figures.style import _canvas_axes, _layout, _tile
+from csvm.figures._style import canvas_axes, layout, tile
 from csvm.figures.text import plain, plain_all
 
 __all__ = ["hidden_outputs_figure", "hog_figure", "mkl_weights_figure"]
@@ -38,7 +38,7 @@ def mkl_weights_figure(
     planes = [np.asarray(f, dtype=float).reshape(np.shape(f)[-2:]) for f in bank]
     side = max(max(p.shape) for p in planes)
     scaled = [p / (float(np.abs(p).max()) or 1.0) for p in planes]
-    canvas = _tile(scaled, len(planes), (side, side), _GAP)
+    canvas = tile(scaled, len(planes), (side, side), _GAP)
     fig = make_subplots(rows=2, cols=1, row_heights=[0.7, 0.3], vertical_spacing=0.08)
     fig.add_trace(
         go.Bar(
@@ -76,7 +76,7 @@ def mkl_weights_figure(
         f"{len(names)} used)",
         height=420,
         showlegend=False,
-        **_layout(),
+        **layout(),
     )
     return fig
 
@@ -90,11 +90,11 @@ def hog_figure(image: np.ndarray, hog_image: np.ndarray) -> go.Figure:
     canvas[:, :w] = image / (float(np.abs(image).max()) or 1.0)
     canvas[:, w + 3 :] = cells / (float(cells.max()) or 1.0)
     fig = go.Figure(go.Heatmap(z=canvas, colorscale="gray", showscale=False, hoverinfo="skip"))
-    _canvas_axes(fig)
+    canvas_axes(fig)
     fig.update_layout(
         title="HOG + SVM: a test image and its histogram-of-gradients cells",
         height=320,
-        **_layout(),
+        **layout(),
     )
     return fig
 
@@ -121,6 +121,6 @@ def hidden_outputs_figure(hidden: np.ndarray, labels: Sequence[str]) -> go.Figur
     fig.update_layout(
         title="Two-layer SVM: each hidden SVM's output for the pinned images",
         height=120 + 34 * len(labels),
-        **_layout(),
+        **layout(),
     )
     return fig

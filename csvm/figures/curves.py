@@ -10,7 +10,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from csvm.figures.style import _layout, log_ticks
+from csvm.figures._style import layout
+from csvm.figures.style import log_ticks
 from csvm.figures.text import plain, plain_in_template
 
 __all__ = ["curve_figure"]
@@ -82,6 +83,6 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
         yaxis={"title": "test accuracy (%)"},
         legend={"orientation": "h", "y": -0.25},
         height=460,
-        **_layout(),
+        **layout(),
     )
     return fig

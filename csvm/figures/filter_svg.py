@@ -12,14 +12,12 @@ No Streamlit here: the page passes the markup to ``st.html``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
-from plotly.colors import sample_colorscale
 
-from csvm.figures.filters import _TEXT_MAX_FILTERS, _TEXT_MAX_SIDE, _WRAP, _WRAP_ROW, TEXT_PX
-from csvm.figures.text import plain
+from csvm.figures._markup import SCALES, colour_bar, format_value, scale_colours, svg_text
+from csvm.figures._style import TEXT_MAX_FILTERS, TEXT_MAX_SIDE, TEXT_PX, WRAP, WRAP_ROW
 
 __all__ = [
     "filter_svg",
@@ -35,7 +33,6 @@ _PLANE = 200
 _TITLE = 26  # the band above a plane for "filter k"
 _GAP = 24  # between planes in a row
 _ROW_GAP = 16
-_BAR = 16  # the colour bar's width
 _BAR_ROOM = 84  # bar, its tick labels and its title
 # Values are written in the cells, and planes wrap, by the Plotly filter's rules (in a
 # cell of 40 units or more: at the page's scale of 1.1 or more, 15 px or larger).
@@ -45,9 +42,6 @@ _ONE_ROW_PX = 250
 #: last change, at 1280×720) and the smallest type a class reads on the screen.
 _LARGE_COLUMN_PX = 540
 _LARGE_MIN_PX = 18
-_SCALES = {"weight": "RdBu_r", "change": "PuOr", "gradient": "RdBu_r"}
-#: A colour bar's title, where it is not the scale's name (which also names its class and id).
-_BAR_TITLES = {"gradient": "dT/df"}
 
 
 def filter_svg(filters: np.ndarray, values: bool = True, large: bool = False) -> str:
@@ -159,19 +153,6 @@ def largest_change(filters: np.ndarray, previous: np.ndarray | None) -> float:
     return float(np.abs(finite).max()) if finite.size else 0.0
 
 
-def format_value(value: float) -> str:
-    """A weight or a change in a few characters: "0.25", "-3e-4", "0".
-
-    Examples
-    --------
-    >>> format_value(0.25), format_value(-0.0003), format_value(0.0)
-    ('0.25', '-3e-4', '0')
-    """
-    if value == 0 or not np.isfinite(value):
-        return f"{value:g}"
-    return f"{value:.2f}" if abs(value) >= 0.01 else f"{value:.0e}".replace("e-0", "e-")
-
-
 def _change(filters: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
     planes = _planes(filters)
     return planes - _planes(previous) if previous is not None else 0 * planes
@@ -201,12 +182,12 @@ def _heatmaps(
     bar: bool,
 ) -> str:
     n, p, q = planes.shape
-    cols = min(n, _WRAP)
+    cols = min(n, WRAP)
     rows = -(-n // cols)
     cell = _PLANE / max(p, q)
-    written = values and max(p, q) <= _TEXT_MAX_SIDE and n <= _TEXT_MAX_FILTERS
+    written = values and max(p, q) <= TEXT_MAX_SIDE and n <= TEXT_MAX_FILTERS
     bar = bar and not written  # values written in the cells make a colour bar redundant
-    px = (_WRAP_ROW * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
+    px = (WRAP_ROW * rows if rows > 1 else _ONE_ROW_PX) * (1.25 if large else 1.0)
 
     def extent(k: float) -> tuple[float, float]:
         top = _TITLE * k if titles else 4
@@ -233,11 +214,11 @@ def _heatmaps(
         x0 = 4 + (i % cols) * (q * cell + _GAP)
         y0 = (i // cols) * (top + p * cell + _ROW_GAP) + top
         if titles:
-            parts.append(_text(x0 + q * cell / 2, y0 - 8 * k, titles[i], 15 * k, "middle"))
+            parts.append(svg_text(x0 + q * cell / 2, y0 - 8 * k, titles[i], 15 * k, "middle"))
         parts.append(_plane(plane, x0, y0, cell, vmax, scale, written, titles, i))
     if bar:
         bar_x = 4 + cols * q * cell + (cols - 1) * _GAP + 14
-        parts.append(_colour_bar(bar_x, top, min(p * cell, _PLANE), vmax, scale, k))
+        parts.append(colour_bar(bar_x, top, min(p * cell, _PLANE), vmax, scale, k))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" '
         f'class="csvm-figure csvm-{scale}" '
@@ -263,7 +244,7 @@ def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
         if written:
             ink = "#fff" if np.isfinite(value) and abs(value) > 0.55 * vmax else "#222"
             out.append(
-                _text(
+                svg_text(
                     x + cell / 2,
                     y + cell / 2 + 5,
                     f"{value:.2f}",
@@ -277,16 +258,9 @@ def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
     return "".join(out)
 
 
-@functools.lru_cache(maxsize=8)
-def _lut(name: str) -> tuple[str, ...]:
-    """A Plotly colour scale sampled at 257 levels, zero's white exactly in the middle
-    (sampling it per cell was most of the time of a stack's 576-cell layer figure)."""
-    return tuple(sample_colorscale(name, np.linspace(0, 1, 257).tolist()))
-
-
 def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
     t = np.clip((np.nan_to_num(plane, nan=0.0) / vmax + 1) / 2, 0, 1)
-    lut = _lut(_SCALES[scale])
+    lut = scale_colours(SCALES[scale])
     levels = np.rint(t * 256).astype(int)
     grid = [[lut[i] for i in row] for row in levels.tolist()]
     for r, c in zip(*np.nonzero(~np.isfinite(plane)), strict=True):
@@ -294,41 +268,3 @@ def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
     return grid
 
 
-def _colour_bar(x: float, y: float, height: float, vmax: float, scale: str, k: float) -> str:
-    stops = sample_colorscale(_SCALES[scale], np.linspace(1, 0, 11).tolist())
-    gradient = f"csvm-bar-{scale}"
-    out = [f'<defs><linearGradient id="{gradient}" x1="0" y1="0" x2="0" y2="1">']
-    out += [f'<stop offset="{i / 10:.1f}" stop-color="{s}"/>' for i, s in enumerate(stops)]
-    out.append("</linearGradient></defs>")
-    out.append(
-        f'<rect x="{x:.1f}" y="{y:.1f}" width="{_BAR * k:.1f}" height="{height:.1f}" '
-        f'fill="url(#{gradient})"/>'
-    )
-    right = x + _BAR * k
-    for value, fraction in ((vmax, 0.0), (0.0, 0.5), (-vmax, 1.0)):
-        out.append(
-            _text(
-                right + 5,
-                y + fraction * height + 5 * k,
-                format_value(value),
-                13 * k,
-                "start",
-                kind="tick",
-            )
-        )
-    # The title runs along the bar, right of the widest number ("-0.05", "-3e-4").
-    title_x, middle = right + 54 * k, y + height / 2
-    out.append(
-        f'<text x="{title_x:.1f}" y="{middle:.1f}" font-size="{14 * k:.1f}" '
-        f'fill="currentColor" text-anchor="middle" '
-        f'transform="rotate(90 {title_x:.1f} {middle:.1f})">{_BAR_TITLES.get(scale, scale)}</text>'
-    )
-    return "".join(out)
-
-
-def _text(x, y, text, size, anchor, ink="currentColor", kind="label", weight=None) -> str:
-    bold = f' font-weight="{weight}"' if weight else ""
-    return (
-        f'<text class="{kind}" x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" fill="{ink}" '
-        f'text-anchor="{anchor}"{bold}>{plain(str(text))}</text>'
-    )

@@ -12,14 +12,19 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from csvm.figures.style import (
-    _LAYOUT,
-    _canvas_axes,
-    _fixed_margins,
-    _layout,
-    _square_pixels,
-    _tile,
-    _tile_captions,
+from csvm.figures._style import (
+    LAYOUT,
+    TEXT_MAX_FILTERS,
+    TEXT_MAX_SIDE,
+    TEXT_PX,
+    WRAP,
+    WRAP_ROW,
+    canvas_axes,
+    fixed_margins,
+    layout,
+    square_pixels,
+    tile,
+    tile_captions,
 )
 from csvm.figures.text import plain, plain_all
 
@@ -33,19 +38,8 @@ __all__ = [
 ]
 
 
-#: Cell values are written in the cells only up to this size (5×5) and this many filters:
-#: on the Train page at 1280 px such a cell is about 40 px, enough for "-0.05" at 14 px.
-_TEXT_MAX_SIDE = 5
-_TEXT_MAX_FILTERS = 2
-#: Type size of the values in the cells (never scaled down below what a class can read).
-TEXT_PX = 14
-#: More filters than this wrap into rows of this many, each row this many pixels tall.
-_WRAP = 4
-_WRAP_ROW = 150
-
-
 def _readable_values(plane: np.ndarray, cols: int, fmt: str, text=None) -> dict:
-    if max(plane.shape) <= _TEXT_MAX_SIDE and cols <= _TEXT_MAX_FILTERS:
+    if max(plane.shape) <= TEXT_MAX_SIDE and cols <= TEXT_MAX_FILTERS:
         written = {"texttemplate": fmt, "textfont": {"size": TEXT_PX}}
         return written if text is None else written | {"text": text}
     return {}  # too small to read: the values are on hover
@@ -123,9 +117,9 @@ def filter_figure(
     f = f.reshape(-1, *f.shape[-2:])  # every (filter, channel) plane
     # More than four planes wrap into rows of four: eight in one row were 38 px each on a
     # 1280 px projector (a stack's eight first-layer filters).
-    wrap = previous is None and len(f) > _WRAP
-    rows = -(-len(f) // _WRAP) if wrap else (2 if previous is not None else 1)
-    cols = _WRAP if wrap else len(f)
+    wrap = previous is None and len(f) > WRAP
+    rows = -(-len(f) // WRAP) if wrap else (2 if previous is not None else 1)
+    cols = WRAP if wrap else len(f)
     titles = [f"filter {i + 1}" for i in range(len(f))]
     if previous is not None:
         titles += [f"change {i + 1}" for i in range(cols)]
@@ -165,10 +159,10 @@ def filter_figure(
     # Without a title the subplot titles need 45 px above the cells, with one 80; a row of
     # cells gets 210 px (the Train page's filter, whose title is its column's).
     top = 80 if title else 45
-    height = _WRAP_ROW * rows if wrap else (220 if rows == 1 else 500)
-    fig.update_layout(title=plain(title) if title else title, height=top + height, **_LAYOUT)
+    height = WRAP_ROW * rows if wrap else (220 if rows == 1 else 500)
+    fig.update_layout(title=plain(title) if title else title, height=top + height, **LAYOUT)
     right = 10 if text else 90  # room for the colour bars, if any
-    return _fixed_margins(fig, left=10, right=right, top=top, bottom=10)
+    return fixed_margins(fig, left=10, right=right, top=top, bottom=10)
 
 
 def _colour_bar(title: str) -> dict:
@@ -200,7 +194,7 @@ def _heatmap_axes(fig: go.Figure) -> None:
     bare = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False}
     fig.update_xaxes(**bare)
     fig.update_yaxes(**bare, autorange="reversed")
-    _square_pixels(fig)
+    square_pixels(fig)
 
 
 def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
@@ -228,7 +222,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     pictures = list(firsts) + [maps[j, k] for k in range(n_maps) for j in range(n)]
     # float32: these values are drawn, not computed on, and the figure is the live page's
     # largest message (a shared link's first page waited for 400 kB of it).
-    canvas = _tile(pictures, n, cell, gap).astype(np.float32)
+    canvas = tile(pictures, n, cell, gap).astype(np.float32)
     below = cell[0] + gap  # where the maps' rows start
     fig = go.Figure(
         [  # two traces, two colour scales, each only over its own rows
@@ -247,13 +241,13 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
             ),
         ]
     )
-    _canvas_axes(fig)
+    canvas_axes(fig)
     rows = 1 + n_maps
     fig.update_layout(
         title="Pinned images before (top) and after the filter (feature maps)",
         height=180 * rows + 60,
-        annotations=_tile_captions(plain_all(labels), n, cell, gap),
-        **_layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
+        annotations=tile_captions(plain_all(labels), n, cell, gap),
+        **layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),
     )
     return fig
 
@@ -304,7 +298,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
         )
     _heatmap_axes(fig)
     fig.update_layout(
-        title=plain(title), height=310, **_layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+        title=plain(title), height=310, **layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
     )
     return fig
 
@@ -324,15 +318,15 @@ def _grid_cells(filters: Sequence[np.ndarray | None]) -> list[np.ndarray | None]
 
 
 def _cell_text(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> np.ndarray:
-    """Each pixel of :func:`_tile`'s canvas labelled with its cell's title ("" between)."""
+    """Each pixel of :func:`tile`'s canvas labelled with its cell's title ("" between)."""
     m = len(titles)
-    owner = _tile([np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2)
+    owner = tile([np.full(shape, k, dtype=float) for k in range(m)], cols, shape, 2)
     labels = np.asarray([*titles, ""], dtype=object)
     return np.where(np.isnan(owner), "", labels[np.nan_to_num(owner, nan=m).astype(int)])
 
 
 def _click_markers(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> go.Scatter:
-    """An invisible marker on each cell's centre of :func:`_tile`'s canvas: Plotly reports
+    """An invisible marker on each cell's centre of :func:`tile`'s canvas: Plotly reports
     clicks on points, not on heatmap cells, so these carry each cell's index to the page."""
     ch, cw = shape
     k = np.arange(len(titles))
@@ -371,9 +365,9 @@ def _raw_and_scaled(cells, cols: int, shape) -> tuple[np.ndarray, np.ndarray]:
     (one trace for the whole grid: one colour scale shows every cell's shape; hover gives
     the raw weight)."""
     empty = np.full(shape, np.nan)
-    raw = _tile([empty if z is None else z for z in cells], cols, shape, 2)
+    raw = tile([empty if z is None else z for z in cells], cols, shape, 2)
     scaled = [empty if z is None else z / (float(np.nanmax(np.abs(z))) or 1.0) for z in cells]
-    return raw, _tile(scaled, cols, shape, 2)
+    return raw, tile(scaled, cols, shape, 2)
 
 
 def filter_grid_figure(
@@ -435,16 +429,16 @@ def filter_grid_figure(
     )
     if clickable:
         fig.add_trace(_click_markers(titles, cols, shape))
-    _canvas_axes(fig)
-    annotations = _tile_captions(captions, cols, shape, 2)
+    canvas_axes(fig)
+    annotations = tile_captions(captions, cols, shape, 2)
     for note in annotations:
         note["font"] = {"size": 11 if cols > 5 else 13}
     # As tall as the grid is when laid out for the Train page's 800 px, so that it fills
     # the width with no band of empty space above and below (45 filters in 9 columns used
     # the middle third of a 640 px chart).
     unit = _grid_pixel(m, shape, cols)
-    height = int(rows * (shape[0] + 2) * unit) + _LAYOUT["margin"]["t"] + 20
-    fig.update_layout(title=plain(title), height=height, annotations=annotations, **_LAYOUT)
+    height = int(rows * (shape[0] + 2) * unit) + LAYOUT["margin"]["t"] + 20
+    fig.update_layout(title=plain(title), height=height, annotations=annotations, **LAYOUT)
     if clickable:
         fig.update_layout(clickmode="event+select", dragmode=False)
     return fig

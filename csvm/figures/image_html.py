@@ -13,22 +13,17 @@ No Streamlit here: the page passes the markup to ``st.markdown(..., unsafe_allow
 from __future__ import annotations
 
 import base64
-import functools
 import io
 from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
-from plotly.colors import sample_colorscale
 
-from csvm.figures.filters import TEXT_PX
+from csvm.figures._markup import html_cell, html_heading, html_sizes, to_levels, viridis
 from csvm.figures.text import plain
 
 __all__ = ["image_grid_html", "feature_maps_html", "png_data_uri"]
 
-#: Height of one image on the page, in pixels (projector mode: a third more).
-_ROW_PX = 112
-_LARGE = 4 / 3
 
 
 def png_data_uri(plane: np.ndarray) -> str:
@@ -46,41 +41,11 @@ def png_data_uri(plane: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-@functools.lru_cache(maxsize=1)
-def _viridis() -> np.ndarray:
-    """Viridis as a (256, 3) table of 8-bit colours (the Plotly maps' scale)."""
-    stops = sample_colorscale("Viridis", np.linspace(0, 1, 256).tolist(), colortype="tuple")
-    return np.rint(np.asarray(stops) * 255).astype(np.uint8)
-
-
-def _levels(values: np.ndarray, low: float | None = None, high: float | None = None):
-    """Values as 0-255 levels from ``low`` to ``high`` (default: their own min and max);
-    NaN and infinities count as 0."""
-    v = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
-    low = float(v.min()) if low is None else low
-    high = float(v.max()) if high is None else high
-    scale = 255.0 / (high - low) if high > low else 0.0
-    return np.rint((v - low) * scale).astype(np.uint8)
-
-
 def _grey(images: np.ndarray) -> np.ndarray:
     """The first channel of every image on one 0-255 scale (the grid's min to max, as the
     Plotly grid's grey colour scale spanned them)."""
     planes = np.asarray(images, dtype=float)
-    return _levels(planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0])
-
-
-def _sizes(large: bool) -> tuple[int, int]:
-    """Caption type and image height in pixels (a third more in projector mode)."""
-    k = _LARGE if large else 1
-    return round(TEXT_PX * k), round(_ROW_PX * k)
-
-
-def _heading(title: str, text: int) -> str:
-    """A figure's title (escaped here), a little larger than its captions."""
-    return (
-        f'<div style="font-size:{text + 4}px;font-weight:600;margin:0.4em 0">{plain(title)}</div>'
-    )
+    return to_levels(planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0])
 
 
 def _grid(cells: Sequence[str], columns: int) -> str:
@@ -123,30 +88,15 @@ def image_grid_html(
     True
     """
     n = len(images)
-    text, row_px = _sizes(large)
-    heading = _heading(f"{title}{': none' if n == 0 else ''}", text)
+    text, row_px = html_sizes(large)
+    heading = html_heading(f"{title}{': none' if n == 0 else ''}", text)
     if n == 0:
         return f"<div>{heading}</div>"
     cells = [
-        _cell(png_data_uri(plane), plain(str(caption)), row_px, text, True)
+        html_cell(png_data_uri(plane), plain(str(caption)), row_px, text, True)
         for plane, caption in zip(_grey(images), captions, strict=True)
     ]
     return f"<div>{heading}{_grid(cells, min(int(cols), n))}</div>"
-
-
-def _cell(uri: str, label: str, row_px: int, text: int, caption: bool) -> str:
-    words = (
-        f'<figcaption style="font-size:{text}px;line-height:1.2;overflow-wrap:anywhere">'
-        f"{label}</figcaption>"
-        if caption
-        else ""
-    )
-    return (
-        '<figure style="margin:0;text-align:center;min-width:0">'
-        f'<img src="{uri}" alt="{label}" title="{label}" '
-        f'style="height:{row_px}px;max-width:100%;object-fit:contain;'
-        f'image-rendering:pixelated">{words}</figure>'
-    )
 
 
 def feature_maps_html(
@@ -177,19 +127,19 @@ def feature_maps_html(
     """
     n = len(images)
     m = np.asarray(maps, dtype=float).reshape(n, -1, *np.shape(maps)[-2:])
-    colours = _viridis()[_levels(m)]  # (n, k, H', W', 3)
-    text, row_px = _sizes(large)
+    colours = viridis()[to_levels(m)]  # (n, k, H', W', 3)
+    text, row_px = html_sizes(large)
     # A stack's eight filters give eight rows of maps: smaller, or the page ran to 1,500 px.
     map_px = row_px if m.shape[1] <= 2 else round(0.6 * row_px)
     labels = [plain(str(label)) for label in labels]
     cells = [
-        _cell(png_data_uri(p), label, row_px, text, True)
+        html_cell(png_data_uri(p), label, row_px, text, True)
         for p, label in zip(_grey(images), labels, strict=True)
     ]
     for k in range(m.shape[1]):
         cells += [
-            _cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", map_px, text, False)
+            html_cell(png_data_uri(colours[j, k]), f"{labels[j]}: map {k + 1}", map_px, text, False)
             for j in range(n)
         ]
-    heading = _heading("Pinned images before (top) and after the filter (feature maps)", text)
+    heading = html_heading("Pinned images before (top) and after the filter (feature maps)", text)
     return f'<div class="csvm-maps">{heading}{_grid(cells, n)}</div>'

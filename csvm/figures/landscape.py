@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from csvm.figures.style import _LAYOUT, _log_scale
+from csvm.figures._style import LAYOUT, log_scale
 from csvm.figures.text import plain
 
 __all__ = ["landscape_1d_figure", "landscape_2d_figure"]
@@ -83,9 +83,9 @@ def landscape_1d_figure(
             )
         )
     fig.update_xaxes(title_text="t (gradient steps of size η; negative: uphill)")
-    fig.update_yaxes(title_text="T", type="log" if _log_scale(v) else "linear")
+    fig.update_yaxes(title_text="T", type="log" if log_scale(v) else "linear")
     fig.update_layout(
-        title=plain(title), height=360, legend={"orientation": "h", "y": -0.3}, **_LAYOUT
+        title=plain(title), height=360, legend={"orientation": "h", "y": -0.3}, **LAYOUT
     )
     return fig
 
@@ -112,7 +112,7 @@ def landscape_2d_figure(
         Colours show log10 T when T spans more than two decades.
     """
     z = np.asarray(objectives, dtype=float)
-    log = _log_scale(z)
+    log = log_scale(z)
     shown = np.log10(z) if log else z
     label = "log10 T" if log else "T"
     fig = go.Figure(
@@ -141,5 +141,5 @@ def landscape_2d_figure(
     )
     fig.update_xaxes(title_text="s: along the gradient step d1")
     fig.update_yaxes(title_text="t: along d2, orthogonal to d1")
-    fig.update_layout(title=plain(title), height=460, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=460, **LAYOUT)
     return fig

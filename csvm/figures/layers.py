@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from csvm.figures._style import canvas_axes, layout
 from csvm.figures.filters import filter_grid_figure
-from csvm.figures.style import _canvas_axes, _layout
 from csvm.figures.text import plain
 
 __all__ = ["layer_filters_figure", "layer_maps_figure"]
@@ -94,7 +94,7 @@ def layer_maps_figure(image: np.ndarray, layer_maps: Sequence[np.ndarray], label
             hovertemplate="value %{z:.3f} (of the row's largest)<extra></extra>",
         )
     )
-    _canvas_axes(fig)
+    canvas_axes(fig)
     tops = np.cumsum([0] + [b.shape[0] + 3 * _GAP for b in blocks[:-1]])
     notes = ["image: " + plain(label)] + [
         f"after layer {i + 1} ({len(m)} map{'s' if len(m) != 1 else ''})"
@@ -118,6 +118,6 @@ def layer_maps_figure(image: np.ndarray, layer_maps: Sequence[np.ndarray], label
             }
             for text, top in zip(notes, tops, strict=True)
         ],
-        **_layout(margin={"l": 10, "r": 10, "t": 70, "b": 10}),
+        **layout(margin={"l": 10, "r": 10, "t": 70, "b": 10}),
     )
     return fig

@@ -13,9 +13,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from csvm.figures._markup import (
+    SCALES,
+    colour_bar,
+    html_cell,
+    html_heading,
+    html_sizes,
+    scale_colours,
+    svg_text,
+    to_levels,
+    viridis,
+)
 from csvm.figures.chart_svg import MAX_SCALE
-from csvm.figures.filter_svg import _SCALES, _colour_bar, _lut, _text, symmetric_limit
-from csvm.figures.image_html import _cell, _heading, _levels, _sizes, _viridis, png_data_uri
+from csvm.figures.filter_svg import symmetric_limit
+from csvm.figures.image_html import png_data_uri
 from csvm.figures.text import plain
 
 __all__ = ["layer_filters_svg", "layer_maps_html"]
@@ -65,12 +76,12 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
         f"Layer {layer}: {k} filter{'s' if k != 1 else ''}, each over layer {layer - 1}'s "
         f"{c} map{'s' if c != 1 else ''} (one plane per map, left to right)"
     )
-    parts = [_text(4, 20 * k_text, title, 16 * k_text, "start")]
+    parts = [svg_text(4, 20 * k_text, title, 16 * k_text, "start")]
     block_h = _TITLE * k_text + p * unit
     for i in range(k):
         x0 = 4 + (i % cols) * (inner + _GAP)
         y0 = head + (i // cols) * (block_h + 12) + _TITLE * k_text
-        parts.append(_text(x0 + inner / 2, y0 - 7, f"filter {i + 1}", 14 * k_text, "middle"))
+        parts.append(svg_text(x0 + inner / 2, y0 - 7, f"filter {i + 1}", 14 * k_text, "middle"))
         names = [f"layer {layer} filter {i + 1}, map {m + 1}" for m in range(c)]
         for m in range(c):
             x = x0 + m * (q + 0.5) * unit
@@ -78,7 +89,7 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
     height = head + rows * (block_h + 12)
     bar_x = _WIDTH - room + 10
     parts.append(
-        _colour_bar(
+        colour_bar(
             bar_x, head + _TITLE * k_text, min(160.0, height - head - 30), vmax, "weight", k_text
         )
     )
@@ -92,10 +103,10 @@ def layer_filters_svg(filters: np.ndarray, layer: int, large: bool = False) -> s
 
 @functools.lru_cache(maxsize=4)
 def _rgb_lut(scale: str) -> np.ndarray:
-    """A colour scale's 257 levels (:func:`csvm.figures.filter_svg._lut`) as 8-bit RGB."""
+    """A colour scale's 257 levels (:func:`csvm.figures._markup.scale_colours`) as 8-bit RGB."""
+    colours = scale_colours(SCALES[scale])
     return np.array(
-        [[int(float(v)) for v in colour[4:-1].split(",")] for colour in _lut(_SCALES[scale])],
-        dtype=np.uint8,
+        [[int(float(v)) for v in colour[4:-1].split(",")] for colour in colours], dtype=np.uint8
     )
 
 
@@ -156,8 +167,8 @@ def layer_maps_html(
     rows = [np.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0) for r in rows]
     low = min(float(r.min()) for r in rows)
     high = max(float(r.max()) for r in rows)
-    lut = _viridis()
-    text, row_px = _sizes(large)
+    lut = viridis()
+    text, row_px = html_sizes(large)
     row_px = round(0.7 * row_px)
     name = plain(str(label))
     notes = [f"image: {name}"] + [
@@ -167,8 +178,8 @@ def layer_maps_html(
     blocks = []
     for note, row in zip(notes, rows, strict=True):
         cells = "".join(
-            _cell(
-                png_data_uri(lut[_levels(plane, low, high)]),
+            html_cell(
+                png_data_uri(lut[to_levels(plane, low, high)]),
                 f"{note}, {j + 1}",
                 row_px,
                 text,
@@ -180,5 +191,5 @@ def layer_maps_html(
             f'<div style="font-size:{text}px;margin:0.5em 0 0.2em">{note}</div>'
             f'<div style="display:flex;flex-wrap:wrap;gap:6px">{cells}</div>'
         )
-    heading = _heading("A pinned image through every layer", text)
+    heading = html_heading("A pinned image through every layer", text)
     return f'<div class="csvm-layer-maps">{heading}{"".join(blocks)}</div>'

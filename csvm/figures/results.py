@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from csvm.figures.style import _LAYOUT
+from csvm.figures._style import LAYOUT
 from csvm.figures.text import plain, plain_all, plain_in_template
 
 __all__ = ["confusion_figure", "per_class_accuracy_figure"]
@@ -54,7 +54,7 @@ def confusion_figure(matrix: np.ndarray, class_names: Sequence[str], title: str)
         fig.update_traces(textfont={"size": 16 if k <= 4 else 11})
         fig.update_xaxes(type="category")
         fig.update_yaxes(type="category")
-    fig.update_layout(title=plain(title), height=300 if k <= 3 else 120 + 36 * k, **_LAYOUT)
+    fig.update_layout(title=plain(title), height=300 if k <= 3 else 120 + 36 * k, **LAYOUT)
     return fig
 
 
@@ -89,5 +89,5 @@ def per_class_accuracy_figure(
     )
     fig.update_xaxes(type="category", title_text="class")
     fig.update_yaxes(title_text="test accuracy (%)", range=[0, 100])
-    fig.update_layout(title=plain(title), barmode="group", height=320, **_LAYOUT)
+    fig.update_layout(title=plain(title), barmode="group", height=320, **LAYOUT)
     return fig

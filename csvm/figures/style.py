@@ -1,5 +1,6 @@
-"""Shared style of the figures: layout, axis ticks, tiles of images, downsampling and the
-projector's larger type.
+"""Shared style of the figures, public part: round and log axis ticks, the largest series
+drawn (:data:`MAX_POINTS`) and the projector's larger type.  The layout helpers the figure
+modules share among themselves are in the private :mod:`csvm.figures._style`.
 
 No Streamlit here: pages only draw what these return.
 """
@@ -24,92 +25,6 @@ __all__ = [
 
 
 MAX_POINTS = 1000
-
-
-_LAYOUT = {
-    "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-    "uirevision": "keep",
-    "font": {"size": 14},
-}
-
-
-def _square_pixels(fig: go.Figure) -> None:
-    """Give every subplot square pixels (each y axis anchored to its own x axis)."""
-    for name in list(fig.layout):
-        if name.startswith("yaxis"):
-            fig.layout[name].scaleanchor = "x" + name[len("yaxis") :]
-            fig.layout[name].constrain = "domain"
-    for name in list(fig.layout):
-        if name.startswith("xaxis"):
-            fig.layout[name].constrain = "domain"
-
-
-def _tile(planes: np.ndarray, cols: int, cell: tuple[int, int], gap: int) -> np.ndarray:
-    """Lay 2-D planes out row by row on one canvas, NaN between and around them.
-
-    One heatmap trace on one pair of axes draws the whole grid: a grid of separate
-    subplots costs plotly a trace, two axes and a title per image, which made the live
-    page slow to build and slow to paint (NaN cells are transparent).
-    """
-    n = len(planes)
-    rows = int(np.ceil(n / cols))
-    ch, cw = cell
-    canvas = np.full((rows * (ch + gap) - gap, cols * (cw + gap) - gap), np.nan)
-    for i, plane in enumerate(planes):  # a few dozen images: one slice assignment each
-        h, w = plane.shape
-        top = (i // cols) * (ch + gap) + (ch - h) // 2
-        left = (i % cols) * (cw + gap) + (cw - w) // 2
-        canvas[top : top + h, left : left + w] = plane
-    return canvas
-
-
-def _tile_captions(captions: Sequence[str], cols: int, cell: tuple[int, int], gap: int):
-    """Caption annotations centred above each tile of :func:`_tile`'s canvas."""
-    ch, cw = cell
-    return [
-        {
-            "text": str(text),
-            "x": (i % cols) * (cw + gap) + (cw - 1) / 2,
-            "y": (i // cols) * (ch + gap) - 0.5,
-            "xref": "x",
-            "yref": "y",
-            "yanchor": "bottom",
-            "showarrow": False,
-            "font": {"size": 12},
-        }
-        for i, text in enumerate(captions)
-    ]
-
-
-def _canvas_axes(fig: go.Figure) -> None:
-    """Bare axes with square pixels, the first row at the top."""
-    bare = {"showticklabels": False, "ticks": "", "showgrid": False, "zeroline": False}
-    fig.update_xaxes(constrain="domain", **bare)
-    fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain", **bare)
-
-
-#: A horizontal legend along the bottom edge of the figure, under the x axis's title.
-_BOTTOM_LEGEND = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom"}
-
-
-def _fixed_margins(
-    fig: go.Figure, left: int = 72, right: int = 72, top: int = 50, bottom: int = 96
-) -> go.Figure:
-    """Margins that leave room for tick labels, axis titles and a bottom legend, fixed.
-
-    Plotly otherwise grows the margins to fit what it has drawn and then draws the whole
-    figure again; on the live page, updated every second, that second drawing was about a
-    third of the browser's plotting time.
-    """
-    fig.update_layout(margin={"l": left, "r": right, "t": top, "b": bottom, "autoexpand": False})
-    fig.update_xaxes(automargin=False)
-    fig.update_yaxes(automargin=False)
-    return fig
-
-
-def _layout(**overrides: Any) -> dict[str, Any]:
-    """The shared layout, with room above the plot for a title over subplot titles."""
-    return {**_LAYOUT, **overrides}
 
 
 def nice_ticks(low: float, high: float, target: int = 5) -> tuple[list[float], list[str]]:
@@ -190,8 +105,8 @@ def log_axis(values: Sequence[Any], max_ticks: int = 8) -> dict[str, Any]:
     decades or 1-2-5 values of :func:`log_ticks` (every second or third decade when
     there are more than ``max_ticks``), each labelled by :func:`log_label`.  Empty when no
     value is positive (Plotly's own ticks then)."""
-    v = _finite(values)
-    v = v[v > 0]
+    v = np.asarray([np.nan if x is None else x for x in values], dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
     if not len(v):
         return {}
     ticks = log_ticks(v.min(), v.max())
@@ -200,23 +115,6 @@ def log_axis(values: Sequence[Any], max_ticks: int = 8) -> dict[str, Any]:
         step = -(-len(ticks) // max_ticks)  # rounded up
         ticks = ticks[::-1][::step][::-1]
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [log_label(t) for t in ticks]}
-
-
-def _finite(values: Sequence[Any]) -> np.ndarray:
-    v = np.asarray([np.nan if x is None else x for x in values], dtype=float)
-    return v[np.isfinite(v)]
-
-
-def _round_axis(fig: go.Figure, values: Sequence[Any], **axis: Any) -> None:
-    """Explicit round ticks (and the range they span) on a linear y axis: plotly's own
-    choice, formatted, gave labels such as 0.063 on the secondary axes."""
-    v = _finite(values)
-    if not len(v):
-        fig.update_yaxes(**axis)
-        return
-    ticks, text = nice_ticks(v.min(), v.max())
-    pad = 0.03 * (ticks[-1] - ticks[0])  # markers on the end ticks stay whole
-    fig.update_yaxes(tickvals=ticks, ticktext=text, range=[ticks[0] - pad, ticks[-1] + pad], **axis)
 
 
 def integer_step(last: float) -> int:
@@ -230,19 +128,6 @@ def integer_step(last: float) -> int:
     """
     span = max(1.0, float(last))
     return next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 10)
-
-
-def _integer_axis(fig: go.Figure, last: float, **axis: Any) -> None:
-    """Whole-number ticks (iterations, epochs) with about ten labels at most."""
-    step = integer_step(last)
-    # Never a tick at -1 when a single point is drawn.
-    fig.update_xaxes(tick0=0, dtick=step, tickformat="d", rangemode="nonnegative", **axis)
-
-
-def _downsample(n: int) -> np.ndarray:
-    if n <= MAX_POINTS:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, MAX_POINTS).astype(int))
 
 
 #: The smallest type on a projector (issue 33: 14 px could not be read from the back).
@@ -283,15 +168,3 @@ def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
     return fig
 
 
-def _category(value: Any) -> str:
-    """A grid value as an axis label: 1000 rather than 1000.0, 0.03 rather than 0.03000…1."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
-
-
-def _log_scale(values: np.ndarray) -> bool:
-    """A log axis when T is positive and spans more than two decades (one steep side)."""
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    return bool(len(v)) and v.min() > 0 and v.max() / v.min() > 100

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from csvm.figures.style import _category
+from csvm.figures._style import category
 from csvm.figures.text import plain, plain_all, plain_in_template
 
 __all__ = ["sweep_heatmap"]
@@ -30,8 +30,8 @@ def sweep_heatmap(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=plain_all(_category(v) for v in x_values),
-            y=plain_all(_category(v) for v in y_values),
+            x=plain_all(category(v) for v in x_values),
+            y=plain_all(category(v) for v in y_values),
             text=text,
             texttemplate="%{text}",
             colorscale="Viridis",

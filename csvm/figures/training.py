@@ -13,16 +13,17 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from csvm.figures.style import (
-    _BOTTOM_LEGEND,
-    _LAYOUT,
-    _downsample,
-    _finite,
-    _fixed_margins,
-    _integer_axis,
-    _round_axis,
-    log_ticks,
+from csvm.figures._style import (
+    BOTTOM_LEGEND,
+    LAYOUT,
+    TERM_LABELS,
+    downsample,
+    finite_values,
+    fixed_margins,
+    integer_axis,
+    round_axis,
 )
+from csvm.figures.style import log_ticks
 from csvm.figures.text import plain, plain_in_template
 
 __all__ = [
@@ -33,12 +34,6 @@ __all__ = [
     "loss_figure",
     "accuracy_vs_time",
 ]
-
-
-_TERM_LABELS = {
-    "kcsvm": [("sum_alpha", "Σα"), ("margin_term", "½ aᵀKa"), ("regulariser", "r(f)")],
-    "lcsvm": [("data_term", "mean hinge"), ("w_term", "λ_w/2‖w‖²"), ("f_term", "λ_f/2‖f‖²")],
-}
 
 
 def divergence_figure(
@@ -68,8 +63,8 @@ def divergence_figure(
             marker={"color": ["#1f77b4"] * (len(y) - 1) + ["#d62728"]},
         )
     )
-    _integer_axis(fig, max(x, default=1), title_text="iteration")
-    v = _finite(y)
+    integer_axis(fig, max(x, default=1), title_text="iteration")
+    v = finite_values(y)
     v = v[v > 0]
     ticks = log_ticks(v.min(), v.max()) if len(v) else []
     fig.update_yaxes(
@@ -79,9 +74,9 @@ def divergence_figure(
         **({"tickvals": ticks} if ticks else {"dtick": 1}),
     )
     fig.update_layout(
-        title=plain(f"{title}: {divergence.get('cause', 'diverged')}"), height=320, **_LAYOUT
+        title=plain(f"{title}: {divergence.get('cause', 'diverged')}"), height=320, **LAYOUT
     )
-    return _fixed_margins(fig, bottom=60)
+    return fixed_margins(fig, bottom=60)
 
 
 def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective") -> go.Figure:
@@ -104,9 +99,9 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
     events = [e for e in events if "objective" in e and e.get("step") != "batch"]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if not events:
-        fig.update_layout(title=plain(title), **_LAYOUT)
+        fig.update_layout(title=plain(title), **LAYOUT)
         return fig
-    keep = _downsample(len(events))
+    keep = downsample(len(events))
     events = [events[i] for i in keep]
     model = events[0].get("model", "kcsvm")
     linear = model == "lcsvm"
@@ -138,7 +133,7 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
             )
         )
     terms: list[Any] = []
-    for key, label in _TERM_LABELS.get(model, []):
+    for key, label in TERM_LABELS.get(model, []):
         if key in events[0]:
             terms += [e[key] for e in events]
             fig.add_trace(
@@ -152,11 +147,11 @@ def objective_figure(events: Sequence[dict[str, Any]], title: str = "Objective")
                 ),
                 secondary_y=True,
             )
-    _integer_axis(fig, max(x), title_text="iteration (½ = filter step)" if linear else "iteration")
-    _round_axis(fig, y, title_text="objective", secondary_y=False)
-    _round_axis(fig, terms, title_text="terms", secondary_y=True, showgrid=False)
-    fig.update_layout(title=plain(title), legend=_BOTTOM_LEGEND, **_LAYOUT)
-    return _fixed_margins(fig)
+    integer_axis(fig, max(x), title_text="iteration (½ = filter step)" if linear else "iteration")
+    round_axis(fig, y, title_text="objective", secondary_y=False)
+    round_axis(fig, terms, title_text="terms", secondary_y=True, showgrid=False)
+    fig.update_layout(title=plain(title), legend=BOTTOM_LEGEND, **LAYOUT)
+    return fixed_margins(fig)
 
 
 def objectives_overlay(
@@ -177,7 +172,7 @@ def objectives_overlay(
     shown: list[float] = []
     for label, events in curves:
         events = [e for e in events if "objective" in e]
-        keep = _downsample(len(events))
+        keep = downsample(len(events))
         events = [events[i] for i in keep]
         shown += [e["objective"] for e in events]
         fig.add_trace(
@@ -198,16 +193,16 @@ def objectives_overlay(
         yaxis_exponentformat="power",
         legend={"orientation": "h", "y": -0.25},
         height=460,
-        **_LAYOUT,
+        **LAYOUT,
     )
     # Labels on decades (or 1-2-5 within one decade) only: plotly's minor-tick labels
     # ("2, 0.1, 9, 8 …") misread, and a range inside one decade had no label at all.
-    v = _finite(shown)
+    v = finite_values(shown)
     v = v[v > 0]
     ticks = log_ticks(v.min(), v.max()) if len(v) else []
     fig.update_yaxes(**({"tickvals": ticks} if ticks else {"dtick": 1}))
     last = max((e.get("iteration", 0) for _, ev in curves for e in ev), default=1)
-    _integer_axis(fig, last + 0.5)
+    integer_axis(fig, last + 0.5)
     return fig
 
 
@@ -227,7 +222,7 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
     events = [e for e in events if "objective" in e]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     if events:
-        keep = _downsample(len(events))
+        keep = downsample(len(events))
         events = [events[i] for i in keep]
         x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events]
         fig.add_trace(
@@ -252,7 +247,7 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
             secondary_y=True,
         )
     last = max((e["iteration"] + 0.5 for e in events), default=1)
-    _integer_axis(fig, last, title_text="iteration")
+    integer_axis(fig, last, title_text="iteration")
     accuracies = [e.get("train_accuracy") for e in events if e.get("train_accuracy") is not None]
     low = min(accuracies, default=0.0)
     fig.update_yaxes(
@@ -262,9 +257,9 @@ def progress_figure(events: Sequence[dict[str, Any]], title: str = "Progress") -
         secondary_y=False,
     )
     norms = [e.get("filter_norm") for e in events]
-    _round_axis(fig, norms, title_text="filter norm", secondary_y=True, showgrid=False)
-    fig.update_layout(title=plain(title), height=320, legend=_BOTTOM_LEGEND, **_LAYOUT)
-    return _fixed_margins(fig)
+    round_axis(fig, norms, title_text="filter norm", secondary_y=True, showgrid=False)
+    fig.update_layout(title=plain(title), height=320, legend=BOTTOM_LEGEND, **LAYOUT)
+    return fixed_margins(fig)
 
 
 def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> go.Figure:
@@ -284,7 +279,7 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
     epochs = [e for e in events if e.get("kind") == "epoch"]
     batches = [e for e in events if e.get("kind") == "batch"]
     if batches:
-        keep = _downsample(len(batches))
+        keep = downsample(len(batches))
         fig.add_trace(
             go.Scatter(
                 x=[batches[i].get("epoch_progress", batches[i]["iteration"]) for i in keep],
@@ -316,7 +311,7 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
         )
     # Whole epochs only (1.5, 2.5 meant nothing), about ten labels at most.
     last_epoch = max((e["epoch"] + 1 for e in epochs), default=1)
-    _integer_axis(fig, last_epoch, title_text="epoch")
+    integer_axis(fig, last_epoch, title_text="epoch")
     fig.update_yaxes(title_text="log loss", secondary_y=False)
     fig.update_yaxes(
         title_text="train accuracy",
@@ -326,8 +321,8 @@ def loss_figure(events: Sequence[dict[str, Any]], title: str = "Small CNN") -> g
         dtick=0.25,
         showgrid=False,
     )
-    fig.update_layout(title=plain(title), legend=_BOTTOM_LEGEND, **_LAYOUT)
-    return _fixed_margins(fig)
+    fig.update_layout(title=plain(title), legend=BOTTOM_LEGEND, **LAYOUT)
+    return fixed_margins(fig)
 
 
 def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
@@ -368,6 +363,6 @@ def accuracy_vs_time(rows: Sequence[dict[str, Any]]) -> go.Figure:
         xaxis_title="seconds",
         yaxis_title="test accuracy (%)",
         showlegend=False,
-        **_LAYOUT,
+        **LAYOUT,
     )
     return fig

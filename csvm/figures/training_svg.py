@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from csvm.figures._style import TERM_LABELS, downsample
 from csvm.figures.chart_svg import Series, line_chart_svg, value_axis
-from csvm.figures.style import _downsample
-from csvm.figures.training import _TERM_LABELS
 
 __all__ = ["objective_svg", "progress_svg", "loss_svg"]
 
@@ -27,7 +26,7 @@ def _steps(events: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
     """The events with an objective (at most ``MAX_POINTS``) and their x: L-CSVM filter
     half-steps sit at ``iteration + 0.5``."""
     events = [e for e in events if "objective" in e and e.get("step") != "batch"]
-    events = [events[i] for i in _downsample(len(events))]
+    events = [events[i] for i in downsample(len(events))]
     x = [e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events]
     return events, x
 
@@ -67,7 +66,7 @@ def objective_svg(
     tips = [f"{k} {xi:g}: objective {v:.5g}" for k, xi, v in zip(kinds, x, y, strict=True)]
     series = [Series("objective", y.tolist(), _BLUE, markers=True, tips=tips)]
     terms: list[float] = []
-    labelled = [(k, lab) for k, lab in _TERM_LABELS.get(model, []) if events and k in events[0]]
+    labelled = [(k, lab) for k, lab in TERM_LABELS.get(model, []) if events and k in events[0]]
     for (key, label), colour in zip(labelled, _TERM_COLOURS, strict=False):
         values = [e[key] for e in events]
         terms += values

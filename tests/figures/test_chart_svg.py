@@ -7,9 +7,10 @@ import re
 import numpy as np
 from PIL import Image
 
+from csvm.figures._markup import viridis
 from csvm.figures.chart_svg import Series, integer_ticks, line_chart_svg, value_axis
 from csvm.figures.filter_svg import gradient_svg
-from csvm.figures.image_html import _viridis, feature_maps_html
+from csvm.figures.image_html import feature_maps_html
 from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 
 
@@ -127,7 +128,7 @@ def test_feature_maps_show_each_image_and_its_maps_on_one_viridis_scale():
     assert "&lt;b&gt;5&lt;/b&gt;" in markup and "<b>5" not in markup
     first_map = _decode(uris[2])  # image 1, filter 1
     assert first_map.shape == (3, 3, 3)
-    lut = _viridis()
+    lut = viridis()
     assert (first_map[0, 0] == lut[255]).all() and (first_map[1, 1] == lut[0]).all()
     assert (_decode(uris[3])[0, 0] == lut[255]).all()  # image 2, filter 1: the same scale
 
