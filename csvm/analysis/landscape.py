@@ -19,7 +19,7 @@ from sklearn.svm import SVC
 
 from csvm.analysis.lab import Progress, _Problem, _problem
 from csvm.model.conv import correlate
-from csvm.model.kernels import _apply
+from csvm.model.kernels import KernelSpec, from_dots
 from csvm.model.regularisers import regulariser_value
 
 __all__ = [
@@ -160,7 +160,7 @@ class _Plane:
                 self.blocks[i, j] = block if i == j else block + block.T
         self.gram = np.empty((n, n), dtype=self.dtype)
 
-    def kernel(self, coeffs: Sequence[float], params: dict[str, Any], out: np.ndarray):
+    def kernel(self, coeffs: Sequence[float], spec: KernelSpec, out: np.ndarray):
         """The training kernel at ``f + sum c_k d_k``, written into ``out`` (float64)."""
         c = (1.0, *coeffs)
         G = self.gram
@@ -169,9 +169,9 @@ class _Plane:
             weight = c[i] * c[j]
             if (i, j) != (0, 0) and weight:
                 G += self.dtype(weight) * block
-        sq = np.diagonal(G).copy() if params["kernel"] == "rbf" else None
-        out[...] = _apply(G, params["kernel"], params["degree"], params["gamma"],
-                          params["coef0"], sq, sq)  # fmt: skip
+        sq = np.diagonal(G).copy() if spec.entry.needs_norms else None
+        rows, cols = (None, None) if sq is None else (sq[:, None], sq[None, :])
+        out[...] = from_dots(G, spec, rows, cols)
         return out
 
 
@@ -212,7 +212,7 @@ def _sweep(
             state, _ = problem.solve(f)
             out[:, i] = state.objective, state.train_accuracy, len(state.support)
         else:
-            K = plane.kernel(c, problem.params, problem.K_buffer)
+            K = plane.kernel(c, KernelSpec.of(problem.params), problem.K_buffer)
             out[:, i] = _svm_at_kernel(problem, K, f)
         if progress is not None:
             progress(i + 1, len(coords), float(out[0, i]))

@@ -21,21 +21,18 @@ import numpy as np
 
 from csvm.exceptions import CSVMError
 from csvm.model.conv import correlate_transpose
+from csvm.model.kernel_registry import KERNELS, KernelSpec, get_kernel
 
 __all__ = [
     "KERNELS",
     "KernelOverflowError",
+    "KernelSpec",
     "check_kernel",
+    "from_dots",
     "kernel_gradient",
     "kernel_map_gradient",
     "kernel_matrix",
 ]
-
-KERNELS: dict[str, str] = {
-    "poly": "polynomial (gamma z_i.z_j + coef0)^degree",
-    "rbf": "Gaussian exp(-gamma ||z_i - z_j||^2)",
-    "linear": "linear z_i.z_j (polynomial with degree 1, gamma 1, coef0 0)",
-}
 
 #: Rows per block when forming an n x m kernel: bounds the float32 temporaries to
 #: ``_BLOCK * m * 4`` bytes (about 46 MB for m = 11,552).
@@ -48,40 +45,30 @@ class KernelOverflowError(CSVMError, ValueError):
 
 def check_kernel(name: str) -> str:
     """Return the kernel name or raise a ValueError listing the valid ones."""
-    key = str(name).lower()
-    if key not in KERNELS:
-        raise ValueError(f"Unknown kernel {name!r}: choose one of {', '.join(KERNELS)}.")
-    return key
+    return get_kernel(name).name
 
 
-def _apply(
+def from_dots(
     block: np.ndarray,
-    kernel: str,
-    degree: float,
-    gamma: float,
-    coef0: float,
-    sq_rows: np.ndarray | None,
-    sq_cols: np.ndarray | None,
+    spec: KernelSpec,
+    sq_rows: np.ndarray | None = None,
+    sq_cols: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Turn a block of dot products into kernel values (in place where possible)."""
-    if kernel == "linear":
-        return block
-    if kernel == "poly":
-        block *= gamma
-        block += coef0
-        if degree == 2:
-            np.square(block, out=block)
-        elif degree != 1:
-            np.power(block, degree, out=block)
-        return block
-    # rbf: ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clipped at 0 against round-off.
-    block *= -2.0
-    block += sq_rows[:, None]
-    block += sq_cols[None, :]
-    np.maximum(block, 0.0, out=block)
-    block *= -gamma
-    np.exp(block, out=block)
-    return block
+    """Kernel values from a block of dot products, in place where possible.
+
+    Parameters
+    ----------
+    block : float array (n, m)
+        ``z_i . z_j``; overwritten.
+    spec : KernelSpec
+    sq_rows, sq_cols : arrays broadcasting against the block ((n, 1) and (1, m)), optional
+        Squared norms of the rows and columns; needed by kernels that read them (RBF).
+
+    Returns
+    -------
+    The kernel values (``block`` itself where the kernel works in place).
+    """
+    return spec.entry.from_dots(block, spec, sq_rows, sq_cols)
 
 
 def kernel_matrix(
@@ -102,7 +89,8 @@ def kernel_matrix(
         Computed in float32 unless ``Z1`` is float64.
     Z2 : array (m, D), optional
         Defaults to ``Z1`` (the symmetric training kernel).
-    kernel : {"poly", "rbf", "linear"}
+    kernel : str
+        A name in :data:`KERNELS` ("poly", "rbf", "linear", …).
     degree, gamma, coef0 : float
         ``(gamma z1.z2 + coef0)^degree`` for "poly"; ``exp(-gamma ||z1 - z2||^2)`` for "rbf".
     out : float64 array (n, m), optional
@@ -113,16 +101,18 @@ def kernel_matrix(
     -------
     K : float64 array (n, m)
     """
-    kernel = check_kernel(kernel)
+    spec = KernelSpec(check_kernel(kernel), degree, gamma, coef0)
+    entry = spec.entry
     # float32 products (twice the BLAS speed) unless the caller works in float64.
     dtype = np.float64 if np.asarray(Z1).dtype == np.float64 else np.float32
     Z1 = np.ascontiguousarray(Z1, dtype=dtype)
     Z2 = Z1 if Z2 is None else np.ascontiguousarray(Z2, dtype=dtype)
     n, m = Z1.shape[0], Z2.shape[0]
     sq1 = sq2 = None
-    if kernel == "rbf":
+    if entry.needs_norms:
         sq1 = np.einsum("ij,ij->i", Z1, Z1, dtype=np.float64).astype(dtype)
         sq2 = sq1 if Z2 is Z1 else np.einsum("ij,ij->i", Z2, Z2, dtype=np.float64).astype(dtype)
+        sq2 = sq2[None, :]
     if out is None or out.shape != (n, m) or out.dtype != np.float64:
         out = np.empty((n, m), dtype=np.float64)
     block = np.empty((min(_BLOCK, n), m), dtype=dtype)
@@ -131,24 +121,12 @@ def kernel_matrix(
         stop = min(start + _BLOCK, n)
         buf = block[: stop - start]
         np.matmul(Z1[start:stop], Z2T, out=buf)
-        rows = None if sq1 is None else sq1[start:stop]
+        rows = None if sq1 is None else sq1[start:stop, None]
         with np.errstate(over="ignore"):  # an overflow is named below, not warned about
-            out[start:stop] = _apply(buf, kernel, degree, gamma, coef0, rows, sq2)
-        if kernel == "poly" and not np.isfinite(out[start:stop]).all():
-            raise _overflow(Z1[start:stop], Z2, degree, gamma, coef0)
+            out[start:stop] = entry.from_dots(buf, spec, rows, sq2)
+        if entry.overflow is not None and not np.isfinite(out[start:stop]).all():
+            raise entry.overflow(Z1[start:stop], Z2, spec)
     return out
-
-
-def _overflow(Z1: np.ndarray, Z2: np.ndarray, degree: float, gamma: float, coef0: float):
-    """The error for a polynomial kernel too large for float64: it names the settings, not
-    the data (the data are fine; (γ z·z′ + coef0)^degree is not)."""
-    base = float(np.max(np.abs(gamma * (Z1 @ Z2.T).astype(np.float64) + coef0)))
-    return KernelOverflowError(
-        f"The polynomial kernel (γ z·z′ + coef0)^degree overflows: with gamma={gamma:g}, "
-        f"coef0={coef0:g} and degree={degree:g} its base reaches {base:.3g}, and "
-        f"{base:.3g}^{degree:g} is beyond float64's 1.8e308. Lower the degree or coef0 (or "
-        "gamma), or use the RBF kernel."
-    )
 
 
 def kernel_map_gradient(
@@ -166,6 +144,10 @@ def kernel_map_gradient(
     correlation: :func:`kernel_gradient` for one layer, :class:`csvm.model.layers.Network`
     for a stack).
 
+    With ``K_ij = k(z_i . z_j, |z_i|^2, |z_j|^2)`` and the kernel's partials ``D_g``,
+    ``D_n`` (its registry entry), ``dQ/dz_i = 2 a_i (sum_j a_j D_g,ij z_j
+    + 2 z_i sum_j a_j D_n,ij)``.
+
     Parameters
     ----------
     Z_sv : array (s, ...)
@@ -180,27 +162,17 @@ def kernel_map_gradient(
     -------
     float64 array shaped like ``Z_sv``.
     """
-    kernel = check_kernel(kernel)
+    spec = KernelSpec(check_kernel(kernel), degree, gamma, coef0)
     s = Z_sv.shape[0]
     Zf = np.asarray(Z_sv, dtype=np.float64).reshape(s, -1)
     a = np.asarray(a_sv, dtype=np.float64)
-    if kernel in ("poly", "linear"):
-        if kernel == "linear":
-            degree, gamma, coef0 = 1, 1.0, 0.0
-        G = Zf @ Zf.T
-        M = degree * gamma * (gamma * G + coef0) ** (degree - 1)
-        U = (M * a[None, :]) @ Zf
-        weights = a[:, None] * U
-        scale = 2.0
-    else:
-        if K_sv is None:
-            K_sv = kernel_matrix(Zf, kernel="rbf", gamma=gamma)
-        Ka = K_sv * a[None, :]
-        s_vec = Ka.sum(axis=1)
-        U = Ka @ Zf
-        weights = a[:, None] * (s_vec[:, None] * Zf - U)
-        scale = -4.0 * gamma
-    return (scale * weights).reshape(Z_sv.shape)
+    if K_sv is None:
+        K_sv = kernel_matrix(Zf, **spec)
+    D_g, D_n = spec.entry.partials(Zf, K_sv, spec)
+    weights = 2.0 * a[:, None] * ((D_g * a[None, :]) @ Zf)
+    if D_n is not None:
+        weights += (4.0 * a * (D_n @ a))[:, None] * Zf
+    return weights.reshape(Z_sv.shape)
 
 
 def kernel_gradient(

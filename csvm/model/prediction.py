@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from csvm.model.kernels import _apply
+from csvm.model.kernels import KernelSpec
 
 __all__ = ["backproject", "decisions", "map_sq_norms", "stacked_correlate"]
 
@@ -142,8 +142,9 @@ def _kind(model: Any) -> str:
 
 
 def _chunk_rows(columns: int, n: int) -> int:
-    # float32 dot products, their float64 kernel and one float64 temporary: 20 bytes each.
-    return int(max(1, min(n, _CHUNK_BYTES // max(1, 20 * columns))))
+    # Dot products, their float64 kernel, a float64 temporary (a norm per column for
+    # kernels that read them) and float32 slopes: 32 bytes each.
+    return int(max(1, min(n, _CHUNK_BYTES // max(1, 32 * columns))))
 
 
 def decisions(models: Sequence[Any], X4: np.ndarray) -> np.ndarray:
@@ -193,15 +194,12 @@ def _kernel_group(
     on how far round-off in the ``dtype`` dot products may have moved each of them.
 
     All models' support vectors form one column block, so each chunk of rows costs one
-    product for the dot products, one pass for the kernel and one product with the
-    block-diagonal matrix of dual coefficients, whatever the number of models.
+    product for the dot products, one pass for the kernel (its registry entry's
+    ``from_dots``) and one product with the block-diagonal matrix of dual coefficients,
+    whatever the number of models.
     """
-    params = dict(models[0].kernel_params)
-    kernel = params.get("kernel", "poly")
-    degree, gamma = params.get("degree", 2), params.get("gamma", 1.0)
-    coef0 = params.get("coef0", 1.0)
-    if kernel == "linear":
-        kernel, degree, gamma, coef0 = "poly", 1, 1.0, 0.0
+    spec = KernelSpec.of(models[0].kernel_params)
+    entry = spec.entry
     G = np.concatenate(
         [backproject(m.Z_sv, m.filters, X4.shape[1:]).reshape(len(m.Z_sv), -1) for m in models]
     )
@@ -214,15 +212,14 @@ def _kernel_group(
     A_err = (np.abs(A) * np.linalg.norm(G, axis=1)[:, None]).astype(np.float32)
     G = G.astype(dtype)
     b = np.array([m.intercept for m in models], dtype=np.float64)
-    if kernel == "rbf":
+    if entry.needs_norms:
         sq_sv = np.concatenate(
             [np.square(m.Z_sv.reshape(len(m.Z_sv), -1), dtype=np.float64).sum(1) for m in models]
-        )
+        )[None, :]
         stack = np.concatenate([np.asarray(m.filters) for m in models])
         # One-hot (filters, models): a model's |z|^2 sums its filters' map norms.
         filter_owner = np.repeat(np.eye(len(models)), [len(m.filters) for m in models], axis=0)
-        # K @ [A, A_err, |A|]: decisions and both parts of the bound in one product.
-        A_all = np.hstack([A, A_err, np.abs(A)])
+        A_abs = np.abs(A).astype(np.float32)
     n = len(X4)
     X = X4.reshape(n, -1).astype(dtype, copy=False)
     # The bound scales with the products' unit round-off (float64's is 2^-29 float32's).
@@ -233,33 +230,19 @@ def _kernel_group(
         rows = slice(start, start + step)
         K = (X[rows] @ G.T).astype(np.float64)  # every model's z . z_sv at once
         u_x = rel * np.linalg.norm(X[rows], axis=1).astype(np.float64)[:, None]
-        # |round-off of z . z_sv| <= u |x| |C^T z_sv|, propagated through |dK/dg|.
-        if kernel == "rbf":  # K = exp(-gamma d2), d2 = |z|^2 + |z'|^2 - 2 z.z'
+        sq = None
+        if entry.needs_norms:  # each model's filter gives the image its own |z|^2
             sq = map_sq_norms(X4[rows], stack) @ filter_owner  # (rows, models)
-            K *= -2.0
-            for k in range(len(models)):
-                K[:, bounds[k] : bounds[k + 1]] += sq[:, k : k + 1]
-            K += sq_sv
-            np.maximum(K, 0.0, out=K)
-            K *= -gamma
-            np.exp(K, out=K)
-            m = len(models)
-            prods = K @ A_all
-            out[rows] = prods[:, :m] + b
-            # |z|^2 comes from a float32 Gram matrix: its bound stays float32's.
-            err[rows] = gamma * (2 * u_x * prods[:, m : 2 * m] + _F32_REL * sq * prods[:, 2 * m :])
-            continue
-        # K = (gamma g + c)^d, so |dK/dg| = d gamma |K|^((d-1)/d)
-        K = _apply(K, "poly", degree, gamma, coef0, None, None)
-        # The bound needs no precision: float32, and sqrt rather than power for d = 2.
-        if degree == 1:
-            slope = np.ones(K.shape, dtype=np.float32)
-        elif degree == 2:
-            slope = np.sqrt(np.abs(K, dtype=np.float32))
+            K = entry.from_dots(K, spec, sq[:, owner], sq_sv)
         else:
-            slope = np.abs(K, dtype=np.float32) ** np.float32((degree - 1) / degree)
-        err[rows] = degree * gamma * u_x * (slope @ A_err)
+            K = entry.from_dots(K, spec, None, None)
         out[rows] = K @ A + b
+        # |round-off of z . z_sv| <= u |x| |C^T z_sv|, carried through |dK/dg|; |z|^2
+        # comes from a float32 Gram matrix, so its part of the bound stays float32's.
+        slope_g, slope_n = entry.slopes(K, spec)
+        err[rows] = u_x * (slope_g @ A_err)
+        if slope_n is not None and sq is not None:
+            err[rows] += _F32_REL * sq * (slope_n @ A_abs)
     return out, err
 
 
