@@ -12,14 +12,14 @@ a :class:`~csvm.model.layers.Network`, the flat vector of a stack's filters.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC
 
 from csvm.model.conv import correlate
-from csvm.model.kernels import kernel_gradient, kernel_map_gradient, kernel_matrix
+from csvm.model.kernels import KernelSpec, kernel_gradient, kernel_map_gradient, kernel_matrix
 from csvm.model.layers import Network, parse_layers
 from csvm.model.regularisers import regulariser_gradient, regulariser_value
 
@@ -48,7 +48,7 @@ class _KernelState:
     objective: float
     terms: dict[str, float]
     train_accuracy: float
-    kernel_params: dict[str, Any] = field(repr=False, default_factory=dict)
+    kernel_params: KernelSpec = field(repr=False, default_factory=KernelSpec)
     svm_iterations: int = 0  # LIBSVM's iterations for this solve
     svm_hit_max_iter: bool = False  # it stopped at its bound, not at its tolerance
     # A hard-margin solve with an alpha at HARD_MARGIN_C: no separating solution exists
@@ -131,7 +131,7 @@ def outer_objective(
     objective : float
     gradient : array like ``filters``
     """
-    params = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
+    params = KernelSpec(kernel, degree, gamma, coef0)
     network = Network(parse_layers(layers), X4.shape[1:]) if layers else None
     state, _ = _solve(
         X4,
@@ -151,7 +151,7 @@ def solve_on_filters(
     X4: np.ndarray,
     y: np.ndarray,
     theta: np.ndarray,
-    kernel_params: dict,
+    kernel_params: KernelSpec | Mapping,
     C: float | None = None,
     network: Network | None = None,
     svm_tol: float = 1e-3,
@@ -166,8 +166,9 @@ def solve_on_filters(
     y : ndarray of ±1
     theta : ndarray
         The filters ``(k, C, p, q)``, or a stack's packed vector (``network.pack``).
-    kernel_params : dict
-        ``kernel``, ``degree``, ``gamma``, ``coef0`` of the kernel on the maps.
+    kernel_params : KernelSpec or mapping
+        The kernel on the maps (a mapping with ``kernel``, ``degree``, ``gamma``,
+        ``coef0`` is read as one).
     C : float or None, default None
         None: hard margin (:data:`HARD_MARGIN_C`).
     network : Network, optional
@@ -185,7 +186,7 @@ def solve_on_filters(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((20, 1, 8, 8)); y = np.where(np.arange(20) < 10, 1, -1)
     >>> X[y > 0, :, :4] += 1.0  # the top half brighter in one class
-    >>> params = {"kernel": "rbf", "degree": 2, "gamma": 0.1, "coef0": 1.0}
+    >>> params = KernelSpec("rbf", gamma=0.1)
     >>> state = solve_on_filters(X, y, np.ones((1, 1, 3, 3)) / 9, params)
     >>> state.decision_function(X).shape
     (20,)
@@ -200,6 +201,9 @@ def _solve(
 ):
     """Kernel + SVM at ``theta``: the solved state and the timings.
 
+    ``params`` is a :class:`~csvm.model.kernels.KernelSpec` (a mapping with its four keys
+    is read as one); the state keeps it as ``kernel_params``.
+
     ``K_buffer`` (n x n float64) is overwritten with the training kernel; the state keeps
     only the support vectors' block, so line-search trials never hold two n x n kernels.
     ``max_iter`` bounds LIBSVM's iterations (-1: no bound); whether the solve stopped
@@ -208,6 +212,7 @@ def _solve(
     """
     t0 = time.perf_counter()
     Z = features(X4, theta.astype(X4.dtype), network)
+    params = KernelSpec.of(params)
     K = kernel_matrix(Z.reshape(len(Z), -1), out=K_buffer, **params)
     t1 = time.perf_counter()
     svc = SVC(kernel="precomputed", C=C, tol=svm_tol, cache_size=200, max_iter=max_iter)
@@ -231,7 +236,7 @@ def _solve(
         objective=sum_alpha - margin + reg,
         terms={"sum_alpha": sum_alpha, "margin_term": margin, "regulariser": reg},
         train_accuracy=float(np.mean(np.where(decision > 0, 1, -1) == y)),
-        kernel_params=dict(params),
+        kernel_params=params,
         svm_iterations=iterations,
         svm_hit_max_iter=bool(max_iter > 0 and iterations >= max_iter),
         svm_at_hard_cap=bool(C >= HARD_MARGIN_C and np.abs(a).max(initial=0.0) >= 0.5 * C),
