@@ -22,6 +22,8 @@ from csvm.runs.replay import replay_model
 from explorer.common import data_for, playback, start_run, stop_current_run
 from explorer.settings import set_config
 
+__all__ = ["bundle_replays", "reload_run"]
+
 
 def _with_filters(rows: list[dict[str, Any]], filters: np.ndarray | None, multi: bool) -> None:
     """Give the last step of each sub-problem its final filters (the views draw the last
@@ -36,8 +38,10 @@ def _with_filters(rows: list[dict[str, Any]], filters: np.ndarray | None, multi:
         row["filters"] = filters[classifier] if multi else filters
 
 
-def _jobs_of(bundle: RunBundle, n_train: int) -> dict[str, dict[str, Any]]:
-    """Each model's replay: the events it emits and the result it returns."""
+def bundle_replays(bundle: RunBundle, n_train: int) -> dict[str, dict[str, Any]]:
+    """Each model's replay of a checked bundle (``{model: {"events", "result"}}``): the
+    events its replay job emits and the result it returns (the run store replays a stored
+    run with them too)."""
     jobs: dict[str, dict[str, Any]] = {}
     for model, result in bundle.results.items():
         events: list[dict[str, Any]] = [{"kind": "start", "model": model, "n_train": n_train}]
@@ -77,7 +81,7 @@ def reload_run(data: bytes) -> tuple[str | None, list[str]]:
     stop_current_run()  # this tab's run stops, as on Start (another tab's goes on)
     targets = {
         model: (replay_model, kwargs)
-        for model, kwargs in _jobs_of(bundle, len(pair.y_train)).items()
+        for model, kwargs in bundle_replays(bundle, len(pair.y_train)).items()
     }
     try:
         run = start_run(bundle.config, targets, reloaded=True)

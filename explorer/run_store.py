@@ -43,7 +43,7 @@ from csvm.runs.replay import replay_model
 from csvm.runs.targets import step_events
 from csvm.store import RunStore, StoredRun, StoreError, open_store
 from explorer.common import FINAL_STATES, data_for, get_pool, owner, playback, start_run
-from explorer.reload import _jobs_of
+from explorer.reload import bundle_replays
 from explorer.state import Run
 from explorer.stored_replay import replay_ended
 
@@ -407,7 +407,7 @@ def _replay_jobs(stored: StoredRun, bundle: RunBundle, n_train: int) -> dict[str
     """Each model's replay job: its recorded events and result (as "Reload a run" shows a
     bundle); a CSVM without a result replays its steps and ends saying how it ended."""
     targets: dict[str, tuple] = {}
-    for model, job in _jobs_of(bundle, n_train).items():
+    for model, job in bundle_replays(bundle, n_train).items():
         if model == "csvm" and job["result"] is None:
             kwargs = {"events": job["events"], "status": stored.status, "step": stored.step}
             targets[model] = (replay_ended, kwargs)

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_WEIGHTS",
     "MIN_SIZE",
     "classic_filter",
+    "filters_from_npy",
     "load_filters",
     "starting_filters",
 ]
@@ -190,7 +191,10 @@ def _check_npy_header(data: bytes) -> None:
         )
 
 
-def _filters_from_npy(data: bytes) -> np.ndarray:
+def filters_from_npy(data: bytes) -> np.ndarray:
+    """The array of a ``.npy`` file's bytes, read without unpickling (an object array, a
+    damaged or truncated file raise :class:`~csvm.exceptions.UploadError`); its shape and
+    values are the caller's to check."""
     _check_npy_header(data)
     try:
         return np.load(io.BytesIO(data), allow_pickle=False)
@@ -258,7 +262,7 @@ def _filters_from_zip(data: bytes, max_bytes: int) -> Any:
                         "bytes (more than its header says): upload the filters on their own."
                     )
                 if info.filename.endswith(".npy"):
-                    return _filters_from_npy(content)
+                    return filters_from_npy(content)
                 try:
                     return _filters_from_json(content)
                 except UploadError:
@@ -305,7 +309,7 @@ def load_filters(data: bytes, *, max_bytes: int = 1_000_000) -> np.ndarray:
         )
     data = bytes(data)
     if data.startswith(b"\x93NUMPY"):
-        raw = _filters_from_npy(data)
+        raw = filters_from_npy(data)
     elif data.startswith(b"PK\x03\x04"):
         raw = _filters_from_zip(data, max_bytes)
     elif data.lstrip()[:1] in (b"{", b"["):

@@ -3,7 +3,7 @@ again (issue 23, "Reload a run").
 
 Everything in the file is untrusted and is checked once, on upload, against a schema
 (:mod:`csvm.runs.bundle_schema`): every member is read with a bound on the bytes actually
-inflated (:func:`csvm.runs.persistence._read_member`), the settings go through the same
+inflated (:func:`csvm.runs.persistence.read_member`), the settings go through the same
 :func:`csvm.runs.config.parse` as a link, the history's shape is bounded by the settings
 before its rows are parsed, the filters' ``.npy`` header is checked before NumPy
 allocates, and of each model's result only known fields of the right type, range and
@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.lab_filters import _filters_from_npy
+from csvm.analysis.lab_filters import filters_from_npy
 from csvm.exceptions import CSVMError
 from csvm.runs.bundle_schema import check_result, read_history
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.confusion import confused_pairs, confusion_counts
-from csvm.runs.persistence import MAX_IMPORT_BYTES, BundleError, _read_member, digest_test_set
+from csvm.runs.persistence import MAX_IMPORT_BYTES, BundleError, digest_test_set, read_member
 
 __all__ = ["RunBundle", "expected_filter_shape", "load_bundle", "rescore"]
 
@@ -116,7 +116,7 @@ def _filters(data: bytes, multiclass: bool, n_sub: int) -> np.ndarray:
                 "holds the CSVM's filters; was this file made by the Train page's Download run?"
             )
     try:
-        raw = _filters_from_npy(_read_member(data, "filters.npy"))
+        raw = filters_from_npy(read_member(data, "filters.npy"))
     except CSVMError as exc:
         raise BundleError(f"filters.npy: {exc}") from None
     dims = (4, 5) if multiclass else (3, 4)
@@ -133,9 +133,9 @@ def _filters(data: bytes, multiclass: bool, n_sub: int) -> np.ndarray:
 def _read(data: bytes) -> tuple[Any, Any, str]:
     """config.json and results.json parsed, history.csv decoded."""
     try:
-        values = json.loads(_read_member(data, "config.json").decode("utf-8"))
-        results = json.loads(_read_member(data, "results.json").decode("utf-8"))
-        history = _read_member(data, "history.csv").decode("utf-8")
+        values = json.loads(read_member(data, "config.json").decode("utf-8"))
+        results = json.loads(read_member(data, "results.json").decode("utf-8"))
+        history = read_member(data, "history.csv").decode("utf-8")
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         # ValueError: JSON's errors, and an integer of more than 4,300 digits.
         raise BundleError(

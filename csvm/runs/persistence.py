@@ -28,7 +28,16 @@ from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.snippet import python_snippet
 
-__all__ = ["BundleError", "digest_test_set", "export_run", "history_csv", "load_config"]
+__all__ = [
+    "MAX_IMPORT_BYTES",
+    "BundleError",
+    "digest_test_set",
+    "export_run",
+    "history_csv",
+    "jsonable",
+    "load_config",
+    "read_member",
+]
 
 #: The largest upload read as a run bundle.
 MAX_IMPORT_BYTES = 5_000_000
@@ -100,15 +109,23 @@ def digest_test_set(images: np.ndarray, labels: np.ndarray) -> str:
     return digest
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` with NumPy arrays and scalars as lists and Python numbers, mapping keys as
+    strings, tuples as lists, nested at any depth: what ``json.dumps`` takes.
+
+    Examples
+    --------
+    >>> jsonable({1: (np.int64(2), np.zeros(2))})
+    {'1': [2, [0.0, 0.0]]}
+    """
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
 
 
@@ -143,7 +160,7 @@ def export_run(
         key: None
         if r is None
         else {
-            k: _jsonable(v)
+            k: jsonable(v)
             for k, v in r.items()
             # Test predictions stay: a run loaded back tests its models against each
             # other with them (McNemar); history and filters have files of their own.
@@ -151,7 +168,7 @@ def export_run(
         }
         for key, r in results.items()
     }
-    facts = _jsonable(extra or {})
+    facts = jsonable(extra or {})
     if test_set is not None:
         images, labels = test_set
         facts["test_set"] = {"sha256": digest_test_set(images, labels), "n": int(len(labels))}
@@ -169,9 +186,15 @@ def export_run(
     return buffer.getvalue()
 
 
-def _read_member(data: bytes, name: str) -> bytes:
+def read_member(data: bytes, name: str) -> bytes:
     """One member of a zip, reading at most :data:`MAX_IMPORT_BYTES` inflated bytes
-    whatever its header declares (a 0.3 MB zip can inflate to gigabytes)."""
+    whatever its header declares (a 0.3 MB zip can inflate to gigabytes).
+
+    Raises
+    ------
+    BundleError
+        ``data`` is no zip, has no member ``name``, or the member inflates beyond the bound.
+    """
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf, zf.open(name) as member:
             content = member.read(MAX_IMPORT_BYTES + 1)
@@ -192,7 +215,7 @@ def load_config(data: bytes) -> tuple[RunConfig, list[str]]:
             f"The file is {len(data):,} bytes; a run takes at most {MAX_IMPORT_BYTES:,}."
         )
     if data[:4] == b"PK\x03\x04":
-        data = _read_member(data, "config.json")
+        data = read_member(data, "config.json")
     try:
         values = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):

@@ -23,7 +23,7 @@ import numpy as np
 from csvm.analysis.stats import wilson_interval
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig, parse
-from csvm.runs.persistence import _jsonable
+from csvm.runs.persistence import jsonable
 from csvm.runs.query import to_query
 
 __all__ = [
@@ -193,7 +193,7 @@ def config_from_text(text: str) -> tuple[RunConfig, list[str]]:
 def dumps(value: Any) -> str:
     """JSON text of a result or history (arrays become lists)."""
     # A value JSON cannot hold is kept as its text: a run is never lost for one odd field.
-    return json.dumps(_jsonable(value), default=str, separators=(",", ":"))
+    return json.dumps(jsonable(value), default=str, separators=(",", ":"))
 
 
 def encode_array(array: Any) -> tuple[bytes | None, str | None]:
