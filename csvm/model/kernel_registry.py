@@ -26,10 +26,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KERNELS", "Kernel", "KernelSpec", "get_kernel", "kernels_using"]
+from csvm.exceptions import CSVMError
+
+__all__ = [
+    "KERNELS",
+    "Kernel",
+    "KernelOverflowError",
+    "KernelSpec",
+    "get_kernel",
+    "kernels_using",
+]
 
 #: The parameters a kernel may read, in the order headers list them.
 KERNEL_PARAMETERS = ("degree", "gamma", "coef0")
+
+
+# Here, beside the kernels that raise it, so that kernels.py imports this module and not
+# the other way round; csvm.model.kernels re-exports it.
+class KernelOverflowError(CSVMError, ValueError):
+    """A kernel's values are too large for float64 with these settings."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,8 +219,6 @@ def _poly_slopes(K, spec):
 
 def _poly_overflow(Z1, Z2, spec):
     """The error names the settings, not the data: (γ z·z′ + coef0)^degree is too large."""
-    from csvm.model.kernels import KernelOverflowError
-
     base = float(np.max(np.abs(spec.gamma * (Z1 @ Z2.T).astype(np.float64) + spec.coef0)))
     return KernelOverflowError(
         f"The polynomial kernel (γ z·z′ + coef0)^degree overflows: with gamma="

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from csvm.exceptions import CSVMError
 from csvm.model.conv import correlate_transpose
-from csvm.model.kernel_registry import KERNELS, KernelSpec, get_kernel
+from csvm.model.kernel_registry import KERNELS, KernelOverflowError, KernelSpec, get_kernel
 
 __all__ = [
     "KERNELS",
@@ -37,10 +36,6 @@ __all__ = [
 #: Rows per block when forming an n x m kernel: bounds the float32 temporaries to
 #: ``_BLOCK * m * 4`` bytes (about 46 MB for m = 11,552).
 _BLOCK = 1024
-
-
-class KernelOverflowError(CSVMError, ValueError):
-    """A kernel's values are too large for float64 with these settings."""
 
 
 def check_kernel(name: str) -> str:

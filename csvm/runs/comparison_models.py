@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from csvm.runs.model_result import model_summary, pinned_indices
+
 __all__ = ["COMPARISON_MODELS", "train_comparison"]
 
 #: model -> what it is, for the settings' help and the page.
@@ -67,7 +69,6 @@ def _hog(c, data):
 
 def _mlsvm(c, data):
     from csvm.model.mlsvm import MultiLayerSVM
-    from csvm.runs.targets import pinned_indices
 
     clf = MultiLayerSVM(random_state=c.seed)
     flat = data.X_train.reshape(len(data.X_train), -1)
@@ -97,8 +98,6 @@ def train_comparison(emit: Callable[[dict[str, Any]], Any], c, data, model: str)
     """Train comparison ``model`` on the run's split; its result as a baseline's, plus
     ``"picture"`` (the bank's weights, a test image's HOG cells, or the hidden SVMs'
     outputs for the pinned images)."""
-    from csvm.runs.targets import model_summary
-
     start = time.perf_counter()
     clf, picture = _TRAIN[model](c, data)
     result = model_summary(model, clf, data, time.perf_counter() - start)

@@ -17,7 +17,8 @@ import numpy as np
 from csvm.exceptions import DivergenceError
 from csvm.model.conv import correlate
 from csvm.runs.config import MODEL_LABELS, RunConfig
-from csvm.runs.confusion import confused_pairs, confusion_counts
+from csvm.runs.confusion import confused_pairs
+from csvm.runs.model_result import model_summary, pinned_indices
 
 __all__ = [
     "STEP_KINDS",
@@ -37,7 +38,6 @@ __all__ = [
     "steps_total",
 ]
 
-_N_PINNED = 3  # pinned example images per class
 #: Event kinds that are steps of a model's training (what Step advances by one).
 STEP_KINDS = ("iteration", "half_step", "epoch")
 
@@ -101,25 +101,6 @@ def n_classes(config: RunConfig) -> int:
     return len(config.class_list(_dataset_classes(config.dataset)))
 
 
-def pinned_indices(y: np.ndarray, per_class: int = _N_PINNED) -> np.ndarray:
-    """The first ``per_class`` training images of each class: fixed for a given split.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n,)
-        Labels in {-1, +1}.
-    per_class : int, default 3
-
-    Returns
-    -------
-    ndarray of int
-        Indices of the -1 images, then of the +1 images.
-    """
-    neg = np.flatnonzero(y < 0)[:per_class]
-    pos = np.flatnonzero(y > 0)[:per_class]
-    return np.concatenate([neg, pos])
-
-
 class RunControl:
     """Pause, Resume, Step and Stop for a job, read from the commands its owner sends.
 
@@ -167,41 +148,6 @@ class RunControl:
                 self._steps_allowed -= 1
                 break
         return not self.stopped
-
-
-def _labels(data) -> tuple[int, ...]:
-    """The label of each class of the data: (-1, +1) for a pair, 0..k-1 for several."""
-    k = len(data.class_names)
-    return (-1, 1) if k == 2 and getattr(data, "classes", None) is not None else tuple(range(k))
-
-
-def model_summary(model: str, clf, data, seconds: float) -> dict[str, Any]:
-    pred_test = clf.predict(data.X_test)
-    wrong = np.flatnonzero(pred_test != data.y_test)
-    labels = _labels(data)
-    confusion = confusion_counts(data.y_test, pred_test, labels)
-    extra = {}
-    if labels != (-1, 1):
-        m = np.asarray(confusion, dtype=float)
-        extra = {
-            "class_names": [str(n) for n in data.class_names],
-            # Recall per class (the share of each class's test images classified right).
-            "per_class_accuracy": (np.diag(m) / np.maximum(m.sum(axis=1), 1)).tolist(),
-        }
-    return {
-        **extra,
-        "model": model,
-        "label": MODEL_LABELS[model],
-        "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
-        "test_accuracy": float(np.mean(pred_test == data.y_test)),
-        "test_predictions": pred_test.astype(np.int8),
-        "seconds": float(seconds),
-        "confusion": confusion,
-        "misclassified": wrong[:32].tolist(),
-        "n_misclassified": int(len(wrong)),
-        "n_test": int(len(data.y_test)),
-        "status": "done",
-    }
 
 
 def _divergence(exc: DivergenceError) -> dict[str, Any]:
