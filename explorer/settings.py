@@ -54,7 +54,7 @@ def _c_label(value: float) -> str:
 _FORMAT = {
     "model": MODEL_LABELS.get,
     "baselines": MODEL_LABELS.get,
-    "regulariser": lambda r: f"{r}: {REGULARISERS[r]}",
+    "regulariser": lambda r: f"{r}: {REGULARISERS[r].description}",
     "multi_class": {"ovo": "one-vs-one", "ovr": "one-vs-rest"}.get,
     "dataset": lambda d: f"your own images ({d})" if str(d).startswith("own-") else d,
 }
