@@ -17,6 +17,19 @@ from plotly.colors import sample_colorscale
 from csvm.figures._style import TEXT_PX
 from csvm.figures.text import plain
 
+__all__ = [
+    "SCALES",
+    "format_value",
+    "scale_colours",
+    "colour_bar",
+    "svg_text",
+    "viridis",
+    "to_levels",
+    "html_sizes",
+    "html_heading",
+    "html_cell",
+]
+
 #: The diverging scale of each kind of filter plane.
 SCALES = {"weight": "RdBu_r", "change": "PuOr", "gradient": "RdBu_r"}
 #: A colour bar's title, where it is not the scale's name (which also names its class and id).

@@ -16,6 +16,29 @@ import plotly.graph_objects as go
 
 from csvm.figures.style import MAX_POINTS, integer_step, nice_ticks
 
+__all__ = [
+    "TEXT_MAX_SIDE",
+    "TEXT_MAX_FILTERS",
+    "TEXT_PX",
+    "WRAP",
+    "WRAP_ROW",
+    "TERM_LABELS",
+    "LAYOUT",
+    "square_pixels",
+    "tile",
+    "tile_captions",
+    "canvas_axes",
+    "BOTTOM_LEGEND",
+    "fixed_margins",
+    "layout",
+    "finite_values",
+    "round_axis",
+    "integer_axis",
+    "downsample",
+    "category",
+    "log_scale",
+]
+
 #: Cell values are written in the cells only up to this size (5×5) and this many filters:
 #: on the Train page at 1280 px such a cell is about 40 px, enough for "-0.05" at 14 px.
 #: The Plotly filter (:mod:`csvm.figures.filters`) and the SVG one follow the same rules.
