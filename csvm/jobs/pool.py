@@ -40,6 +40,7 @@ from csvm.jobs.records import (
 )
 from csvm.jobs.scheduler import READ_LIMIT, Scheduler
 from csvm.jobs.settings import PoolSettings
+from csvm.jobs.shared import SharedWork, work_key
 
 __all__ = ["AddressQuotaExceeded", "JobPool", "JobView", "NotOwner", "QuotaExceeded"]
 
@@ -47,7 +48,7 @@ _DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs.targets")
 _ADDRESS_COUNTS = ("queued", "running", "suspended")
 
 
-class JobPool(Scheduler):
+class JobPool(SharedWork, Scheduler):
     """A server-wide pool of worker processes with one FIFO queue.
 
     Parameters
@@ -78,6 +79,7 @@ class JobPool(Scheduler):
             max_finished=max_finished,
         )
         super().__init__(merged, preload)
+        self._init_shared()
         atexit.register(self.shutdown)
 
     # Read-only views of the settings, as attributes of the first version.
@@ -101,6 +103,7 @@ class JobPool(Scheduler):
         owner: str | None = None,
         meta: dict[str, Any] | None = None,
         address: str | None = None,
+        share: str | None = None,
     ) -> str:
         """Queue ``target(emit, **kwargs)``; returns the job id.
 
@@ -108,6 +111,12 @@ class JobPool(Scheduler):
         ``address`` is the network address of the owner's browser (default: the one last
         given for ``owner`` with :meth:`note_address`): the fair share and the cap per
         address count by it.
+
+        ``share`` (default None: not shared) declares the job deterministic given its
+        target, its kwargs and this string (e.g. the digest of the data it reads): an
+        identical job queued, running or finished is then computed once, this job watching
+        it with its own id, owner, lease and controls (:mod:`csvm.jobs.shared`; a
+        ``paused`` kwarg is the watcher's first Pause).
 
         ``target`` must be a top-level function of an importable module (workers import it
         by name), and its result must be picklable.  ``emit`` is an
@@ -138,7 +147,10 @@ class JobPool(Scheduler):
             if owner is not None:
                 self._owner_seen[owner] = time.monotonic()
                 address = address or self._addresses.get(owner)
-                active = sum(j.owner == owner and j.state in ACTIVE for j in self._jobs.values())
+                active = sum(
+                    j.owner == owner and j.state in ACTIVE and not j.internal
+                    for j in self._jobs.values()
+                )
                 if active >= self.settings.max_active_per_owner:
                     raise QuotaExceeded(owner, active, self.settings.max_active_per_owner)
             self._check_address(owner, address)
@@ -155,8 +167,12 @@ class JobPool(Scheduler):
                     self.settings.max_array_points_per_series,
                 ),
             )
-            self._jobs[job.id] = job
-            self._queue.append(job.id)
+            if share is None:
+                self._jobs[job.id] = job
+                self._queue.append(job.id)
+            else:
+                job.hold = bool(kwargs.get("paused"))
+                self._submit_shared(job, work_key(target, kwargs, share))
             self._start_queued()
             return job.id
 
@@ -165,7 +181,10 @@ class JobPool(Scheduler):
         limit = self.settings.address_limit
         if not limit or address is None:
             return
-        active = sum(j.address == address and j.state in ACTIVE for j in self._jobs.values())
+        active = sum(
+            j.address == address and j.state in ACTIVE and not j.internal
+            for j in self._jobs.values()
+        )
         if active >= limit:
             raise AddressQuotaExceeded(owner or "", active, limit)
 
@@ -194,9 +213,10 @@ class JobPool(Scheduler):
             job.last_seen = now
             if viewer is not None and viewer == job.owner:
                 self._heartbeat(viewer, now)
-            if job.state == "running":
-                self._update_running(job)
-                if job.state != "running":  # a slot is free: the next job need not wait
+            work = job.source or job  # a watcher of shared work reads the work's messages
+            if work.state == "running" and work.worker is not None:
+                self._update_running(work)
+                if work.state != "running":  # a slot is free: the next job need not wait
                     self._start_queued()
             return self._view(job)
 
@@ -221,7 +241,9 @@ class JobPool(Scheduler):
             return [
                 self._view(j)
                 for j in self._jobs.values()
-                if (owner is None or j.owner == owner) and (group is None or j.group == group)
+                if not j.internal
+                and (owner is None or j.owner == owner)
+                and (group is None or j.group == group)
             ]
 
     def cancel(self, job_id: str, owner: str | None) -> None:
@@ -250,11 +272,12 @@ class JobPool(Scheduler):
             self._check_owner(job, owner, "stop")
             if job.state in FINAL:
                 return
-            if job.state == "running":
-                self._drain(job, limit=READ_LIMIT)
+            work = job.source or job
+            if work.state == "running" and work.worker is not None:
+                self._drain(work, limit=READ_LIMIT)
             if job.state in FINAL:  # it finished while we looked
                 return
-            self._finish(job, "stopped")
+            self._finish(job, "stopped")  # a watcher of shared work detaches
 
     def cancel_owner(self, owner: str, group: str | None = None) -> int:
         """Stop every queued or running job of ``owner`` (in ``group``, if given).
@@ -267,7 +290,10 @@ class JobPool(Scheduler):
             victims = [
                 j
                 for j in self._jobs.values()
-                if j.owner == owner and j.state in ACTIVE and (group is None or j.group == group)
+                if j.owner == owner
+                and j.state in ACTIVE
+                and not j.internal
+                and (group is None or j.group == group)
             ]
             for job in victims:
                 self._finish(job, "stopped")
@@ -297,6 +323,8 @@ class JobPool(Scheduler):
             if job is None:
                 return False
             self._check_owner(job, owner, "send commands to")
+            if job.source is not None:  # a watcher of shared work: its own controls
+                return self._send_shared(job, command)
             if job.state == "queued":
                 job.commands.append(dict(command))
                 return True
@@ -313,14 +341,21 @@ class JobPool(Scheduler):
         ``owners`` (owner -> {"queued", "running", "finished", "bytes", "alive"}),
         ``addresses`` (network address -> {"queued", "running", "suspended"}, its jobs
         still active), ``suspended`` (jobs frozen for a fair share),
-        ``workers`` ({"max", "spares", "dying"}).
+        ``workers`` ({"max", "spares", "dying"}), ``shared`` (:mod:`csvm.jobs.shared`:
+        works ``computed``, submissions ``attached`` to one running or ``reused`` from a
+        finished one, works ``live``, results ``cached`` and their ``cached_bytes``).
+
+        ``queued`` and ``running`` count the work (shared work once); ``owners`` and
+        ``addresses`` count each owner's own jobs, watchers of shared work included.
         """
         with self._lock:
             now = time.monotonic()
-            states = Counter(j.state for j in self._jobs.values())
+            states = Counter(
+                j.state for j in self._jobs.values() if j.source is None or j.state in FINAL
+            )
             owners: dict[str, dict[str, Any]] = {}
             for j in self._jobs.values():
-                if j.owner is None:
+                if j.owner is None or j.internal:
                     continue
                 o = owners.setdefault(
                     j.owner,
@@ -336,9 +371,10 @@ class JobPool(Scheduler):
                 o["bytes"] += j.nbytes
             addresses: dict[str, dict[str, int]] = {}
             for j in self._jobs.values():
-                if j.address is not None and j.state in ACTIVE:
+                if j.address is not None and j.state in ACTIVE and not j.internal:
                     a = addresses.setdefault(j.address, dict.fromkeys(_ADDRESS_COUNTS, 0))
-                    a["suspended" if j.suspended_since is not None else j.state] += 1
+                    frozen = (j.source or j).suspended_since is not None
+                    a["suspended" if frozen else j.state] += 1
             return {
                 "queued": states["queued"],
                 "running": states["running"],
@@ -354,6 +390,7 @@ class JobPool(Scheduler):
                     "spares": len(self._spares),
                     "dying": len(self._dying),
                 },
+                "shared": self._shared_stats(),
             }
 
     def shutdown(self) -> None:
@@ -362,7 +399,7 @@ class JobPool(Scheduler):
             if self._closed:
                 return
             self._closed = True
-            for job in self._jobs.values():
+            for job in list(self._jobs.values()):  # a work that ends leaves the records
                 if job.state not in FINAL:
                     self._finish(job, "stopped")
             workers = self._dying + self._spares

@@ -122,7 +122,8 @@ class JobView:
     suspended_seconds: float = 0.0
 
 
-@dataclass
+# Compared by identity: a watcher and the record it follows refer to each other.
+@dataclass(eq=False)
 class JobRecord:
     """The pool's own, mutable record of one job; read and written under its lock only."""
 
@@ -152,23 +153,39 @@ class JobRecord:
     suspended_since: float | None = None  # frozen for a fair share since (monotonic)
     suspended_seconds: float = 0.0  # total time frozen so far
     address: str | None = None  # the network address its browser connected from
+    # Shared work (csvm.jobs.shared): a watcher's record follows the record that computes
+    # (``source``) and holds no worker; the computing record is ``internal`` (no owner's
+    # view lists it) and knows its ``watchers``.
+    source: JobRecord | None = None
+    internal: bool = False
+    watchers: list[JobRecord] = field(default_factory=list)
+    share_key: str | None = None
+    hold: bool = False  # this watcher asked for a pause (its page holds its replay)
+    paused_sent: bool = False  # the computing worker was told to pause
+    stop_sent: bool = False  # the computing worker was told to stop (its result is partial)
+    frozen_events: list[dict[str, Any]] | None = None  # a detached watcher's events
+    frozen_n_events: int = 0
 
 
 def snapshot(job: JobRecord, queue: Sequence[str]) -> JobView:
     """A frozen copy of ``job``; ``queue`` (job ids, in the order they will start) gives a
     queued job's place."""
+    # A watcher of shared work shows the computing record's progress and outcome under
+    # its own id, owner, name and meta; its own state follows the computing record's.
+    work = job.source or job
     place = None
     phase = job.state
-    cpu = job.cpu_seconds
+    cpu = work.cpu_seconds
     if job.state == "queued":
-        place = queue.index(job.id) + 1
+        place = queue.index(work.id) + 1
         phase = f"queued (place {place})"
-    elif job.state == "running" and job.suspended_since is not None:
+    elif job.state == "running" and work.suspended_since is not None:
         phase = "paused for a fair share (another browser's first run goes first)"
-        cpu = job.worker.cpu_seconds
+        cpu = work.worker.cpu_seconds
     elif job.state == "running":
-        phase = _PHASES.get(job.worker.phase, job.worker.phase)
-        cpu = job.worker.cpu_seconds
+        phase = _PHASES.get(work.worker.phase, work.worker.phase)
+        cpu = work.worker.cpu_seconds
+    frozen = job.frozen_events is not None
     return JobView(
         id=job.id,
         name=job.name,
@@ -177,19 +194,19 @@ def snapshot(job: JobRecord, queue: Sequence[str]) -> JobView:
         state=job.state,
         phase=phase,
         place=place,
-        events=job.store.events(),
-        n_events=job.store.n_received,
-        result=job.result,
-        error=job.error,
-        error_type=job.error_type,
-        error_info=dict(job.error_info),
+        events=list(job.frozen_events) if frozen else work.store.events(),
+        n_events=job.frozen_n_events if frozen else work.store.n_received,
+        result=work.result,
+        error=work.error,
+        error_type=work.error_type,
+        error_info=dict(work.error_info),
         submitted_at=job.submitted_at,
-        started_at=job.started_at,
+        started_at=work.started_at,
         finished_at=job.finished_at,
         cpu_seconds=cpu,
-        limit_hit=job.limit_hit,
+        limit_hit=work.limit_hit,
         nbytes=job.nbytes,
         meta=dict(job.meta),
-        suspended_seconds=job.suspended_seconds
-        + (time.monotonic() - job.suspended_since if job.suspended_since is not None else 0.0),
+        suspended_seconds=work.suspended_seconds
+        + (time.monotonic() - work.suspended_since if work.suspended_since is not None else 0.0),
     )

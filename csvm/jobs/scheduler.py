@@ -89,7 +89,7 @@ class Scheduler:
         self._owner_seen[owner] = now
         active = 0
         for job in self._jobs.values():
-            if job.owner == owner and job.state in ACTIVE:
+            if job.owner == owner and job.state in ACTIVE and not job.internal:
                 job.last_seen = now
                 active += 1
         return active
@@ -173,9 +173,11 @@ class Scheduler:
         now = time.monotonic()
         self._dying = [w for w in self._dying if not w.reaped()]
         for job in list(self._jobs.values()):
-            if job.state == "running":
+            if job.state == "running" and job.source is None:  # a watcher has no worker
                 self._update_running(job)
-            if job.state in ACTIVE and now - job.last_seen > self.settings.lease_seconds:
+            # Shared work has no lease of its own: it ends when its last watcher's ends.
+            expired = now - job.last_seen > self.settings.lease_seconds
+            if job.state in ACTIVE and not job.internal and expired:
                 self._finish(job, "stopped")
         self._start_queued()
         self._evict(now)
@@ -245,7 +247,7 @@ class Scheduler:
         persons: dict[str | None, int] = {}
         owners: dict[str | None, int] = {}
         for j in self._jobs.values():
-            if j.state == "running" and j.suspended_since is None:
+            if j.state == "running" and j.suspended_since is None and j.source is None:
                 person = self._person(j)
                 persons[person] = persons.get(person, 0) + 1
                 owners[j.owner] = owners.get(j.owner, 0) + 1
@@ -351,6 +353,8 @@ class Scheduler:
         for command in job.commands:
             job.worker.send(command)
         job.commands.clear()
+        for watcher in job.watchers:  # shared work: its watchers run with it
+            watcher.state = "running"
         self._drain(job, limit=READ_LIMIT)  # the phase the spare has reached
 
     def _make_spares_forever(self) -> None:
@@ -379,7 +383,14 @@ class Scheduler:
             self._finish(job, final)
 
     def _finish(self, job: JobRecord, state: str) -> None:
-        """Make a job final at once; its process is signalled, and reaped by a later tick."""
+        """Make a job final at once; its process is signalled, and reaped by a later tick.
+
+        A watcher of shared work detaches from it instead (:mod:`csvm.jobs.shared`); a
+        shared work that ends ends its watchers with it.
+        """
+        if job.source is not None:
+            self._detach(job, state)
+            return
         if job.state == "queued" and job.id in self._queue:
             self._queue.remove(job.id)
         job.state = state
@@ -399,7 +410,11 @@ class Scheduler:
         # Counted once, now: the pickled size of what the pool keeps for this job.
         job.nbytes = len(pickle.dumps(job.store.events(), protocol=pickle.HIGHEST_PROTOCOL))
         job.nbytes += job.result_bytes
-        self._retention.add(job.id, job.owner, job.nbytes)
+        if job.internal:
+            job.payload = b""
+            self._work_ended(job)
+        else:
+            self._retention.add(job.id, job.owner, job.nbytes)
         self._evict(time.monotonic())
 
     def _evict(self, now: float) -> None:

@@ -33,9 +33,13 @@ ENV_VARS: dict[str, str] = {
     "fair_share_seconds": "CSVM_FAIR_SHARE_SECONDS",
     "max_suspended": "CSVM_MAX_SUSPENDED",
     "max_active_per_address": "CSVM_PER_ADDRESS_JOBS",
+    "shared_results": "CSVM_SHARED_RESULTS",
+    "shared_results_bytes": "CSVM_SHARED_RESULTS_BYTES",
 }
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
+#: Fields given in bytes, which accept units ("256M").
+_BYTES = ("finished_bytes_budget", "shared_results_bytes")
 
 
 def _parse_bytes(text: str) -> int:
@@ -100,6 +104,12 @@ class PoolSettings:
         and one browser's cap.  0 turns it off: caps and shares go by browser only, for a
         class whose students all reach the server through one router (NAT) or through a
         proxy that is not trusted (see ``CSVM_TRUST_FORWARDED`` in the README).
+    shared_results : int
+        Finished results of shared work kept for identical jobs submitted later
+        (:mod:`csvm.jobs.shared`; ``CSVM_SHARED_RESULTS``, 32; 0 keeps none, work that is
+        queued or running is still shared).
+    shared_results_bytes : int
+        Their total pickled size (``CSVM_SHARED_RESULTS_BYTES``, 64 MiB; accepts ``"64M"``).
     tick_seconds : float
         How often a background thread starts queued jobs, reaps ended processes and expires
         leases (not an environment variable: it is not a policy).
@@ -118,6 +128,8 @@ class PoolSettings:
     fair_share_seconds: float = 5.0
     max_suspended: int | None = None
     max_active_per_address: int | None = None
+    shared_results: int = 32
+    shared_results_bytes: int = 64 * 2**20
     tick_seconds: float = 0.5
 
     def __post_init__(self) -> None:
@@ -148,6 +160,8 @@ class PoolSettings:
             "max_suspended": self.max_suspended is None or self.max_suspended >= 0,
             "max_active_per_address": self.max_active_per_address is None
             or self.max_active_per_address >= 0,
+            "shared_results": self.shared_results >= 0,
+            "shared_results_bytes": self.shared_results_bytes >= 0,
             "tick_seconds": self.tick_seconds > 0,
         }
         for name, ok in checks.items():
@@ -158,6 +172,8 @@ class PoolSettings:
                     "fair_share_seconds": ">= 0",
                     "max_suspended": ">= 0",
                     "max_active_per_address": ">= 0",
+                    "shared_results": ">= 0",
+                    "shared_results_bytes": ">= 0",
                 }
                 raise ValueError(
                     f"PoolSettings.{name} = {getattr(self, name)!r} is out of range "
@@ -189,7 +205,7 @@ class PoolSettings:
             if not text:
                 continue
             try:
-                if name == "finished_bytes_budget":
+                if name in _BYTES:
                     values[name] = _parse_bytes(text)
                 elif name == "start_method":
                     values[name] = text
@@ -200,7 +216,7 @@ class PoolSettings:
             except ValueError:
                 kind = (
                     "a number of bytes such as 268435456 or 256M"
-                    if (name == "finished_bytes_budget")
+                    if name in _BYTES
                     else ("a number" if "float" in str(kinds[name]) else "a whole number")
                 )
                 raise ValueError(
