@@ -54,10 +54,11 @@ _client: ContextVar[Any] = ContextVar("csvm_dask_client", default=None)
 def _connect(scheduler: str, timeout: float) -> Any:
     try:
         from distributed import Client
-    except ImportError as exc:  # pragma: no cover - distributed is a dependency
+    except ImportError:  # the [dask] extra, not in a plain `pip install csvm-explorer`
         raise CSVMError(
-            "Running on a Dask cluster needs dask.distributed: pip install 'dask[distributed]'."
-        ) from exc
+            "Running on a Dask cluster needs dask.distributed: pip install "
+            "'csvm-explorer[dask]' (or '.[dask]' from the checkout)."
+        ) from None
     try:
         client = Client(scheduler, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:

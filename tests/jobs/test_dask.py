@@ -206,8 +206,9 @@ def test_joblibs_dask_backend_is_honoured(cluster):
 
 def test_a_scheduler_without_csvm_is_named(tmp_path):
     """A real ``dask scheduler`` whose Python cannot import csvm (started outside the
-    checkout, without PYTHONPATH): connecting says what to install, instead of every task
-    failing later with a deserialization error."""
+    checkout, without PYTHONPATH, csvm hidden even where requirements.txt installed it):
+    connecting says what to install, instead of every task failing later with a
+    deserialization error."""
     import os
     import subprocess
     import sys
@@ -220,8 +221,10 @@ def test_a_scheduler_without_csvm_is_named(tmp_path):
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "distributed.cli.dask_scheduler",
+            "-c",
+            # None in sys.modules: `import csvm` and find_spec("csvm") fail in that process.
+            "import sys; sys.modules['csvm'] = None; "
+            "from distributed.cli.dask_scheduler import main; main()",
             "--host",
             "127.0.0.1",
             "--port",
