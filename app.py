@@ -20,8 +20,8 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
 
     from starlette.middleware import Middleware
 
-    from explorer.common import get_pool, shutdown_pool
     from explorer.owner_cookie import OwnerCookieMiddleware
+    from explorer.pool import get_pool, shutdown_pool
     from explorer.rate_limit import Limits, RerunLimitMiddleware
 
     @asynccontextmanager

@@ -51,7 +51,7 @@ def start_to_first_point(repeats: int = 5) -> list[float]:
 def ten_jobs() -> dict:
     from streamlit.testing.v1 import AppTest
 
-    from explorer.common import get_pool
+    from explorer.pool import get_pool
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     for key, value in {"n_iter": "25", "n_train": "700", "baselines": "-"}.items():

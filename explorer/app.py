@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.common import PACES, restore_view_from_url, url_extra
+from explorer.playback import DEFAULT_PACE, PACES
+from explorer.playground import carry_params
+from explorer.runs import runs
 from explorer.settings import restore_from_url, sync_url
 
 #: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
@@ -49,7 +51,7 @@ _PROJECTOR_STYLE = (
     "text-overflow:clip!important}"
     # Streamlit's own sizes for these are 14-16 px, set on the elements themselves
     # (st.dataframe's canvas is out of reach: projector mode draws st.table instead,
-    # explorer.common.table).
+    # explorer.display.table).
     " [data-testid='stCaptionContainer'],[data-testid='stCaptionContainer'] :is(p,li)"
     "{font-size:1.2rem!important}"
     # The sidebar's settings too: a class reads the values the teacher sets there.
@@ -121,6 +123,39 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/about.py", "About", ":material/menu_book:"),
 )
 DEFAULT_PAGE = "pages/train.py"
+
+
+def restore_view_from_url() -> None:
+    """Pace and projector mode from the URL, on a session's first run (before the URL is
+    rewritten)."""
+    if "pace" not in st.session_state:
+        pace = st.query_params.get("pace", DEFAULT_PACE)
+        st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
+    if "projector" not in st.session_state:
+        st.session_state["projector"] = st.query_params.get("projector") in ("1", "true")
+
+
+def url_extra() -> dict[str, str]:
+    """What the URL holds besides the settings: the current run and the view options."""
+    extra = {}
+    run = runs().get(st.session_state.get("current_run", ""))
+    if run is not None:
+        extra.update(run=run.id, jobs=run.jobs_param())
+    else:
+        for key in ("run", "jobs"):  # a link not yet reattached keeps its run
+            if key in st.query_params:
+                extra[key] = st.query_params[key][:200]
+    pace = st.session_state.get("pace")
+    if pace and pace != DEFAULT_PACE:
+        extra["pace"] = pace
+    if st.session_state.get("projector"):
+        extra["projector"] = "1"
+    # The SVM playground's own settings and points (pg_*, bounded by the playground).
+    extra.update(carry_params(st.query_params.to_dict()))
+    # The Lesson page's step (that page checks the value; a few characters are kept).
+    if "lesson" in st.query_params:
+        extra["lesson"] = st.query_params["lesson"][:24]
+    return extra
 
 
 def _view_controls() -> None:

@@ -15,8 +15,9 @@ import streamlit as st
 from csvm.runs.config import MODEL_LABELS
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
-from explorer.common import owner, owns, runs
+from explorer.owner_cookie import owner
 from explorer.run_store import get_store, recover_now, restore, store_problem
+from explorer.runs import owns, runs
 from explorer.settings import md_escape, set_config
 
 __all__ = ["display_name_box", "draw_board"]

@@ -25,9 +25,12 @@ from csvm.analysis.lab import (
 from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
 from csvm.runs.fields import fmt
 from csvm.runs.lab_job import lab_job
-from explorer.common import data_for, get_pool, owner, poll_run, runs
+from explorer.datasets import data_for
 from explorer.glossary import value_words
 from explorer.lab_settings import LabSettings
+from explorer.owner_cookie import owner
+from explorer.pool import get_pool
+from explorer.runs import poll_run, runs
 
 #: Up to this many training images a re-solve runs in the page: measured about 0.06 s on
 #: the classroom split and 0.5 s on the thesis's 1,895 (bench/bench_lab.py, one BLAS

@@ -12,7 +12,8 @@ from csvm.analysis.lab_layers import solve_fixed_stack
 from csvm.exceptions import CSVMError
 from csvm.figures.layers import layer_filters_figure
 from csvm.runs.config import RunConfig
-from explorer.common import chart, data_for
+from explorer.datasets import data_for
+from explorer.display import chart
 from explorer.lab import finished_csvm_runs
 from explorer.settings import md_escape
 

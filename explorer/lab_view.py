@@ -14,7 +14,8 @@ from csvm.analysis.landscape import nonconvex_points
 from csvm.model.conv import correlate
 from csvm.runs.targets import pinned_indices
 from explorer import lab
-from explorer.common import FINAL_STATES, projected
+from explorer.display import projected
+from explorer.pool import FINAL_STATES
 
 NOT_CONVEX = (
     "**T is not convex in the filter.** For a fixed filter, T is the optimum of the SVM's "

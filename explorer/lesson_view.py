@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.common import presets, projector_mode, url_extra
+from explorer.app import url_extra
+from explorer.datasets import presets
+from explorer.display import projector_mode
 from explorer.lesson import PARAM, STEPS, Step, find_preset, parse_step
 from explorer.settings import md_escape, set_config
 

@@ -14,7 +14,8 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from explorer.common import FINAL_STATES, get_pool, heartbeat, owner
+from explorer.owner_cookie import heartbeat, owner
+from explorer.pool import FINAL_STATES, get_pool
 from explorer.tick_load import TickLoad
 
 #: Seconds between two polls while a job is active (on a server that is not busy).

@@ -112,7 +112,7 @@ def in_use(
     ignore_session : str, optional
         A session whose holds do not count (the one replacing its upload).
     """
-    from explorer.common import FINAL_STATES, get_pool
+    from explorer.pool import FINAL_STATES, get_pool
 
     grace = quota().grace_seconds
     now = time.monotonic()
@@ -168,7 +168,7 @@ def start_sweeper() -> None:
 def adopt() -> str | None:
     """After a reload: this browser's upload that the URL (or the settings) names, made the
     session's dataset again; None when there is none to adopt."""
-    from explorer.common import owner
+    from explorer.owner_cookie import owner
 
     if st.session_state.get(OWN_KEY):
         return st.session_state[OWN_KEY]
@@ -230,7 +230,7 @@ def quota_or_default() -> UploadQuota:
 
 def _use_upload() -> None:
     """The button's callback (before the settings' widgets are drawn, so they can change)."""
-    from explorer.common import owner
+    from explorer.owner_cookie import owner
 
     upload = st.session_state.get("own_file")
     if upload is None:

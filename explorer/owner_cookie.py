@@ -10,19 +10,23 @@ sets ``HttpOnly`` (no script reads it), ``SameSite=Lax`` (no other site sends it
 The cookie is set by :class:`OwnerCookieMiddleware`, an ASGI middleware that ``app.py``
 hands to ``st.App`` (Streamlit 1.5x and later serve through Starlette).  Page scripts
 read who their browser is with :func:`browser_key` (and where it connects from, with
-:func:`client_address`); :func:`explorer.common.owner` hashes the key.
+:func:`client_address`); :func:`owner` hashes the key and tells the pool where the
+browser connects from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 import streamlit as st
 
+from explorer.pool import get_pool
 from explorer.rate_limit import client_address as address_of
 from explorer.rate_limit import trusted_proxies
 
@@ -182,3 +186,25 @@ def client_address() -> str | None:
     except ValueError:  # the server refused to start with it (app.py); be safe here
         trusted = 0
     return address_of(peer or "localhost", forwarded, trusted)
+
+
+def owner() -> str:
+    """Who owns the runs this page starts: the browser (so a reload keeps control of its
+    run, while a shared link opened in another browser is a read-only view), or the
+    session when no browser cookie is available.  The pool learns the browser's network
+    address with it (:func:`client_address`)."""
+    if "owner" not in st.session_state:
+        key = browser_key()
+        st.session_state["owner"] = (
+            hashlib.sha256(key.encode()).hexdigest()[:32] if key else uuid.uuid4().hex
+        )
+        get_pool().note_address(st.session_state["owner"], client_address())
+    return st.session_state["owner"]
+
+
+def heartbeat() -> None:
+    """Tell the pool this session is alive: renews the leases of all its jobs, whichever
+    page it is on, and keeps its finished runs from being forgotten."""
+    pool, me = get_pool(), owner()
+    pool.note_address(me, client_address())  # after a long silence the pool forgot it
+    pool.heartbeat(me)

@@ -17,7 +17,7 @@ messages keep their order behind a held rerun.
 The address is the connection's peer, or, behind reverse proxies the server is told to
 trust (``CSVM_TRUST_FORWARDED``, the number of proxies), the address the nearest trusted
 proxy saw in ``X-Forwarded-For``.  The same function names the address for the job
-pool's fair share (:func:`explorer.common.client_address`).
+pool's fair share (:func:`explorer.owner_cookie.client_address`).
 
 No Streamlit here besides its message definitions (``streamlit.proto``).
 """

@@ -19,7 +19,9 @@ from csvm.exceptions import CSVMError
 from csvm.jobs import QuotaExceeded
 from csvm.runs.bundle import RunBundle, load_bundle, rescore
 from csvm.runs.replay import replay_model
-from explorer.common import data_for, playback, start_run, stop_current_run
+from explorer.datasets import data_for
+from explorer.playback import playback
+from explorer.runs import start_run, stop_current_run
 from explorer.settings import set_config
 
 __all__ = ["bundle_replays", "reload_run"]

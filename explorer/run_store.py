@@ -1,7 +1,7 @@
 """The app's run store: every Train run kept in :mod:`csvm.store`, and shown again from it.
 
 One store per server process, held in this module like the worker pool
-(:func:`explorer.common.get_pool`), never in ``st.cache_resource``: any browser can clear
+(:func:`explorer.pool.get_pool`), never in ``st.cache_resource``: any browser can clear
 that cache, and a store rebuilt there would lose this server's heartbeat and the runs it
 is recording.
 
@@ -42,8 +42,12 @@ from csvm.runs.persistence import BundleError, digest_test_set, history_csv
 from csvm.runs.replay import replay_model
 from csvm.runs.targets import step_events
 from csvm.store import RunStore, StoredRun, StoreError, open_store
-from explorer.common import FINAL_STATES, data_for, get_pool, owner, playback, start_run
+from explorer.datasets import data_for
+from explorer.owner_cookie import owner
+from explorer.playback import playback
+from explorer.pool import FINAL_STATES, get_pool
 from explorer.reload import bundle_replays
+from explorer.runs import start_run
 from explorer.state import Run
 from explorer.stored_replay import replay_ended
 

@@ -20,7 +20,7 @@ from csvm import figures
 from csvm.figures.training_svg import objective_svg
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
-from explorer.common import chart, image_grid, markup_figure, projector_mode
+from explorer.display import chart, image_grid, markup_figure, projector_mode
 from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"

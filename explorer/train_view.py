@@ -29,18 +29,11 @@ from csvm.runs.persistence import export_run
 from csvm.runs.summary import ablation_verdict, comparisons, headline
 from csvm.runs.targets import pinned_indices, progress, result_rows, step_events, steps_total
 from explorer import train_multiclass
-from explorer.common import (
-    FINAL_STATES,
+from explorer.datasets import data_for
+from explorer.display import (
     chart,
-    data_for,
-    get_pool,
     image_grid,
-    is_running,
     markup_figure,
-    outcomes,
-    owner,
-    owns,
-    playback,
     projector_mode,
     result_columns,
     svg_figure,
@@ -48,8 +41,12 @@ from explorer.common import (
 )
 from explorer.glossary import GLOSSARY, explain
 from explorer.live import live_jobs
+from explorer.owner_cookie import owner
+from explorer.playback import playback
+from explorer.pool import FINAL_STATES, get_pool
 from explorer.run_registry import ablation_job, publish_ablation
 from explorer.run_zip import cached_zip
+from explorer.runs import is_running, outcomes, owns
 from explorer.settings import md_escape
 from explorer.state import Run
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, SPECS
 from explorer.app import ensure_app
-from explorer.common import table
+from explorer.display import table
 from explorer.glossary import GLOSSARY, explain, value_words
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from explorer.app import ensure_app
 from explorer.class_board_view import draw_board
-from explorer.common import heartbeat
+from explorer.owner_cookie import heartbeat
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 

@@ -10,9 +10,11 @@ from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS
 from csvm.runs.targets import result_rows, step_events
 from explorer.app import ensure_app
-from explorer.common import heartbeat, outcomes, projected, result_columns, runs, table
+from explorer.display import projected, result_columns, table
 from explorer.live import get_views, live_jobs
+from explorer.owner_cookie import heartbeat
 from explorer.run_names import run_names, varying
+from explorer.runs import outcomes, runs
 from explorer.state import Run
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

@@ -23,10 +23,12 @@ from csvm.runs.curve_job import run_curve_cell
 from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.common import get_pool, heartbeat, owner, projected, result_columns, table
+from explorer.display import projected, result_columns, table
 from explorer.glossary import GLOSSARY
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.measured import how_measured, strip_paths
+from explorer.owner_cookie import heartbeat, owner
+from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

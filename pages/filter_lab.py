@@ -22,11 +22,13 @@ from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
-from explorer.common import data_for, heartbeat, projected, projector_mode, table
+from explorer.datasets import data_for
+from explorer.display import projected, projector_mode, table
 from explorer.glossary import explain
 from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
+from explorer.owner_cookie import heartbeat
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

@@ -15,7 +15,9 @@ import streamlit as st
 from csvm.figures import playground as figs
 from explorer import playground as pg
 from explorer.app import ensure_app
-from explorer.common import pace_seconds, presets, projector_mode
+from explorer.datasets import presets
+from explorer.display import projector_mode
+from explorer.playback import pace_seconds
 from explorer.settings import md_escape, set_config
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"

@@ -12,8 +12,8 @@ import streamlit as st
 
 from csvm.analysis import reproduced
 from explorer.app import ensure_app
-from explorer.common import available_datasets, presets
-from explorer.common import table as data_table
+from explorer.datasets import available_datasets, presets
+from explorer.display import table as data_table
 from explorer.measured import how_measured, jargon_note, strip_paths
 from explorer.settings import set_config
 

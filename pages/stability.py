@@ -11,8 +11,10 @@ from csvm.cli.reproduce import thesis_settings
 from csvm.jobs import QuotaExceeded
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
-from explorer.common import get_pool, heartbeat, owner, projected
+from explorer.display import projected
 from explorer.live import group_busy, live_jobs
+from explorer.owner_cookie import heartbeat, owner
+from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

@@ -19,8 +19,11 @@ from csvm.runs.sweeps import (
 )
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.common import data_for, get_pool, heartbeat, owner, projected
+from explorer.datasets import data_for
+from explorer.display import projected
 from explorer.live import group_busy, live_jobs, poll_views
+from explorer.owner_cookie import heartbeat, owner
+from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

@@ -18,32 +18,19 @@ from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.cost import estimate_multiclass_seconds, estimate_seconds, format_duration
 from csvm.runs.fields import title
 from csvm.runs.values import show
-from explorer.app import ensure_app
+from explorer.app import ensure_app, url_extra
 from explorer.class_board_view import display_name_box
-from explorer.common import (
-    FINAL_STATES,
-    available_datasets,
-    data_for,
-    get_pool,
-    heartbeat,
-    is_running,
-    owner,
-    owns,
-    pace_seconds,
-    playback,
-    playing,
-    poll_run,
-    presets,
-    reattach,
-    runs,
-    submit_run,
-    url_extra,
-)
 from explorer.dask_jobs import show_cluster_note
+from explorer.datasets import available_datasets, data_for, presets
+from explorer.display import playing
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
+from explorer.owner_cookie import heartbeat, owner
+from explorer.playback import pace_seconds, playback
+from explorer.pool import FINAL_STATES, get_pool
 from explorer.reload import reload_run
 from explorer.run_registry import follow_owner, publish_owner_view
+from explorer.runs import is_running, owns, poll_run, reattach, runs, submit_run
 from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,

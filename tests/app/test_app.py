@@ -113,7 +113,7 @@ def test_a_reload_keeps_the_browser_as_owner():
             mask = os.urandom(4)
             return f"2|{mask.hex()}|{_websocket_mask(mask, token).hex()}|{timestamp}"
 
-    from explorer.common import xsrf_token
+    from explorer.owner_cookie import xsrf_token
 
     token = bytes(range(16))
     cookies = {generate_xsrf_token_string(token, 1_700_000_000) for _ in range(20)}
@@ -273,7 +273,7 @@ def test_stop_ends_a_finished_runs_playback_and_step_is_off_after_the_end():
     at = open_app(SMALL_RUN | {"pace": "2 s per step", "n_iter": "6", "baselines": "-"})
     at.button(key="start").click().run()
     run = at.session_state["runs"][at.session_state["current_run"]]
-    from explorer.common import get_pool
+    from explorer.pool import get_pool
 
     deadline = time.time() + 60
     while get_pool().get(run.jobs["csvm"]).state != "done" and time.time() < deadline:

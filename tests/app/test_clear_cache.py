@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from streamlit.runtime import caching
 
-from explorer.common import get_pool
+from explorer.pool import get_pool
 from tests._apptest import open_app
 from tests.jobs._job_targets import count
 

@@ -194,10 +194,10 @@ def test_the_saved_runs_in_the_repository_load():
 
 @needs_mnist
 def test_open_the_matching_preset_in_train(runs_dir, monkeypatch):
-    from explorer import common
+    from explorer import datasets
 
     monkeypatch.setenv("CSVM_DATA_DIR", str(SHARED))
-    common.dataset_table.clear()
+    datasets.dataset_table.clear()
     _write_runs(runs_dir)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.switch_page("pages/reproduce.py").run()
@@ -210,4 +210,4 @@ def test_open_the_matching_preset_in_train(runs_dir, monkeypatch):
     assert at.session_state["preset"].startswith("Thesis 4.1")
     chosen = at.session_state["run_config"]
     assert (chosen.dataset, chosen.protocol, chosen.n_iter) == ("mnist", "thesis", 25)
-    common.dataset_table.clear()
+    datasets.dataset_table.clear()

@@ -84,7 +84,7 @@ def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
     where the owner's page is, so the ending is not given away."""
     import time
 
-    from explorer import common
+    from explorer import pool
     from explorer.run_registry import owner_shown
 
     owner = open_app(SMALL_RUN | {"n_iter": "6", "pace": "2 s per step"})
@@ -93,7 +93,7 @@ def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
     run_id = owner.session_state["current_run"]
     while time.time() < deadline:  # the worker records every step; the page shows one
         owner.run()
-        view = common.get_pool().get(owner.session_state["runs"][run_id].jobs["csvm"])
+        view = pool.get_pool().get(owner.session_state["runs"][run_id].jobs["csvm"])
         if view.state == "done" and (owner_shown(run_id) or 0) >= 1:
             break
         time.sleep(0.3)
@@ -110,7 +110,7 @@ def test_a_shared_view_shows_the_owners_ablation():
     verdict and table too (it used to see neither)."""
     import time
 
-    from explorer import common
+    from explorer import pool
     from explorer.run_registry import ablation_job
 
     url, owner_page = _finished_run({"baselines": "-"})
@@ -118,7 +118,7 @@ def test_a_shared_view_shows_the_owners_ablation():
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         job = ablation_job(run)
-        view = common.get_pool().get(job) if job else None
+        view = pool.get_pool().get(job) if job else None
         if view is not None and view.state == "done":
             break
         owner_page.run()

@@ -5,7 +5,7 @@ import os
 import signal
 import time
 
-from explorer.common import get_pool
+from explorer.pool import get_pool
 from tests._apptest import open_app
 
 

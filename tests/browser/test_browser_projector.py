@@ -92,7 +92,7 @@ _SMALL_TEXT = """(min) => {
 
 # Glide's data grid (st.dataframe) draws its cells on a canvas, which has no text to read:
 # its cells are drawn at 14 CSS px (Streamlit's theme) times any zoom, so projector mode
-# must show tables as HTML (explorer.common.table).
+# must show tables as HTML (explorer.display.table).
 _GRID_PX = """() => [...document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stDataFrame"]')]
   .filter(e => e.getClientRects().length)
