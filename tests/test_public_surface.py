@@ -1,4 +1,5 @@
-"""The public/private line of ``csvm`` and ``explorer``, drawn once.
+"""The public/private line of ``csvm`` and ``explorer`` (and of the pages that use them),
+drawn once.
 
 A name another module uses is either public (no underscore, in its module's ``__all__``,
 documented) or it lives in a private module (a name starting with ``_``, such as
@@ -15,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("csvm", "explorer")
+#: Scripts that belong to no package: they may use public names only.
+SCRIPTS = ("pages", "app.py")
 
 
 def _module_name(path: Path) -> str:
@@ -24,8 +27,9 @@ def _module_name(path: Path) -> str:
 
 def _sources() -> dict[str, tuple[Path, ast.Module]]:
     found = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+    for package in PACKAGES + SCRIPTS:
+        top = ROOT / package
+        for path in sorted(top.rglob("*.py")) if top.is_dir() else [top]:
             found[_module_name(path)] = (path, ast.parse(path.read_text(encoding="utf-8")))
     return found
 
