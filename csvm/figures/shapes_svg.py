@@ -74,7 +74,10 @@ def shapes_svg(classes: Sequence[str], large: bool = False) -> str:
     scale = 1.25 if large else 1.0
     return (
         f'<svg class="csvm-shapes" role="img" viewBox="-2 -2 {width + 4} {height + 4}" '
-        f'width="{(width + 4) * scale:.0f}" height="{(height + 4) * scale:.0f}">'
+        f'width="{(width + 4) * scale:.0f}" height="{(height + 4) * scale:.0f}" '
+        # Never wider than its column: at 1280 px in projector mode the Train page's
+        # narrow column cut the second shape off.
+        'style="max-width:100%;height:auto">'
         f"<title>The shapes the images were drawn from: {names}</title>{''.join(parts)}</svg>"
     )
 
