@@ -55,7 +55,10 @@ def _style(fig: go.Figure, projector: bool, height: int, projector_px: int = 0) 
         fig.update_xaxes(**axis)
         fig.update_yaxes(**axis)
         # Four ticks on each 3-D axis: more ran into each other (√2·x₁x₂) at this size.
-        fig.update_scenes(**{f"{a}axis": {**axis, "nticks": 4} for a in "xyz"})
+        # Their titles larger than the ticks: x₁², √2·x₁x₂ are mostly sub- and superscript
+        # glyphs, which at the tick size read smaller than the numbers beside them.
+        titles = {"title_font": {"size": round(size * 1.4)}}
+        fig.update_scenes(**{f"{a}axis": {**axis, **titles, "nticks": 4} for a in "xyz"})
     return fig
 
 
