@@ -48,6 +48,7 @@ from explorer.run_registry import ablation_job, publish_ablation
 from explorer.run_zip import cached_zip
 from explorer.runs import is_running, outcomes, owns
 from explorer.settings import md_escape
+from explorer.shared_work import split_share
 from explorer.state import Run
 
 
@@ -462,6 +463,7 @@ def ablation_panel(run: Run, result: dict) -> None:
                 name=f"{run.id}:ablation",
                 group="ablation",
                 owner=owner(),
+                share=split_share(run.config),  # a class's identical ablations run once
             )
             publish_ablation(run, job)
             st.rerun()
