@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg.blas import get_blas_funcs
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils import TransformerTags, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 from threadpoolctl import threadpool_limits
 
 from csvm.exceptions import DivergenceError
+from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.cnn_advice import warn_if_nothing_learned, warn_if_unscaled
 from csvm.model.conv import correlate, correlate_transpose, map_shape
 from csvm.model.validation import Shape, Whole, check_images, resolve_filter_shape
@@ -301,7 +301,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         return np.eye(len(self.classes_), dtype=self.dtype)[y_index]
 
     # -- fitting --------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(
         self, X: Any, y: Any, callback: Callable[[dict], bool | None] | None = None
     ) -> SmallCNN:

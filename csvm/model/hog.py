@@ -17,13 +17,13 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics.pairwise import additive_chi2_kernel, chi2_kernel
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.kernels import kernel_matrix
 from csvm.model.multiclass import COMMON_CONSTRAINTS
 from csvm.model.validation import Shape, check_images
@@ -241,7 +241,7 @@ class HOGSVC(ClassifierMixin, BaseEstimator):
             K *= raw
         return K
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> HOGSVC:
         """HOG descriptors of X, their kernel, and LIBSVM on it.
 

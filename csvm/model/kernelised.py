@@ -17,11 +17,11 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
+from csvm.model._sklearn import Interval, RegistryOptions, StrOptions
 from csvm.model.init_filters import FILTER_INITS, first_filters
 from csvm.model.kernel_state import (  # noqa: F401 (re-exported: the lab and tests use them)
     HARD_MARGIN_C,
@@ -162,13 +162,13 @@ class KernelCSVM(BaseCSVM):
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "kernel": [StrOptions(set(KERNELS))],
+        "kernel": [RegistryOptions(KERNELS.keys)],
         "degree": [Whole(1, 20, closed="both")],
         "gamma": [Interval(Real, 0, 1e6, closed="right")],
         "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
         "C": [None, Interval(Real, 0, 1e30, closed="right")],
         "C_last_only": ["boolean"],
-        "regulariser": [StrOptions(set(REGULARISERS))],
+        "regulariser": [RegistryOptions(REGULARISERS.keys)],
         "lam": [Interval(Real, 0, 1e6, closed="both")],
         "eta": [Interval(Real, 0, 1e6, closed="both")],
         "step": [StrOptions({"constant", "relative", "armijo"})],

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 from sklearn.svm import SVC, LinearSVC
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
+from csvm.model._sklearn import Interval, StrOptions
 from csvm.model.conv import correlate, correlate_transpose, map_shape
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.model.validation import Whole

@@ -26,12 +26,12 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from csvm.model._sklearn import Interval, RegistryOptions, StrOptions, fit_context
 from csvm.model.conv import correlate
 from csvm.model.filter_bank import resolve_bank
 from csvm.model.kernels import KERNELS, kernel_matrix
@@ -245,7 +245,7 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "bank": [None, list, tuple],
         "image_shape": COMMON_CONSTRAINTS["image_shape"],
-        "kernel": [StrOptions(set(KERNELS))],
+        "kernel": [RegistryOptions(KERNELS.keys)],
         "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, 20, closed="both")],
         "coef0": [Interval(Real, -1e6, 1e6, closed="both")],
@@ -290,7 +290,7 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # -- fitting --------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> FilterBankMKL:
         """Learn the kernel weights and the SVM of every binary problem.
 

@@ -29,13 +29,13 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC, SVR
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.kernels import kernel_matrix
 
 __all__ = ["MultiLayerSVM", "output_dual", "output_dual_gradient"]
@@ -165,7 +165,7 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- fitting --------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> MultiLayerSVM:
         """Pre-train the hidden SVMs, then alternate output solves and hidden steps.
 

@@ -17,14 +17,14 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils import TransformerTags, check_random_state
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from csvm.events import Callback, Recorder
 from csvm.exceptions import CSVMError, DivergenceError
+from csvm.model._sklearn import StrOptions, fit_context
 from csvm.model.conv import map_shape
 from csvm.model.prediction import decisions as batched_decisions
 from csvm.model.prediction import stacked_correlate
@@ -194,7 +194,7 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
         return filters / np.abs(filters).sum()
 
     # -- fitting --------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, callback: Callback | None = None) -> BaseCSVM:
         """Learn the filters and the SVM(s).
 

@@ -30,11 +30,11 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics.pairwise import pairwise_kernels
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm.exceptions import SVMIterationWarning
+from csvm.model._sklearn import Interval, StrOptions
 from csvm.model.validation import Whole
 
 __all__ = [

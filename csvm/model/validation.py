@@ -15,10 +15,10 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Options
 from sklearn.utils.validation import check_array
 
 from csvm.exceptions import ImageShapeWarning
+from csvm.model._sklearn import Interval, Options
 from csvm.model.conv import as_images
 
 __all__ = [
