@@ -30,6 +30,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from csvm.exceptions import DivergenceError
+from csvm.model.kernel_registry import Kernel, get_kernel
+from csvm.model.kernels import KernelSpec, from_dots
 
 __all__ = [
     "CNN_BUDGET",
@@ -106,13 +108,10 @@ def _split_budget(budget: int, second_axis: bool) -> tuple[int, int]:
     return budget // n_second, n_second
 
 
-def _typical_kernel_value(sq_norms: np.ndarray, kernel: str, degree, gamma, coef0) -> float:
+def _typical_kernel_value(sq_norms: np.ndarray, spec: KernelSpec) -> float:
     """The median of K(x, x) over the training images: C is meaningful relative to it."""
-    if kernel == "rbf":
-        return 1.0
-    if kernel == "linear":
-        return float(np.median(sq_norms))
-    return float(np.median((gamma * sq_norms + coef0) ** degree))
+    sq = sq_norms[:, None]
+    return float(np.median(from_dots(sq.copy(), spec, sq, sq)))
 
 
 def svm_grid(
@@ -139,31 +138,35 @@ def svm_grid(
         first (smaller γ or degree, then smaller C), the order ties are broken in.
     """
     budget = _check_budget(budget)
-    kernel = str(kernel).lower()
-    if kernel not in ("rbf", "poly", "linear"):
-        raise ValueError(f"Unknown kernel {kernel!r}: choose 'rbf', 'poly' or 'linear'.")
+    entry = get_kernel(kernel)  # a ValueError naming the kernels for an unknown one
+    kernel = entry.name
     X = np.asarray(X_train, dtype=np.float64).reshape(len(X_train), -1)
-    n_C, n_second = _split_budget(budget, kernel != "linear")
-    if kernel == "rbf":
-        if gamma is None:
-            gamma = 1.0 / (X.shape[1] * float(X.var()) or 1.0)
+    n_C, n_second = _split_budget(budget, entry.tuned is not None)
+    if gamma is None:
+        gamma = _default_gamma(X, entry)
+    if entry.tuned == "gamma":
         spread = np.linspace(-1, 1, n_second) if n_second > 1 else np.zeros(1)
         seconds = [{"gamma": float(gamma * 10**s), "degree": degree} for s in spread]
-    elif kernel == "poly":
-        seconds = [
-            {"gamma": 1.0 if gamma is None else float(gamma), "degree": d}
-            for d in range(1, n_second + 1)
-        ]
+    elif entry.tuned == "degree":
+        seconds = [{"gamma": float(gamma), "degree": d} for d in range(1, n_second + 1)]
     else:
-        seconds = [{"gamma": 1.0, "degree": 1}]
+        seconds = [{"gamma": float(gamma), "degree": degree}]
     sq = np.einsum("ij,ij->i", X, X)
     cells = []
     for second in seconds:
-        scale = _typical_kernel_value(sq, kernel, second["degree"], second["gamma"], coef0)
+        spec = KernelSpec(kernel, second["degree"], second["gamma"], coef0)
+        scale = _typical_kernel_value(sq, spec)
         Cs = [float(10.0 ** (k - 1) / max(scale, 1e-300)) for k in range(n_C - 1)]
         for C in [*Cs, None]:
             cells.append({"kernel": kernel, **second, "coef0": float(coef0), "C": C})
     return cells
+
+
+def _default_gamma(X: np.ndarray, entry: Kernel) -> float:
+    """scikit-learn's "scale" ``1 / (D var(X))`` where γ is the tuned axis (RBF), else 1."""
+    if entry.tuned == "gamma":
+        return 1.0 / (X.shape[1] * float(X.var()) or 1.0)
+    return 1.0
 
 
 def _check_budget(budget: Any) -> int:
@@ -174,15 +177,10 @@ def _check_budget(budget: Any) -> int:
 
 def _kernels_from_gram(G_tt, G_vt, sq_t, sq_v, cell):
     """Training and validation kernels of one cell from the shared Gram matrices."""
-    if cell["kernel"] == "linear":
-        return G_tt, G_vt
-    if cell["kernel"] == "poly":
-        g, c0, d = cell["gamma"], cell["coef0"], cell["degree"]
-        return (g * G_tt + c0) ** d, (g * G_vt + c0) ** d
-    g = cell["gamma"]
-    # exp(-g ||a - b||^2) with ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b, clipped against round-off.
-    K_tt = np.exp(-g * np.maximum(sq_t[:, None] + sq_t[None, :] - 2 * G_tt, 0.0))
-    K_vt = np.exp(-g * np.maximum(sq_v[:, None] + sq_t[None, :] - 2 * G_vt, 0.0))
+    spec = KernelSpec.of(cell)
+    cols = sq_t[None, :]
+    K_tt = from_dots(G_tt.copy(), spec, sq_t[:, None], cols)
+    K_vt = from_dots(G_vt.copy(), spec, sq_v[:, None], cols)
     return K_tt, K_vt
 
 
@@ -224,17 +222,11 @@ def _refit_svm(params: dict[str, Any], Xt: np.ndarray, y_train: np.ndarray):
     """The chosen cell refitted on raw pixels: ``FlattenImages`` + ``SVC``."""
     from sklearn.pipeline import Pipeline
 
-    from csvm.model.plain_svm import FlattenImages
+    from csvm.model.plain_svm import FlattenImages, svc_kernel
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # already reported in the grid
-        svc = _svc(
-            params,
-            kernel=params["kernel"],
-            degree=params["degree"],
-            gamma=params["gamma"],
-            coef0=params["coef0"],
-        )
+        svc = _svc(params, **svc_kernel(KernelSpec.of(params)))
         return Pipeline([("flatten", FlattenImages()), ("svc", svc)]).fit(Xt, y_train)
 
 
@@ -307,9 +299,8 @@ def tune_plain_svm(
     Xt = np.asarray(X_train, dtype=np.float64).reshape(len(X_train), -1)
     Xv = np.asarray(X_val, dtype=np.float64).reshape(len(X_val), -1)
     y_train, y_val = np.asarray(y_train), np.asarray(y_val)
-    if gamma is None:
-        # scikit-learn's "scale" for RBF; the polynomial's usual 1.
-        gamma = 1.0 / (Xt.shape[1] * float(Xt.var()) or 1.0) if kernel == "rbf" else 1.0
+    if gamma is None:  # scikit-learn's "scale" where γ is tuned (RBF), else the usual 1
+        gamma = _default_gamma(Xt, get_kernel(kernel))
     cells = _svm_cells(Xt, grid, kernel, degree, gamma, coef0, budget)
     fixed = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
     scored = _score_svm_grid(Xt, Xv, y_train, y_val, cells, fixed, callback)

@@ -6,8 +6,11 @@ float32 (BLAS ``sgemm``) in row blocks and written into a float64 matrix, which 
 LIBSVM consumes, so the peak memory for ``n`` samples is about ``8 n^2`` bytes plus one
 block.
 
-The filter gradient uses the collapsed, support-vectors-only form of MATH.md instead of the
-appendix's per-pair ``F x F`` matrices:
+Each kernel is one entry of :data:`csvm.model.kernel_registry.KERNELS` (its value from dot
+products and norms, its partials); the functions here are the same for every kernel.  The
+filter gradient uses the collapsed, support-vectors-only form of MATH.md instead of the
+appendix's per-pair ``F x F`` matrices, assembled from the entry's partials; for the two
+kernels of the thesis it reads:
 
 * polynomial: ``sum_ij a_i a_j dK_ij/df = 2 sum_i a_i X_i^T u_i``,
   ``u_i = sum_j a_j d gamma (gamma G_ij + c)^(d-1) z_j``

@@ -3,6 +3,7 @@ raw pixels (a Pipeline that flattens the images, then an SVC)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 
-__all__ = ["FlattenImages", "make_plain_svm"]
+from csvm.model.kernels import KernelSpec, kernel_matrix
+
+__all__ = ["FlattenImages", "make_plain_svm", "svc_kernel"]
 
 
 class FlattenImages(TransformerMixin, BaseEstimator):
@@ -24,6 +27,26 @@ class FlattenImages(TransformerMixin, BaseEstimator):
         """Flattened images."""
         X = np.asarray(X)
         return X.reshape(len(X), -1)
+
+
+def svc_kernel(spec: KernelSpec) -> dict[str, Any]:
+    """``SVC``'s keywords for a kernel of the registry: its own name and parameters where
+    scikit-learn has the kernel (the entry's ``svc_kernel``), else a callable that computes
+    it with :func:`csvm.model.kernels.kernel_matrix`.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+
+    Returns
+    -------
+    dict
+        ``kernel`` and, for scikit-learn's own kernels, ``degree``, ``gamma``, ``coef0``.
+    """
+    name = spec.entry.svc_kernel
+    if name is None:  # a partial of a module-level function: the SVC still pickles
+        return {"kernel": partial(kernel_matrix, **spec)}
+    return {"kernel": name, "degree": spec.degree, "gamma": spec.gamma, "coef0": spec.coef0}
 
 
 def make_plain_svm(
@@ -80,10 +103,7 @@ def make_plain_svm(
         svc = SVC(kernel="linear", C=lambda_to_C(float(lam_w), int(n_samples)), max_iter=max_iter)
     else:
         svc = SVC(
-            kernel=kernel,
-            degree=degree,
-            gamma=gamma,
-            coef0=coef0,
+            **svc_kernel(KernelSpec(kernel, degree, gamma, coef0)),
             C=HARD_MARGIN_C if C is None else float(C),
             max_iter=max_iter,
         )

@@ -8,8 +8,12 @@ the estimator's keywords.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from csvm.model.kernel_registry import KERNELS, kernels_using
+from csvm.model.regularisers import REGULARISERS
 
 __all__ = [
     "DEFAULT_VALUES",
@@ -18,6 +22,7 @@ __all__ = [
     "MIN_CLASSES",
     "MODEL_LABELS",
     "SPECS",
+    "RegistryChoices",
     "Spec",
     "fmt",
     "title",
@@ -40,6 +45,51 @@ _BOTH = ("kcsvm", "lcsvm")
 _DATASETS = ("mnist-5k", "shapes", "digits", "mnist", "fashion-mnist", "cifar10")
 
 
+class RegistryChoices(Sequence):
+    """A setting's choices read from a registry whenever they are asked for.
+
+    The kernel and regulariser choices (and which kernels use degree, γ and coef0) come
+    from :data:`csvm.model.kernel_registry.KERNELS` and
+    :data:`csvm.model.regularisers.REGULARISERS`: an entry added there is offered by
+    the app's widgets, the CLI's flags and the URL parsing with no change here.  It behaves
+    as the tuple of the registry's names at the moment it is read.
+
+    Parameters
+    ----------
+    names : callable returning an iterable of str
+        E.g. ``KERNELS.keys``.
+    """
+
+    def __init__(self, names: Callable[[], Iterable[str]]):
+        self._names = names
+
+    def _now(self) -> tuple[str, ...]:
+        return tuple(self._names())
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._now()[index]
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._now()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RegistryChoices | tuple | list):
+            return self._now() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._now())
+
+    def __repr__(self) -> str:
+        return f"RegistryChoices({self._now()!r})"
+
+
 @dataclass(frozen=True)
 class Spec:
     """What one setting is: its type, bounds, label, help and where it applies.
@@ -54,8 +104,9 @@ class Spec:
         What a widget shows; help is one line (what it does, typical range).
     group : {"data", "model", "baselines"}
         Where the widget sits.
-    choices : tuple, optional
-        Allowed values of a "str" or "set" field.
+    choices : tuple or RegistryChoices, optional
+        Allowed values of a "str" or "set" field (a registry's names for the kernel and
+        the regulariser).
     low, high : float, optional
         Inclusive bounds of a number.
     scale : {"linear", "log"}
@@ -68,13 +119,18 @@ class Spec:
         The estimator keyword the field becomes (None: not an estimator parameter).
     cli : bool
         Whether ``python -m csvm train`` has a flag for it.
+    kernels : sequence of str, optional
+        The kernels that use the field (None: every kernel); for degree, γ and coef0 the
+        registry's entries say.
+    pattern : str, optional
+        A "str" value matching it is allowed besides the choices.
     """
 
     kind: str
     label: str
     help: str
     group: str
-    choices: tuple[Any, ...] | None = None
+    choices: Sequence[Any] | None = None
     low: float | None = None
     high: float | None = None
     scale: str = "linear"
@@ -82,8 +138,8 @@ class Spec:
     models: tuple[str, ...] = _BOTH
     param: str | None = None
     cli: bool = True
-    kernels: tuple[str, ...] | None = None  # kernels that use it (None: every kernel)
-    pattern: str | None = None  # a "str" value matching it is allowed besides the choices
+    kernels: Sequence[str] | None = None
+    pattern: str | None = None
 
     def describe_range(self) -> str:
         """The allowed values in words, for messages."""
@@ -207,9 +263,9 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "str",
             "Kernel",
-            "Kernel on the feature maps: polynomial (γ z·z′ + c)^d or Gaussian RBF.",
+            "Kernel on the feature maps: polynomial (γ z·z′ + c)^d, Gaussian RBF or linear.",
             "model",
-            choices=("poly", "rbf"),
+            choices=RegistryChoices(KERNELS.keys),
             models=("kcsvm",),
             param="kernel",
         ),
@@ -225,7 +281,7 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             high=10,
             models=("kcsvm",),
             param="degree",
-            kernels=("poly",),
+            kernels=RegistryChoices(lambda: kernels_using("degree")),
         ),
     ),
     "gamma": (
@@ -240,6 +296,7 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             scale="log",
             models=("kcsvm",),
             param="gamma",
+            kernels=RegistryChoices(lambda: kernels_using("gamma")),
         ),
     ),
     "coef0": (
@@ -253,7 +310,7 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             high=100.0,
             models=("kcsvm",),
             param="coef0",
-            kernels=("poly",),
+            kernels=RegistryChoices(lambda: kernels_using("coef0")),
         ),
     ),
     "regulariser": (
@@ -263,7 +320,7 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             "Regulariser",
             "Penalty r(f) on the filter. DFO keeps its norm near 1.",
             "model",
-            choices=("none", "l1", "l2", "l1sq", "l2sq", "dfo1", "dfo2"),
+            choices=RegistryChoices(REGULARISERS.keys),
             models=("kcsvm",),
             param="regulariser",
         ),

@@ -17,6 +17,7 @@ from csvm.analysis.stats import (
     format_p,
     mcnemar_exact,
 )
+from csvm.model.kernel_registry import KERNELS
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
 __all__ = ["ablation_verdict", "comparisons", "headline", "run_name"]
@@ -171,10 +172,12 @@ def run_name(config: RunConfig) -> str:
     """
     parts = [MODEL_LABELS[config.model]]
     if config.model == "kcsvm":
+        entry = KERNELS.get(config.kernel)  # only the parameters this kernel reads
+        used = entry.params if entry is not None else ()
         kernel = config.kernel
-        if kernel in ("rbf", "poly"):
+        if "gamma" in used:
             kernel += f" γ {config.gamma:g}"
-        if config.kernel == "poly":
+        if "degree" in used:
             kernel += f" d {config.degree}"
         parts[0] += f" {kernel}"
     filters = f"{config.n_filters} filter{'s' if config.n_filters != 1 else ''}"
