@@ -35,14 +35,19 @@ from sklearn.utils.validation import check_array
 
 from csvm.analysis.lab_filters import FILTER_NAMES, classic_filter, load_filters, starting_filters
 from csvm.model.conv import _as_filters, as_images, correlate, map_shape
-from csvm.model.kernelised import HARD_MARGIN_C, KernelCSVM, _gradient, _KernelState, _solve
+from csvm.model.kernelised import KernelCSVM, _gradient, _KernelState, _solve
+from csvm.model.kernels import KernelSpec
 from csvm.model.regularisers import check_regulariser
+from csvm.model.solve_settings import SolveSettings
 
 __all__ = [
     "FILTER_NAMES",
+    "BinaryProblem",
     "LabResult",
+    "binary_problem",
     "classic_filter",
     "filter_gradient",
+    "lab_images",
     "load_filters",
     "solve_fixed_filter",
     "solve_raw_pixels",
@@ -58,33 +63,49 @@ Progress = Callable[[int, int, float], Any]
 
 # -- the SVM at a fixed filter ------------------------------------------------------------
 @dataclass(frozen=True)
-class _Problem:
-    """A binary training set and SVM settings, checked once and shared by every solve."""
+class BinaryProblem:
+    """A binary training set and the SVM settings, checked once and shared by every solve
+    of a lab computation (a result, a landscape, a stack).
 
-    X4: np.ndarray  # (n, C, H, W) float32 as KernelCSVM.fit holds it, or float64
-    y: np.ndarray  # +-1, +1 for classes[1]
+    Attributes
+    ----------
+    X4 : array (n, C, H, W)
+        float32 as ``KernelCSVM.fit`` holds it, or float64.
+    y : array (n,) of +-1
+        +1 for ``classes[1]``.
+    classes : array (2,)
+    settings : SolveSettings
+        Checked as a ``KernelCSVM`` checks them, names canonical.
+    K_buffer : float64 array (n, n)
+        Reused by every solve.
+    """
+
+    X4: np.ndarray
+    y: np.ndarray
     classes: np.ndarray
-    params: dict[str, Any]  # kernel, degree, gamma, coef0
-    C: float
-    regulariser: str
-    lam: float
-    svm_tol: float
-    K_buffer: np.ndarray = field(repr=False)  # reused by every solve (n x n float64)
+    settings: SolveSettings
+    K_buffer: np.ndarray = field(repr=False)
 
     def solve(self, filters: np.ndarray, network=None) -> tuple[_KernelState, dict[str, float]]:
         """The SVM at ``filters`` (a stack's flat filters with its ``network``)."""
+        s = self.settings
         return _solve(
             self.X4,
             self.y,
             filters,
-            params=self.params,
-            C=self.C,
-            regulariser=self.regulariser,
-            lam=self.lam,
-            svm_tol=self.svm_tol,
+            params=s.kernel,
+            C=s.solver_C,
+            regulariser=s.regulariser,
+            lam=s.lam,
+            svm_tol=s.svm_tol,
             K_buffer=self.K_buffer,
             network=network,
         )
+
+    def gradient(self, state: _KernelState) -> np.ndarray:
+        """``dT/df`` at a solved state (every layer's filters, flat, for a stack)."""
+        s = self.settings
+        return _gradient(self.X4, state, s.kernel, s.regulariser, s.lam)
 
     def filters(self, filters: Any) -> np.ndarray:
         """Filters as (k, C, p, q) float64, checked against the images."""
@@ -96,12 +117,22 @@ class _Problem:
         return np.array(f4)  # a fresh array: the caller may edit theirs afterwards
 
 
-def _images(X: Any, name: str) -> np.ndarray:
+def lab_images(X: Any, name: str) -> np.ndarray:
     """Images as contiguous (n, C, H, W): float64 stays float64, anything else float32.
 
     ``KernelCSVM`` computes in float32 (twice the BLAS speed), so float32 images give its
     numbers bit for bit; float64 images give the exact values a finite-difference check
     needs.
+
+    Parameters
+    ----------
+    X : array (n, H, W) or (n, C, H, W)
+    name : str
+        The argument's name, for messages ("X_train").
+
+    Returns
+    -------
+    float32 or float64 array (n, C, H, W)
     """
     X = check_array(X, allow_nd=True, dtype=[np.float32, np.float64], input_name=name)
     if X.ndim not in (3, 4):
@@ -111,32 +142,28 @@ def _images(X: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(as_images(X))
 
 
-def _problem(
-    X: Any,
-    y: Any,
-    *,
-    kernel: str,
-    degree: float,
-    gamma: float,
-    coef0: float,
-    C: float | None,
-    regulariser: str,
-    lam: float,
-    svm_tol: float,
-) -> _Problem:
+def binary_problem(X: Any, y: Any, settings: SolveSettings) -> BinaryProblem:
+    """The checked training set and settings of a lab computation.
+
+    Parameters
+    ----------
+    X, y : images and their labels (two classes)
+    settings : SolveSettings
+
+    Returns
+    -------
+    BinaryProblem
+
+    Raises
+    ------
+    ValueError
+        With a ``KernelCSVM``'s own message for a bad setting, or for images that are not
+        images or labels that are not two classes.
+    """
     # The estimator's own checks give the same messages as a training run would.
-    est = KernelCSVM(
-        kernel=kernel,
-        degree=degree,
-        gamma=gamma,
-        coef0=coef0,
-        C=C,
-        regulariser=regulariser,
-        lam=lam,
-        svm_tol=svm_tol,
-    )
+    est = KernelCSVM(**settings.keywords())
     est._check_params()
-    X4 = _images(X, "X_train")
+    X4 = lab_images(X, "X_train")
     y = np.asarray(y).ravel()
     if len(y) != len(X4):
         raise ValueError(f"y_train has {len(y)} labels for {len(X4)} images: give one per image.")
@@ -146,20 +173,18 @@ def _problem(
             f"The filter lab solves one binary problem, but y_train holds {len(classes)} "
             f"class(es) ({', '.join(map(str, classes[:5]))}): pick two classes."
         )
-    return _Problem(
+    k = settings.kernel
+    return BinaryProblem(
         X4=X4,
         y=np.where(y == classes[1], 1, -1),
         classes=classes,
-        params={
-            "kernel": est.kernel,
-            "degree": degree,
-            "gamma": float(gamma),
-            "coef0": float(coef0),
-        },
-        C=HARD_MARGIN_C if C is None else float(C),
-        regulariser=check_regulariser(regulariser),
-        lam=float(lam),
-        svm_tol=float(svm_tol),
+        settings=SolveSettings(
+            KernelSpec(est.kernel, k.degree, float(k.gamma), float(k.coef0)),
+            C=None if settings.C is None else float(settings.C),
+            regulariser=check_regulariser(settings.regulariser),
+            lam=float(settings.lam),
+            svm_tol=float(settings.svm_tol),
+        ),
         K_buffer=np.empty((len(X4), len(X4))),
     )
 
@@ -220,7 +245,7 @@ class LabResult:
         X = np.asarray(X)
         if X.ndim == 2:  # one (H, W) image
             X = X[None]
-        X4 = _images(X, "X")
+        X4 = lab_images(X, "X")
         expected = tuple(self.image_shape)
         if X4.shape[1:] != expected:
             raise ValueError(
@@ -247,7 +272,7 @@ class LabResult:
 
 
 def _accuracy(state: _KernelState, X: Any, y: Any, classes: np.ndarray) -> float:
-    X4 = _images(X, "X_test")
+    X4 = lab_images(X, "X_test")
     y = np.asarray(y).ravel()
     if len(y) != len(X4):
         raise ValueError(f"y_test has {len(y)} labels for {len(X4)} images: give one per image.")
@@ -255,11 +280,11 @@ def _accuracy(state: _KernelState, X: Any, y: Any, classes: np.ndarray) -> float
     return float(np.mean(predicted == y))
 
 
-def _result(problem: _Problem, filters: np.ndarray, X_test: Any, y_test: Any) -> LabResult:
+def _result(problem: BinaryProblem, filters: np.ndarray, X_test: Any, y_test: Any) -> LabResult:
     start = time.perf_counter()
     state, timings = problem.solve(filters)
     t_grad = time.perf_counter()
-    grad = _gradient(problem.X4, state, problem.params, problem.regulariser, problem.lam)
+    grad = problem.gradient(state)
     timings = {**timings, "gradient": time.perf_counter() - t_grad}
     test_accuracy = None
     if X_test is not None:
@@ -333,18 +358,11 @@ def solve_fixed_filter(
         For settings a ``KernelCSVM`` would refuse, images that are not images, labels
         that are not two classes, or a filter that does not fit the images.
     """
-    problem = _problem(
-        X_train,
-        y_train,
-        kernel=kernel,
-        degree=degree,
-        gamma=gamma,
-        coef0=coef0,
-        C=C,
-        regulariser=regulariser,
-        lam=lam,
-        svm_tol=svm_tol,
-    )
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
+        C=C, regulariser=regulariser, lam=lam, svm_tol=svm_tol,
+    )  # fmt: skip
+    problem = binary_problem(X_train, y_train, settings)
     return _result(problem, problem.filters(filters), X_test, y_test)
 
 
@@ -369,7 +387,7 @@ def solve_raw_pixels(
     regulariser (there is no filter to penalise).  ``gradient`` is that of the 1x1
     filter and means little.
     """
-    X4 = _images(X_train, "X_train")
+    X4 = lab_images(X_train, "X_train")
     return solve_fixed_filter(
         X4,
         y_train,

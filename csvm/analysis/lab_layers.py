@@ -1,7 +1,7 @@
 """The filter lab for a stack of layers: the SVM on a learned stack held fixed, and where
 dT/df points for every layer's filters (issue 19, item 4).
 
-It reuses the lab's checks (:func:`csvm.analysis.lab._problem`) and the K-CSVM's own solve
+It reuses the lab's checks (:func:`csvm.analysis.lab.binary_problem`) and the K-CSVM's own solve
 and gradient, so the numbers equal those of a layered ``KernelCSVM`` at those filters with
 ``eta=0``.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.lab import _images, _problem
-from csvm.model.kernel_state import _gradient
+from csvm.analysis.lab import binary_problem, lab_images
 from csvm.model.layers import Network, parse_layers
+from csvm.model.solve_settings import SolveSettings
 
 __all__ = ["StackResult", "solve_fixed_stack"]
 
@@ -71,18 +71,11 @@ def solve_fixed_stack(
     ValueError
         When the filters do not have the shapes the stack gives these images.
     """
-    problem = _problem(
-        X_train,
-        y_train,
-        kernel=kernel,
-        degree=degree,
-        gamma=gamma,
-        coef0=coef0,
-        C=C,
-        regulariser=regulariser,
-        lam=lam,
-        svm_tol=svm_tol,
-    )
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
+        C=C, regulariser=regulariser, lam=lam, svm_tol=svm_tol,
+    )  # fmt: skip
+    problem = binary_problem(X_train, y_train, settings)
     network = Network(parse_layers(layers), problem.X4.shape[1:])
     filters = [np.asarray(f, dtype=np.float64) for f in layer_filters]
     expected = [tuple(s) for s in network.filter_shapes]
@@ -93,11 +86,11 @@ def solve_fixed_stack(
         )
     theta = network.pack(filters)
     state, _ = problem.solve(theta, network)
-    grad = _gradient(problem.X4, state, problem.params, problem.regulariser, problem.lam)
+    grad = problem.gradient(state)
     test = None
     if X_test is not None and y_test is not None:
         y = np.where(np.asarray(y_test).ravel() == problem.classes[1], 1, -1)
-        decision = state.decision_function(_images(X_test, "X_test"))
+        decision = state.decision_function(lab_images(X_test, "X_test"))
         test = float(np.mean(np.where(decision > 0, 1, -1) == y))
     return StackResult(
         objective=state.objective,

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 from sklearn.svm import SVC
 
-from csvm.analysis.lab import Progress, _Problem, _problem
+from csvm.analysis.lab import BinaryProblem, Progress, binary_problem
 from csvm.model.conv import correlate
 from csvm.model.kernels import KernelSpec, from_dots
 from csvm.model.regularisers import regulariser_value
+from csvm.model.solve_settings import SolveSettings
 
 __all__ = [
     "Landscape1D",
@@ -175,25 +176,28 @@ class _Plane:
         return out
 
 
-def _svm_at_kernel(problem: _Problem, K: np.ndarray, f: np.ndarray) -> tuple[float, float, int]:
+def _svm_at_kernel(
+    problem: BinaryProblem, K: np.ndarray, f: np.ndarray
+) -> tuple[float, float, int]:
     """T, train accuracy and support-vector count of the SVM on a given training kernel.
 
     The same LIBSVM call and the same T as ``csvm.model.kernelised._solve`` (which builds its
     kernel itself); only the kernel comes from :class:`_Plane`.
     """
-    svc = SVC(kernel="precomputed", C=problem.C, tol=problem.svm_tol, cache_size=200)
+    settings = problem.settings
+    svc = SVC(kernel="precomputed", C=settings.solver_C, tol=settings.svm_tol, cache_size=200)
     svc.fit(K, problem.y)
     support, a = svc.support_, svc.dual_coef_[0].astype(np.float64)
     sum_alpha = float(np.abs(a).sum())
     margin = 0.5 * float(a @ K[np.ix_(support, support)] @ a)
-    reg = regulariser_value(problem.regulariser, f, problem.lam)
+    reg = regulariser_value(settings.regulariser, f, settings.lam)
     decision = K[:, support] @ a + svc.intercept_[0]
     accuracy = float(np.mean(np.where(decision > 0, 1, -1) == problem.y))
     return sum_alpha - margin + reg, accuracy, len(support)
 
 
 def _sweep(
-    problem: _Problem,
+    problem: BinaryProblem,
     f4: np.ndarray,
     directions: Sequence[np.ndarray],
     coords: Sequence[tuple[float, ...]],
@@ -212,7 +216,7 @@ def _sweep(
             state, _ = problem.solve(f)
             out[:, i] = state.objective, state.train_accuracy, len(state.support)
         else:
-            K = plane.kernel(c, KernelSpec.of(problem.params), problem.K_buffer)
+            K = plane.kernel(c, problem.settings.kernel, problem.K_buffer)
             out[:, i] = _svm_at_kernel(problem, K, f)
         if progress is not None:
             progress(i + 1, len(coords), float(out[0, i]))
@@ -259,18 +263,11 @@ def landscape_1d(
     -------
     Landscape1D
     """
-    problem = _problem(
-        X_train,
-        y_train,
-        kernel=kernel,
-        degree=degree,
-        gamma=gamma,
-        coef0=coef0,
-        C=C,
-        regulariser=regulariser,
-        lam=lam,
-        svm_tol=svm_tol,
-    )
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
+        C=C, regulariser=regulariser, lam=lam, svm_tol=svm_tol,
+    )  # fmt: skip
+    problem = binary_problem(X_train, y_train, settings)
     f4 = problem.filters(filters)
     d = _check_direction(direction, f4, "direction")
     t = _ts(ts, 21)
@@ -319,18 +316,11 @@ def landscape_2d(
     Landscape2D
         T is not convex in f in general: the contours need not be nested convex curves.
     """
-    problem = _problem(
-        X_train,
-        y_train,
-        kernel=kernel,
-        degree=degree,
-        gamma=gamma,
-        coef0=coef0,
-        C=C,
-        regulariser=regulariser,
-        lam=lam,
-        svm_tol=svm_tol,
-    )
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
+        C=C, regulariser=regulariser, lam=lam, svm_tol=svm_tol,
+    )  # fmt: skip
+    problem = binary_problem(X_train, y_train, settings)
     f4 = problem.filters(filters)
     a = _check_direction(d1, f4, "d1")
     b = _check_direction(d2, f4, "d2")
