@@ -23,7 +23,7 @@ from csvm.runs.curve_job import run_curve_cell
 from csvm.runs.sweeps import ignore_event
 from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
-from explorer.display import projected, result_columns, table
+from explorer.display import projected, projector_mode, result_columns, table
 from explorer.glossary import GLOSSARY
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.measured import how_measured, strip_paths
@@ -34,6 +34,8 @@ from explorer.settings import current_config, md_escape
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 MAX_CELLS = 60
+#: A saved curve's height in projector mode (px): title, caption and figure in 720 px.
+_PROJECTOR_HEIGHT = 440
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:
@@ -97,13 +99,18 @@ def _against_each_other(record: dict) -> None:
 def _saved(record: dict, key: str) -> None:
     a, b = record["pair"]
     name = {"mnist": "MNIST", "cifar10": "CIFAR-10"}.get(record["dataset"], record["dataset"])
-    st.subheader(f"{name}: {a} v {b}")
     if record.get("complete") is False:
         st.caption(
             f"Partial: {len(record['cells'])} cells measured so far (the measurement is "
             "still running, or was stopped before the end)."
         )
-    st.plotly_chart(projected(curve_figure(record["rows"])), key=f"curve_{key}", width="stretch")
+    # The pair in the figure's own title, not a heading above it, and a projector's
+    # figure no taller than what is left of a 720 px screen under the page's title: the
+    # first curve is seen whole without scrolling.
+    figure = projected(curve_figure(record["rows"], title=f"{name}: {a} v {b}"))
+    if projector_mode():
+        figure.update_layout(height=_PROJECTOR_HEIGHT)
+    st.plotly_chart(figure, key=f"curve_{key}", width="stretch")
     table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
     _against_each_other(record)
     facts = []
@@ -114,10 +121,11 @@ def _saved(record: dict, key: str) -> None:
 
 st.title("When does the filter pay?")
 st.caption(
-    "Test accuracy against the number of training images of a pair. Every method is tuned "
-    "on a validation draw of its own (never on the test images) and scored on the same "
-    "test set; the gain is over the tuned plain SVM of the same draws, with McNemar's exact "
-    "test on the discordant test images pooled over the seeds."
+    "Test accuracy against the number of training images, each method tuned on its own "
+    "validation images.",
+    help="Every method is tuned on a validation draw of its own (never on the test images) "
+    "and scored on the same test set; the gain is over the tuned plain SVM of the same "
+    "draws, with McNemar's exact test on the discordant test images pooled over the seeds.",
 )
 heartbeat()
 records = []

@@ -38,19 +38,23 @@ ensure_app()  # a page's own URL on a fresh server: run it inside the app
 def _header(config: RunConfig, data) -> None:
     st.title("Filter lab")
     st.caption(
-        "Change the convolutional filter by hand and see, within a second, what a support "
-        "vector machine makes of it: accuracy, support vectors, the objective T(f), where "
-        "the gradient would move the filter, and the shape of T around it."
+        "Change the filter by hand and see, within a second, what an SVM makes of it.",
+        help="Accuracy, support vectors, the objective T(f), where the gradient would move "
+        "the filter, and the shape of T around it.",
     )
-    st.caption(md_escape(lab.settings_summary(config, data)))
+    # The settings and the way to change them on one line: below them the filter grid, the
+    # page's main figure, must fit a 720 px projector screen.
+    summary, change = st.columns([3, 1], vertical_alignment="center")
+    summary.caption(md_escape(lab.settings_summary(config, data)))
     try:
-        st.page_link(
+        change.page_link(
             "pages/train.py",
-            label="Change these settings on the Train page",
+            label="Change on Train",
             icon=":material/settings:",
+            help="These settings are the Train page's: change them there.",
         )
     except StreamlitAPIException:  # the page run on its own, outside app.py's navigation
-        st.caption("Change these settings on the Train page.")
+        change.caption("Change these settings on the Train page.")
     if config.model != "kcsvm":
         st.info(
             "The lab studies the K-CSVM's objective; your settings choose the "
@@ -58,13 +62,18 @@ def _header(config: RunConfig, data) -> None:
         )
 
 
-def _starting_points(config: RunConfig, data) -> None:
-    st.subheader("1. The filter")
-    st.session_state.setdefault("lab_seed", int(config.seed))
-    st.caption(
-        "Start from a classic filter (one click: the SVM is solved at it at once), then "
-        "edit any weight in the grid."
+def _filter_intro(config: RunConfig) -> None:
+    st.subheader(
+        "1. The filter",
+        help="Edit any weight in the grid, or start from a classic filter below it (one "
+        "click: the SVM is solved at it at once).",
     )
+    st.session_state.setdefault("lab_seed", int(config.seed))
+
+
+def _starting_points(config: RunConfig, data) -> None:
+    # Below the grid, not above it: the grid is the page's main figure, and above it
+    # these two rows of buttons pushed it under the fold of a 720 px projector screen.
     cols = st.columns(4) + st.columns(4)  # two rows: the labels stay readable
     for col, name in zip(cols, FILTER_NAMES, strict=False):
         col.button(
@@ -367,11 +376,13 @@ def page() -> None:
     if error:
         st.error(md_escape(error))
     filters = lab.ensure_filters(config, data.image_shape[0])
-    _starting_points(config, data)
-    # On a projector one under the other: the larger grids need the page's width.
-    left, right = (st.container(), st.container()) if projector_mode() else st.columns([3, 2])
+    _filter_intro(config)
+    # On a projector one under the other, the starting points right under the grid: the
+    # larger grids need the page's width.
+    left, right = (st.container(), None) if projector_mode() else st.columns([3, 2])
     filters = _editor(st.session_state["lab_filters"], left)
-    lab_view.filter_views(data, filters, right)
+    _starting_points(config, data)
+    lab_view.filter_views(data, filters, right or st.container())
     if "lab_result" not in st.session_state and lab.in_process(data):
         lab.solve_here(config, data, filters)  # the first visit answers at once
     fresh = _solve_section(config, data, filters)

@@ -81,7 +81,10 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
         title=plain(title),
         xaxis={"title": "training images", "type": "log", **_size_ticks(rows)},
         yaxis={"title": "test accuracy (%)"},
-        legend={"orientation": "h", "y": -0.25},
+        # At the figure's bottom edge, not a fraction of the plot's height below it: in a
+        # shorter figure (a projector's, 440 px) that fraction put the legend on the
+        # x axis's title.
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         height=460,
         **layout(),
     )

@@ -48,7 +48,8 @@ def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
     (runs_dir / "curve_broken.json").write_text("{not json")
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
-    assert [s.value for s in at.subheader] == ["mnist-5k: 3 v 5"]
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert [f["layout"]["title"]["text"] for f in figures] == ["mnist-5k: 3 v 5"]
     table = at.dataframe[0].value
     svm = record["rows"][[r["method"] for r in record["rows"]].index("svm")]
     row = table[table["method"] == svm["label"]].iloc[0]

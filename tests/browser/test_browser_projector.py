@@ -5,7 +5,8 @@ One server and one Chromium open every page of :data:`explorer.app.PAGES` (so a 
 there is checked too) with ``?projector=1`` at 1280×720 and 1920×1080: the toggle must be on
 and near the top of the sidebar, stay on (and in the URL) after two clicks on the sidebar's
 page links and a reload, and every visible text of the main area must be at least
-:data:`MIN_PX` on screen.  Screenshots go to ``test-artifacts/projector-<page>-<size>.png``.
+:data:`MIN_PX` on screen, and each page's main figure (its first chart, grid, picture or
+SVG figure) must end above the screen's bottom edge.  Screenshots go to ``test-artifacts/projector-<page>-<size>.png``.
 """
 
 from __future__ import annotations
@@ -122,6 +123,25 @@ def small_text(page, min_px: float = MIN_PX) -> list[str]:
     return found
 
 
+# A page's main figure: its first Plotly chart, grid (a canvas), picture or SVG figure.
+_FIRST_FIGURE = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  for (const el of main.querySelectorAll('.js-plotly-plot, canvas, img, svg.csvm-figure')) {
+    const box = el.getBoundingClientRect();
+    if (box.width >= 60 && box.height >= 60) return [box.top, box.bottom];
+  }
+  return null;
+}"""
+
+
+def figure_below_fold(page, height: int) -> str | None:
+    """Where the page's main figure ends below the screen's bottom edge, or None."""
+    box = page.evaluate(_FIRST_FIGURE)
+    if box is None or box[1] <= height + 1:
+        return None
+    return f"its first figure spans y {box[0]:.0f}-{box[1]:.0f} px of a {height} px screen"
+
+
 def toggle_state(page) -> tuple[bool, float]:
     """Whether the projector toggle is on, and its top edge below the sidebar's top."""
     toggle = page.locator(_TOGGLE).first
@@ -148,6 +168,7 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
     ARTIFACTS.mkdir(exist_ok=True)
     small: dict[str, list[str]] = {}
     cut: dict[str, list[str]] = {}
+    folded: dict[str, str] = {}  # the main figure seen whole without scrolling
     for script, title, _ in PAGES:
         page.goto(f"{server}/{url_path(script)}?projector=1&pace=live")
         settle(page)
@@ -158,6 +179,8 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
             small[title] = found
         if found := truncated_labels(page) + overlapping_figure_text(page):
             cut[title] = found
+        if below := figure_below_fold(page, height):
+            folded[title] = below
     # One choice for the whole session: through the sidebar's links and a reload.
     for title in ("Train", "Compare runs"):
         page.locator('[data-testid="stSidebar"] a', has_text=title).first.click()
@@ -170,3 +193,4 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
     page.close()
     assert not small, f"text under {MIN_PX} px in projector mode: {small}"
     assert not cut, f"labels cut off or figure text overlapping in projector mode: {cut}"
+    assert not folded, f"a page's main figure under the fold in projector mode: {folded}"
