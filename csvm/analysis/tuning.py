@@ -231,13 +231,9 @@ def _refit_svm(params: dict[str, Any], Xt: np.ndarray, y_train: np.ndarray):
 
 
 # Over 80 lines only through its numpydoc docstring: the body is about 45 lines.
-def _svm_cells(Xt, grid, kernel, degree, gamma, coef0, budget) -> list[dict[str, Any]]:
+def _svm_cells(Xt, grid, spec: KernelSpec, budget: int) -> list[dict[str, Any]]:
     """The cells to score: the given grid, else :func:`svm_grid`'s; within the budget."""
-    cells = (
-        list(grid)
-        if grid is not None
-        else svm_grid(Xt, kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, budget=budget)
-    )
+    cells = list(grid) if grid is not None else svm_grid(Xt, **spec, budget=budget)
     if not cells or len(cells) > budget:
         raise ValueError(
             f"The grid has {len(cells)} cells for a budget of {budget} fits: give between 1 "
@@ -301,9 +297,9 @@ def tune_plain_svm(
     y_train, y_val = np.asarray(y_train), np.asarray(y_val)
     if gamma is None:  # scikit-learn's "scale" where γ is tuned (RBF), else the usual 1
         gamma = _default_gamma(Xt, get_kernel(kernel))
-    cells = _svm_cells(Xt, grid, kernel, degree, gamma, coef0, budget)
-    fixed = {"kernel": kernel, "degree": degree, "gamma": gamma, "coef0": coef0}
-    scored = _score_svm_grid(Xt, Xv, y_train, y_val, cells, fixed, callback)
+    spec = KernelSpec(kernel, degree, gamma, coef0)
+    cells = _svm_cells(Xt, grid, spec, budget)
+    scored = _score_svm_grid(Xt, Xv, y_train, y_val, cells, dict(spec), callback)
     best = scored[int(np.argmax([c["val_accuracy"] for c in scored]))]
     params = {k: best[k] for k in ("kernel", "degree", "gamma", "coef0", "C")}
     estimator = _refit_svm(params, Xt, y_train)
