@@ -26,6 +26,14 @@ def _cli_type(name: str):
     return convert
 
 
+def _metavar(spec) -> str:
+    """``{poly,rbf,linear}`` for a closed list of choices (read from the registries when
+    the parser is built), else the kind (``FLOAT``)."""
+    if spec.kind == "str" and spec.choices is not None and spec.pattern is None:
+        return "{" + ",".join(str(c) for c in spec.choices) + "}"
+    return spec.kind.upper()
+
+
 def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ()) -> None:
     """A ``--flag`` for every setting (``--n-iter``, ``--C``, …), checked by the table.
 
@@ -42,7 +50,7 @@ def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ())
             dest=f"cfg_{name}",
             type=_cli_type(name),
             default=argparse.SUPPRESS,
-            metavar=spec.kind.upper(),
+            metavar=_metavar(spec),
             help=f"{spec.help} Default {default}.",
         )
 

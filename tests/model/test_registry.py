@@ -77,6 +77,9 @@ def test_the_cli_offers_and_trains_the_new_entries(registered, capsys):
     argv += ["--kernel", "dummy", "--gamma", "0.5", "--regulariser", "quartic"]
     assert main(argv) == 0
     assert "test accuracy" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # --help lists it among the choices
+        main(["train", "--help"])
+    assert "--kernel {poly,rbf,linear,dummy}" in capsys.readouterr().out
 
 
 def test_the_estimator_fits_the_new_entries(registered, digits_pair):
