@@ -13,20 +13,31 @@ result has not come within ``--timeout`` counts as lost.
 All students share one network address (127.0.0.9: a classroom behind one NAT), so the
 server runs with the documented overrides for that case: ``CSVM_PER_ADDRESS_JOBS=0``
 (jobs counted per browser, not per address) and ``CSVM_RERUNS_PER_ADDRESS=0`` (no rerun
-limit per address; the one per session stays).  ``--dask`` starts a LocalCluster of two
-worker processes with one thread each (scheduler on port 8786, no dashboard) and sets
+limit per address; the one per session stays).  ``--dask`` starts ``dask scheduler``
+(port 8786, no dashboard) and two ``dask worker --nthreads 1`` processes, and sets
 ``CSVM_DASK_SCHEDULER``.  Server CPU and memory are those of the ``streamlit run``
-process and its children (the pool's workers), sampled every second with psutil.
+process and its children (the pool's workers), sampled every second with psutil; the
+peaks of the server process alone and of its children (with their largest number) are
+printed under the table, so that a memory peak can be told apart: many worker processes
+(running, warm, frozen for a fair share) or the server's own records and sessions.
+
+Identical Train jobs are computed once (:mod:`csvm.jobs.shared`): the class's first Start
+computes the three jobs (and the ablation that follows), later students watch them or get
+the finished results.
+``CSVM_SHARED_RESULTS=0`` keeps no finished result (only running work is shared).
 Figures, not assertions.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import re
+import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -65,8 +76,9 @@ def _student(url: str, delay: float, timeout: float, out: list, errors: list) ->
         errors.append(type(exc).__name__)
 
 
-def _sample(pid: int, stop: threading.Event, cpu: list, rss: list) -> None:
-    """CPU % (of one core) and RSS (MB) of the server and its children, every second."""
+def _sample(pid: int, stop: threading.Event, cpu: list, rss: list, split: list) -> None:
+    """CPU % (of one core) and RSS (MB) of the server and its children, every second;
+    ``split`` gets (server RSS MB, children RSS MB, number of children) per sample."""
     root = psutil.Process(pid)
     seen: dict[int, psutil.Process] = {}
     while not stop.wait(1.0):
@@ -74,51 +86,84 @@ def _sample(pid: int, stop: threading.Event, cpu: list, rss: list) -> None:
             procs = [root, *root.children(recursive=True)]
         except psutil.Error:
             return
-        total_cpu, total_rss = 0.0, 0
+        total_cpu, total_rss, own = 0.0, 0, 0
         for p in procs:
             p = seen.setdefault(p.pid, p)
             try:
                 total_cpu += p.cpu_percent(None)
-                total_rss += p.memory_info().rss
+                size = p.memory_info().rss
             except psutil.Error:
-                pass
+                continue
+            total_rss += size
+            own = size if p.pid == pid else own
         cpu.append(total_cpu)
         rss.append(total_rss / 2**20)
+        split.append((own / 2**20, (total_rss - own) / 2**20, len(procs) - 1))
 
 
-def _cluster(enabled: bool):
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def _cluster(enabled: bool, port: int = 8786):
+    """``dask scheduler`` and two ``dask worker --nthreads 1``, as the README starts them;
+    yields the scheduler's address (None when not ``enabled``).
+
+    Processes of their own, not a LocalCluster in this one: here the scheduler shared a
+    GIL with the sixty students' websocket threads, and every event a cluster job sends
+    passes through it.
+    """
     if not enabled:
-        return None
-    from distributed import LocalCluster
+        yield None
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    procs = [
+        subprocess.Popen(
+            ["dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            **quiet,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not _listening(port):
+            if time.monotonic() > deadline or procs[0].poll() is not None:
+                raise RuntimeError("the dask scheduler did not start")
+            time.sleep(0.2)
+        worker = ["dask", "worker", address, "--nthreads", "1", "--no-dashboard"]
+        procs += [subprocess.Popen([*worker, "--name", f"w{i}"], **quiet) for i in (1, 2)]
+        from distributed import Client
 
-    return LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        scheduler_port=8786,
-        dashboard_address=None,
-        env={"PYTHONPATH": str(ROOT)},
-    )
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in procs:
+            proc.wait(30)
 
 
 def run(args: argparse.Namespace) -> dict:
-    cluster = _cluster(args.dask)
     env = {
         "CSVM_PER_ADDRESS_JOBS": "0",
         "CSVM_RERUNS_PER_ADDRESS": "0",
         "CSVM_MAX_WORKERS": str(args.workers),
     }
-    if cluster is not None:
-        env["CSVM_DASK_SCHEDULER"] = cluster.scheduler_address
-    try:
+    with _cluster(args.dask) as scheduler:
+        if scheduler is not None:
+            env["CSVM_DASK_SCHEDULER"] = scheduler
         with server(args.port, env, False) as (url, proc, _):
             times: list[float] = []
             errors: list[str] = []
             cpu: list[float] = []
             rss: list[float] = []
+            split: list[tuple[float, float, int]] = []
             stop = threading.Event()
-            sampler = threading.Thread(target=_sample, args=(proc.pid, stop, cpu, rss))
+            sampler = threading.Thread(target=_sample, args=(proc.pid, stop, cpu, rss, split))
             sampler.start()
             rng = random.Random(0)
             threads = [
@@ -138,10 +183,15 @@ def run(args: argparse.Namespace) -> dict:
             stop.set()
             sampler.join()
             load = os.getloadavg()
-    finally:
-        if cluster is not None:
-            cluster.close()
-    return {"times": times, "errors": errors, "cpu": cpu, "rss": rss, "load": load, "wall": wall}
+    return {
+        "times": times,
+        "errors": errors,
+        "cpu": cpu,
+        "rss": rss,
+        "split": split,
+        "load": load,
+        "wall": wall,
+    }
 
 
 def _q(values: list[float], q: float) -> str:
@@ -152,7 +202,7 @@ def _q(values: list[float], q: float) -> str:
 
 
 def report(args: argparse.Namespace, r: dict) -> None:
-    where = "Dask, 2 workers × 1 thread" if args.dask else "local pool"
+    where = "Dask (scheduler + 2 workers × 1 thread)" if args.dask else "local pool"
     lost = args.students - len(r["times"])
     why = f" ({', '.join(sorted(set(r['errors'])))})" if r["errors"] else ""
     print(
@@ -168,6 +218,12 @@ def report(args: argparse.Namespace, r: dict) -> None:
         f"| {_q(r['times'], 0.5)} / {_q(r['times'], 0.95)} / {_q(r['times'], 1.0)} "
         f"| {statistics.mean(cpu):.0f} / {max(cpu):.0f} | {rss[0]:.0f} → {max(rss):.0f} "
         f"| {' / '.join(f'{x:.1f}' for x in r['load'])} | {r['wall']:.0f} |"
+    )
+    split = r["split"] or [(0.0, 0.0, 0)]
+    print(
+        f"\npeaks: server process {max(s[0] for s in split):.0f} MB, its children "
+        f"{max(s[1] for s in split):.0f} MB, at most {max(s[2] for s in split)} children "
+        f"(workers, warm spares, the fork server and the resource tracker)"
     )
 
 
