@@ -116,7 +116,8 @@ class JobPool(SharedWork, Scheduler):
         target, its kwargs and this string (e.g. the digest of the data it reads): an
         identical job queued, running or finished is then computed once, this job watching
         it with its own id, owner, lease and controls (:mod:`csvm.jobs.shared`; a
-        ``paused`` kwarg is the watcher's first Pause).
+        ``paused`` kwarg is the watcher's first Pause).  ``PoolSettings.share_jobs``
+        False (``CSVM_SHARE_JOBS=0``) ignores it.
 
         ``target`` must be a top-level function of an importable module (workers import it
         by name), and its result must be picklable.  ``emit`` is an
@@ -167,7 +168,7 @@ class JobPool(SharedWork, Scheduler):
                     self.settings.max_array_points_per_series,
                 ),
             )
-            if share is None:
+            if share is None or not self.settings.share_jobs:
                 self._jobs[job.id] = job
                 self._queue.append(job.id)
             else:

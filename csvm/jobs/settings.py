@@ -33,6 +33,7 @@ ENV_VARS: dict[str, str] = {
     "fair_share_seconds": "CSVM_FAIR_SHARE_SECONDS",
     "max_suspended": "CSVM_MAX_SUSPENDED",
     "max_active_per_address": "CSVM_PER_ADDRESS_JOBS",
+    "share_jobs": "CSVM_SHARE_JOBS",
     "shared_results": "CSVM_SHARED_RESULTS",
     "shared_results_bytes": "CSVM_SHARED_RESULTS_BYTES",
 }
@@ -104,6 +105,10 @@ class PoolSettings:
         and one browser's cap.  0 turns it off: caps and shares go by browser only, for a
         class whose students all reach the server through one router (NAT) or through a
         proxy that is not trusted (see ``CSVM_TRUST_FORWARDED`` in the README).
+    share_jobs : bool
+        Whether jobs submitted with ``share=`` (the Train page's) are computed once for
+        everyone who submits the same job (:mod:`csvm.jobs.shared`; ``CSVM_SHARE_JOBS``,
+        1; 0 computes every submission on its own, as before).
     shared_results : int
         Finished results of shared work kept for identical jobs submitted later
         (:mod:`csvm.jobs.shared`; ``CSVM_SHARED_RESULTS``, 32; 0 keeps none, work that is
@@ -128,6 +133,7 @@ class PoolSettings:
     fair_share_seconds: float = 5.0
     max_suspended: int | None = None
     max_active_per_address: int | None = None
+    share_jobs: bool = True
     shared_results: int = 32
     shared_results_bytes: int = 64 * 2**20
     tick_seconds: float = 0.5
@@ -209,16 +215,19 @@ class PoolSettings:
                     values[name] = _parse_bytes(text)
                 elif name == "start_method":
                     values[name] = text
+                elif "bool" in str(kinds[name]):
+                    values[name] = {"0": False, "1": True}[text]
                 elif "float" in str(kinds[name]):
                     values[name] = float(text)
                 else:
                     values[name] = int(text)
-            except ValueError:
+            except (KeyError, ValueError):
                 kind = (
                     "a number of bytes such as 268435456 or 256M"
                     if name in _BYTES
                     else ("a number" if "float" in str(kinds[name]) else "a whole number")
                 )
+                kind = "0 or 1" if "bool" in str(kinds[name]) else kind
                 raise ValueError(
                     f"environment variable {var}={text!r} is not {kind}; fix or unset it"
                 ) from None

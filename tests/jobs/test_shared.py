@@ -274,3 +274,33 @@ def test_work_key_is_canonical():
     assert work_key(targets.stepper, {"x": np.zeros(3)}, "") != work_key(
         targets.stepper, {"x": np.zeros(3, dtype=np.float32)}, ""
     )
+
+
+def test_sharing_can_be_turned_off(make_pool, tmp_path):
+    pool = make_pool(share_jobs=False)
+    calls = tmp_path / "calls"
+    _done(pool, *(_submit(pool, calls, o, n=3) for o in ("a", "b")))
+    assert targets.calls(calls) == 2
+    assert pool.stats()["shared"]["computed"] == 0
+
+
+def test_a_shared_classroom_run_equals_an_unshared_one(make_pool):
+    """The Classroom preset's K-CSVM, watched by two students, against the same job run on
+    its own: the same accuracy, predictions and filters."""
+    from csvm.runs.config import parse
+    from csvm.runs.presets import load_presets
+    from csvm.runs.targets import run_model
+
+    config, problems = parse(load_presets()[0]["config"], source="the first preset")
+    assert not problems
+    kwargs = {"config": config.to_dict(), "model": "csvm", "paused": False}
+    pool = make_pool()
+    shared = [pool.submit(run_model, kwargs, owner=o, share="split") for o in ("a", "b")]
+    alone = pool.submit(run_model, kwargs, owner="c")
+    a, b, c = _done(pool, *shared, alone)
+    assert pool.stats()["shared"]["computed"] == 1
+    assert a.result is b.result, "one result, read by both"
+    for key in ("test_accuracy", "train_accuracy", "n_misclassified"):
+        assert a.result[key] == c.result[key]
+    np.testing.assert_array_equal(a.result["test_predictions"], c.result["test_predictions"])
+    np.testing.assert_array_equal(a.result["filters"], c.result["filters"])
