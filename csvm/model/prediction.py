@@ -141,10 +141,10 @@ def _kind(model: Any) -> str:
     return "other"
 
 
-def _chunk_rows(columns: int, n: int) -> int:
-    # Dot products, their float64 kernel, a float64 temporary (a norm per column for
-    # kernels that read them) and float32 slopes: 32 bytes each.
-    return int(max(1, min(n, _CHUNK_BYTES // max(1, 32 * columns))))
+def _chunk_rows(columns: int, n: int, per_entry: int = 20) -> int:
+    # Bytes per entry of a chunk: float64 dot products, their kernel and a temporary, or
+    # float32 slopes; kernels that read the norms also hold a norm per column.
+    return int(max(1, min(n, _CHUNK_BYTES // max(1, per_entry * columns))))
 
 
 def decisions(models: Sequence[Any], X4: np.ndarray) -> np.ndarray:
@@ -225,7 +225,7 @@ def _kernel_group(
     # The bound scales with the products' unit round-off (float64's is 2^-29 float32's).
     rel = _F32_REL if np.dtype(dtype) == np.float32 else _F32_REL * 2.0**-29
     out, err = np.empty((n, len(models))), np.empty((n, len(models)))
-    step = _chunk_rows(len(a), n)
+    step = _chunk_rows(len(a), n, 32 if entry.needs_norms else 20)
     for start in range(0, n, step):
         rows = slice(start, start + step)
         K = (X[rows] @ G.T).astype(np.float64)  # every model's z . z_sv at once
