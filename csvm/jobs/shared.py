@@ -52,7 +52,7 @@ import numpy as np
 from csvm.jobs.compaction import EventStore
 from csvm.jobs.records import ACTIVE, JobRecord
 
-__all__ = ["ResultCache", "SharedWork", "work_key"]
+__all__ = ["ResultCache", "SharedWork", "digest", "work_key"]
 
 
 def work_key(target: Any, kwargs: dict[str, Any], share: str) -> str:
@@ -87,6 +87,21 @@ def work_key(target: Any, kwargs: dict[str, Any], share: str) -> str:
     _feed(h, target)
     _feed(h, kwargs)
     _feed(h, share)
+    return h.hexdigest()
+
+
+def digest(*values: Any) -> str:
+    """A canonical digest of ``values`` (as :func:`work_key` hashes arguments): e.g. of a
+    data split's arrays, for ``share``.
+
+    Examples
+    --------
+    >>> digest(np.arange(3)) == digest(np.arange(3)), digest(np.arange(3)) == digest([0, 1, 2])
+    (True, False)
+    """
+    h = hashlib.sha256()
+    for value in values:
+        _feed(h, value)
     return h.hexdigest()
 
 
