@@ -72,7 +72,7 @@ def accuracy_text(run: RunSummary) -> str:
     """ "97.5 % (95 % interval 95.1–98.8)", or "–" before a test accuracy exists."""
     if run.accuracy is None:
         return "–"
-    text = f"{100 * run.accuracy:.1f} %"
+    text = f"{100 * run.accuracy:.2f} %"
     if run.interval is not None:
         low, high = run.interval
         text += f" (95 % interval {100 * low:.1f}–{100 * high:.1f})"
@@ -197,7 +197,7 @@ def _best_four(rows: list[RunSummary]) -> None:
     for col, run in zip(st.columns(len(chosen)), chosen, strict=True):
         with col, st.container(key=f"board_best_{run.id}"):
             st.markdown("#### " + _name(run))
-            st.metric(model_text(run), f"{100 * run.accuracy:.1f} %")
+            st.metric(model_text(run), f"{100 * run.accuracy:.2f} %")
             _thumbnail(run, large=True)
             st.caption(accuracy_text(run))
 

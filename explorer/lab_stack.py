@@ -63,8 +63,8 @@ def stack_section(config: RunConfig) -> None:
         st.error(md_escape(str(exc)))
         return
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("train accuracy", f"{100 * result.train_accuracy:.1f} %")
-    c2.metric("test accuracy", f"{100 * (result.test_accuracy or 0):.1f} %")
+    c1.metric("train accuracy", f"{100 * result.train_accuracy:.2f} %")
+    c2.metric("test accuracy", f"{100 * (result.test_accuracy or 0):.2f} %")
     c3.metric("objective T", f"{result.objective:.4g}")
     c4.metric("support vectors", result.n_support)
     norms = ", ".join(f"layer {i + 1}: {n:.3g}" for i, n in enumerate(result.gradient_norms()))

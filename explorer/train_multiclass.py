@@ -101,7 +101,7 @@ def live_panel(run: Run, shown: list, class_names: Sequence[str]) -> None:
     accuracy = row["train_accuracy"]
     c3.metric(
         f"train accuracy ({labels[focus]})",
-        "–" if accuracy is None else f"{100 * accuracy:.1f} %",
+        "–" if accuracy is None else f"{100 * accuracy:.2f} %",
     )
     titles = [f"{lab} · {r['steps']}/{r['total']}" for lab, r in zip(labels, rows, strict=True)]
     fig = figures.filter_grid_figure(

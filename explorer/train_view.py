@@ -146,7 +146,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     )
     c2.metric(
         "train accuracy",
-        f"{100 * last.get('train_accuracy', 0):.1f} %",
+        f"{100 * last.get('train_accuracy', 0):.2f} %",
         help="The share of the training images the current SVM gets right; the test "
         "images, never seen in training, come at the end.",
     )

@@ -134,7 +134,7 @@ def _show(name: str, summary: dict) -> None:
     test = summary["test_accuracy"]
     c2.metric("test accuracy", f"{100 * test[0]:.2f} ± {100 * test[1]:.2f} %")
     c3.metric("random first filters, mean |cos|", "–" if start is None else f"{start:.3f}")
-    titles = [f"seed {r['seed']} · {100 * r['test_accuracy']:.1f} %" for r in runs]
+    titles = [f"seed {r['seed']} · {100 * r['test_accuracy']:.2f} %" for r in runs]
     st.plotly_chart(
         projected(
             figures.filter_grid_figure(

@@ -43,7 +43,7 @@ def _baselines_text(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray | 
         result = _result(outcomes, key)
         if key not in outcomes or result is None:
             continue
-        text = f"{_label(config, key, result)} {100 * result['test_accuracy']:.1f} %"
+        text = f"{_label(config, key, result)} {100 * result['test_accuracy']:.2f} %"
         if y_test is not None and mine.get("test_predictions") is not None:
             test = mcnemar_exact(y_test, mine["test_predictions"], result["test_predictions"])
             verdict = "significant" if test.p_value < 0.05 else "not significant"
@@ -86,9 +86,9 @@ def headline(
     Returns
     -------
     str
-        E.g. "K-CSVM: 98.6 % test, 25 steps, 1.5 s — plain SVM 98.3 %, small CNN 98.4 %",
+        E.g. "K-CSVM: 98.60 % test, 25 steps, 1.5 s — plain SVM 98.30 %, small CNN 98.40 %",
         "K-CSVM diverged at step 1: filter norm 0.22 → 4,820; try η = 0.01", "K-CSVM
-        stopped at step 39: 97.9 % with the best filter".
+        stopped at step 39: 97.90 % with the best filter".
     """
     # The result's own label: a reloaded run that could not be verified says so here.
     label = _label(config, "csvm", _result(outcomes, "csvm"))
@@ -114,7 +114,9 @@ def headline(
     if result is None:
         return f"### {label}: {outcome.get('state', 'ended')} at step {len(shown)}, no result"
     status = result.get("status", "done")
-    acc = f"{100 * result['test_accuracy']:.1f} %"
+    # Two decimals, as every table writes an accuracy (one decimal read "98.8 %" beside
+    # the table's 98.75 %).
+    acc = f"{100 * result['test_accuracy']:.2f} %"
     if status == "diverged":
         event = next(
             (e for e in reversed(outcome.get("events", ())) if e.get("kind") == "divergence"), {}
@@ -204,7 +206,7 @@ def ablation_verdict(result: Mapping[str, Any]) -> str:
     Returns
     -------
     str
-        E.g. "Learned filter 92.5 % vs the best fixed filter at its norm (Gaussian) 93.0 %:
+        E.g. "Learned filter 92.50 % vs the best fixed filter at its norm (Gaussian) 93.00 %:
         −0.50 points, p = 0.63 — no significant difference: a fixed filter does as well".
     """
     rows = {r["name"]: r for r in result["rows"]}
@@ -215,8 +217,8 @@ def ablation_verdict(result: Mapping[str, Any]) -> str:
     test = best["mcnemar"]
     gain = 100 * (learned["test_accuracy"] - best["test_accuracy"])
     head = (
-        f"Learned filter {100 * learned['test_accuracy']:.1f} % vs the best fixed filter at "
-        f"its norm ({name}) {100 * best['test_accuracy']:.1f} %: {gain:+.2f} points, "
+        f"Learned filter {100 * learned['test_accuracy']:.2f} % vs the best fixed filter at "
+        f"its norm ({name}) {100 * best['test_accuracy']:.2f} %: {gain:+.2f} points, "
         f"p {format_p(test['p_value'])}"
     )
     if test["p_value"] >= SIGNIFICANCE_LEVEL:

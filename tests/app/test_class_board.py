@@ -88,7 +88,7 @@ def test_the_board_shows_hostile_names_as_typed_and_sorts_by_accuracy(store):
     assert not [m for m in at.markdown if m.value in HOSTILE]
     texts = [m.value for m in at.markdown]
     assert "interrupted at step 1" in texts
-    assert any(t.startswith("97.0 % (95 % interval") for t in texts)
+    assert any(t.startswith("97.00 % (95 % interval") for t in texts)
     at.radio(key="board_sort").set_value(SORTS[1]).run()
     assert _names_on(at) == [md_escape(n) for n in (HOSTILE[1], HOSTILE[0], HOSTILE[2], "Ada")]
     # Project the best four: projector mode on, the three runs with an accuracy, best first.
@@ -104,7 +104,7 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     viewer = wait_for_results(open_app({"run": done, "jobs": "store", "pace": "live"}))
     assert not viewer.exception
     heading = [m.value for m in viewer.markdown if m.value.startswith("### ")]
-    assert heading and heading[0].startswith("### K-CSVM: 96.0 % test, 2 steps")
+    assert heading and heading[0].startswith("### K-CSVM: 96.00 % test, 2 steps")
     assert any(i.value.startswith("Shared view") for i in viewer.info)
     assert viewer.session_state["runs"][done].stored
     owner = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
