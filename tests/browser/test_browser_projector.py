@@ -6,7 +6,8 @@ there is checked too) with ``?projector=1`` at 1280×720 and 1920×1080: the tog
 and near the top of the sidebar, stay on (and in the URL) after two clicks on the sidebar's
 page links and a reload, and every visible text of the main area must be at least
 :data:`MIN_PX` on screen, and each page's main figure (its first chart, grid, picture or
-SVG figure) must end above the screen's bottom edge.  Screenshots go to ``test-artifacts/projector-<page>-<size>.png``.
+SVG figure) must end above the screen's bottom edge.  Screenshots go to
+``test-artifacts/projector-<page>-<size>.png``.
 """
 
 from __future__ import annotations
