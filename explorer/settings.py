@@ -25,6 +25,7 @@ from csvm.runs.config import (
     fit_to_datasets,
     parse,
 )
+from csvm.runs.presets import load_presets
 from csvm.runs.query import from_query, to_query
 from csvm.runs.values import parse_value
 from explorer.glossary import explain
@@ -80,12 +81,24 @@ def current_config() -> RunConfig:
     return st.session_state[CONFIG_KEY]
 
 
+def app_default() -> RunConfig:
+    """The settings a fresh visitor starts from: the first preset (the Classroom preset a
+    class trains first), not the library's defaults (a digits pair)."""
+    first = load_presets()[0]
+    config, problems = parse(first["config"], source=f"the preset {first['name']!r}")
+    return RunConfig() if problems else config  # a broken preset: a test names it
+
+
 def restore_from_url() -> None:
     """On a session's first run: settings from the URL, with a message for each value that
-    could not be used as given."""
+    could not be used as given.  A URL with no setting at all starts from
+    :func:`app_default`; one that names any setting, from the library's defaults (that is
+    how :func:`sync_url` writes every link)."""
     if CONFIG_KEY in st.session_state:
         return
-    config, problems = from_query(st.query_params.to_dict())
+    query = st.query_params.to_dict()
+    base = None if any(name in SPECS for name in query) else app_default()
+    config, problems = from_query(query, base)
     st.session_state[CONFIG_KEY] = config
     st.session_state[PROBLEMS_KEY] = problems
 
@@ -121,7 +134,12 @@ def set_config(config: RunConfig) -> None:
 
 def sync_url(extra: dict[str, str] | None = None) -> None:
     """Write the settings (and e.g. the run id) into the URL, if they changed."""
-    query = to_query(current_config())
+    config = current_config()
+    query = to_query(config)
+    if not query and config != app_default():
+        # The library's defaults exactly: name one setting, or a reload would start from
+        # the app's default preset instead.
+        query = {"dataset": str(config.dataset)}
     query.update(extra or {})
     if query != st.query_params.to_dict():
         st.query_params.from_dict(query)

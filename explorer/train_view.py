@@ -379,11 +379,13 @@ def results_panel(run: Run, views: dict) -> None:
         _export_button(run, config, finished, outs, data)
         return
     names = class_labels(data)
-    # At most three to a row: five side by side cut their titles at 1280 px.
+    # At most three to a row (five side by side cut their titles at 1280 px), two on a
+    # projector: at three, the teaching set's "horizontal" ran into "vertical".
     items = list(finished.items())
-    for start in range(0, len(items), 3):
-        cols = st.columns(3 if len(items) > 3 else len(items))
-        for col, (model, result) in zip(cols, items[start : start + 3], strict=False):
+    per_row = 2 if projector_mode() else 3
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row if len(items) > per_row else len(items))
+        for col, (model, result) in zip(cols, items[start : start + per_row], strict=False):
             label = MODEL_LABELS[config.model if model == "csvm" else model]
             fig = figures.confusion_figure(
                 np.array(result["confusion"]), names, f"{label}: test confusion"

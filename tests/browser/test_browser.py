@@ -53,7 +53,9 @@ def _set_number(page, label: str, value: str) -> None:
     box = page.get_by_label(label, exact=True)
     # While a rerun redraws the sidebar (an edit turns the preset into "Custom settings"
     # and its caption goes), the old box can stand beside the new one for a moment.
-    expect(box).to_have_count(1)
+    # expect's own 5 s, not the page's 60 s: the sidebar's boxes came later than that
+    # after the main area's images at load 15-20.
+    expect(box).to_have_count(1, timeout=60_000)
     box.fill(value)
     box.press("Enter")
     page.wait_for_timeout(800)
@@ -78,7 +80,7 @@ def test_a_page_url_on_a_fresh_server_opens_inside_the_app(server, browser):
 def test_settings_survive_navigation_and_reload(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
-    page.goto(server)
+    page.goto(f"{server}/?dataset=mnist-5k")  # the digits (the app opens on the shapes)
     page.get_by_text("Example training images").wait_for()
     _set_number(page, "Iterations", "7")
     _set_number(page, "Seed", "42")
@@ -105,9 +107,10 @@ def test_settings_survive_navigation_and_reload(server, browser):
 def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(60_000)
-    # 45 steps at the default pace (1 s a step): time to open a second browser and pause,
-    # even when a loaded machine slows the browsers (30 steps ran out once at load 4).
-    page.goto(f"{server}/?n_iter=45")
+    # 90 steps at the default pace (1 s a step): time to open two more browsers, reload
+    # and pause, even when a loaded machine slows the browsers (30 steps ran out once at
+    # load 4, 45 at load 15-20 under xdist: the run had ended, Pause was disabled).
+    page.goto(f"{server}/?n_iter=90")
     page.get_by_text("Example training images").wait_for()
     page.wait_for_timeout(2000)  # the spare workers warm up while a teacher talks
     started = time.monotonic()
@@ -158,7 +161,7 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     assert page.get_by_text("Shared view").count() == 0
 
     before_pause = _step_counter(page)
-    assert before_pause < 44, f"the run reached step {before_pause} of 45 before Pause"
+    assert before_pause < 89, f"the run reached step {before_pause} of 90 before Pause"
     page.get_by_role("button", name=re.compile("Pause$")).click()
     page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
     page.wait_for_timeout(1500)
@@ -170,7 +173,7 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     assert _step_counter(page) == held + 1
     _shot(page, "paused-1280x720.png", tall=False)
     page.get_by_role("button", name=re.compile("Resume$")).click()
-    page.get_by_text("Comparison on the same split").wait_for(timeout=120_000)
+    page.get_by_text("Comparison on the same split").wait_for(timeout=240_000)
     total = time.monotonic() - started
     _shot(page, "classroom-end-1280x720.png", tall=False)
     page.set_viewport_size({"width": 1920, "height": 1080})

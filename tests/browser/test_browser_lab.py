@@ -33,7 +33,7 @@ def _stroke(page, box, points) -> None:
 def test_draw_a_digit_and_see_a_prediction(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
-    page.goto(server)
+    page.goto(f"{server}/?dataset=mnist-5k")  # the digits (the app opens on the shapes)
     page.get_by_role("link", name="Filter lab").click()  # the entry in the navigation
     page.get_by_text("Your own digit").wait_for()
     assert page.get_by_text("Predicted class").count() == 0  # nothing drawn yet

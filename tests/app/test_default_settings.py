@@ -1,0 +1,36 @@
+"""A fresh visitor starts on the Classroom preset; a link keeps whatever it names."""
+
+from csvm.runs.config import RunConfig
+from csvm.runs.presets import load_presets
+from explorer.settings import app_default
+from tests._apptest import open_app
+
+
+def _query(at) -> dict[str, str]:
+    """The page's URL parameters as it wrote them (one value each)."""
+    return {k: v if isinstance(v, str) else v[-1] for k, v in at.query_params.items()}
+
+
+def test_a_fresh_visitor_starts_on_the_first_preset_and_its_link_holds_it():
+    at = open_app()
+    first = load_presets()[0]
+    assert app_default().dataset == first["config"]["dataset"] != RunConfig().dataset
+    assert at.session_state["run_config"] == app_default()
+    assert at.selectbox(key="preset").value == first["name"]
+    assert _query(at)["dataset"] == first["config"]["dataset"]
+    # The link, opened in another browser, gives the same settings.
+    again = open_app(_query(at))
+    assert again.session_state["run_config"] == app_default()
+
+
+def test_a_link_naming_a_setting_starts_from_the_librarys_defaults():
+    at = open_app({"n_iter": "7"})
+    assert at.session_state["run_config"] == RunConfig(n_iter=7)
+
+
+def test_the_librarys_defaults_exactly_get_a_link_that_keeps_them():
+    at = open_app({"dataset": RunConfig().dataset})
+    assert at.session_state["run_config"] == RunConfig()
+    query = _query(at)
+    assert query.get("dataset") == RunConfig().dataset  # named, though it is the default
+    assert open_app(query).session_state["run_config"] == RunConfig()
