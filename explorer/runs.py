@@ -22,6 +22,7 @@ from explorer.owner_cookie import owner
 from explorer.playback import playback
 from explorer.pool import FINAL_STATES, get_pool
 from explorer.run_registry import owner_shown
+from explorer.shared_work import split_share
 from explorer.state import Run
 
 __all__ = [
@@ -75,7 +76,9 @@ def submit_run(config: RunConfig, paused: bool = False) -> str | None:
             kwargs["paused"] = paused
         targets[model] = (target, kwargs)
     try:
-        run = start_run(config, on_cluster(targets))  # CSVM_DASK_SCHEDULER: on the cluster
+        # On the cluster when CSVM_DASK_SCHEDULER names one; a class's identical jobs (one
+        # preset, one split) are computed once, each student watching its own jobs.
+        run = start_run(config, on_cluster(targets), share=split_share(config))
     except QuotaExceeded as exc:
         st.error(str(exc), icon=":material/block:")
         return None
@@ -116,13 +119,17 @@ def start_run(
     config: RunConfig,
     targets: dict[str, tuple[Any, dict]],
     run_id: str | None = None,
+    *,
+    share: str | None = None,
     **meta: Any,
 ) -> Run:
     """Submit a Train run's jobs (model -> (target, kwargs)), all or none, and make it this
     session's current run.  Each job's ``meta`` names the run and its settings (what a
     shared link is drawn from).  ``run_id``: a stored run shown again keeps its id (default:
-    a new one).  Raises QuotaExceeded (after cancelling the jobs already submitted) when
-    the server's cap is reached."""
+    a new one).  ``share``: the jobs are deterministic given it (the data split's digest,
+    :func:`explorer.shared_work.split_share`), so identical jobs are computed once
+    (:mod:`csvm.jobs.shared`).  Raises QuotaExceeded (after cancelling the jobs already
+    submitted) when the server's cap is reached."""
     pool, me = get_pool(), owner()
     run_id = run_id or uuid.uuid4().hex[:8]
     jobs: dict[str, str] = {}
@@ -135,6 +142,7 @@ def start_run(
                 group="train",
                 owner=me,
                 meta={"run": run_id, "config": config.to_dict(), **meta},
+                share=share,
             )
     except QuotaExceeded:
         for job in jobs.values():

@@ -12,7 +12,8 @@ computes each once:
   worker (``internal``: no owner's listing shows it, no owner's cap counts it); the
   watchers' views show its phase, events and result as they come, and each page replays
   them at its own pace from its own :class:`~explorer.state.Playback`;
-* a later identical submission while the work is queued or running **attaches** to it;
+* a later identical submission while the work is queued or running **attaches** to it
+  (from another browser: one browser's own tabs each compute, see below);
   after the work is done it takes the **finished result** from a bounded cache
   (:class:`ResultCache`: ``PoolSettings.shared_results`` results and
   ``shared_results_bytes`` bytes, least recently used out first).
@@ -28,7 +29,9 @@ What each watcher's controls do (each keeps its meaning for that student alone):
   its best state).  While others watch, the stopping student **detaches**: its job is
   "stopped" at once with the events it had and no result (what a hard stop shows
   unshared), and the others' run goes on.  A watcher whose lease ends detaches the same
-  way; the work ends when its last watcher has detached.
+  way; the work ends when its last watcher has detached.  A second identical submission
+  by the same owner (another tab of one browser) is computed on its own, so that the
+  Stop of either tab keeps its run's best state as before.
 
 Only work that ended "done" with no Stop passed on is cached (a stopped run's result
 depends on when Stop came).  Memory: a finished watcher refers to the work's events and
@@ -201,6 +204,14 @@ class SharedWork:
         """File the new watcher ``job`` under the work ``key`` names (:func:`work_key`):
         a running one, a finished one, or a new one queued for it."""
         work = self._live_work.get(key)
+        if work is not None and any(w.owner == job.owner for w in work.watchers):
+            # One browser's own tabs each compute: a tab's Stop (or a new Start, which stops
+            # its old run) then keeps the run's best state, which a watcher who detaches
+            # from work that others still watch cannot have (issue 37).
+            self._share_counts["own"] += 1
+            self._jobs[job.id] = job
+            self._queue.append(job.id)
+            return
         if work is None:
             finished = self._results.get(key)
             if finished is not None:

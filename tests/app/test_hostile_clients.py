@@ -200,7 +200,9 @@ def test_fresh_cookies_from_one_address_share_one_cap_and_a_newcomer_gets_a_work
             refused += "your network address already have" in _start(client).texts()
         # Six jobs per address: two runs of three; the other two are refused by name.
         assert refused == 2
-        with StreamlitClient(url, source="127.0.0.6", page="train", query=LONG) as student:
+        # Another run than theirs (identical runs of several browsers are computed once).
+        other = f"{LONG}&seed=7"
+        with StreamlitClient(url, source="127.0.0.6", page="train", query=other) as student:
             text = _start(student).texts()
             assert "already has" not in text
             # Its first step comes (by suspending one of the hostile jobs), whatever the
@@ -217,7 +219,9 @@ def test_sigterm_with_suspended_jobs_leaves_no_process_behind(server):
     clients = []
     try:
         for i in range(3):  # three more browsers, each suspending a job before it
-            client = StreamlitClient(url, source=f"127.0.1.{i + 1}", page="train", query=LONG)
+            # Each its own seed: identical runs of several browsers are computed once.
+            query = f"{LONG}&seed={i + 1}"
+            client = StreamlitClient(url, source=f"127.0.1.{i + 1}", page="train", query=query)
             clients.append(client.open())
             _start(client)
             time.sleep(0.6)  # past the fair-share slice of the job it will suspend

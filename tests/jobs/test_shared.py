@@ -304,3 +304,16 @@ def test_a_shared_classroom_run_equals_an_unshared_one(make_pool):
         assert a.result[key] == c.result[key]
     np.testing.assert_array_equal(a.result["test_predictions"], c.result["test_predictions"])
     np.testing.assert_array_equal(a.result["filters"], c.result["filters"])
+
+
+def test_one_browsers_own_tabs_each_compute_so_a_stop_keeps_its_result(make_pool, tmp_path):
+    pool = make_pool()
+    calls = tmp_path / "calls"
+    a, b = (_submit(pool, calls, "same-browser", n=300, pause=0.02) for _ in range(2))
+    _wait(lambda: len(pool.poll(a).events) >= 2 and pool.poll(b).events)
+    assert targets.calls(calls) == 2
+    pool.send(a, {"cmd": "stop"}, "same-browser")
+    (view,) = _done(pool, a)
+    assert view.result["status"] == "stopped", "the best state, not a detached watcher's"
+    assert pool.get(b).state == "running"
+    pool.cancel(b, "same-browser")
