@@ -126,7 +126,7 @@ def run_pair(cache, path, dataset: str, pair: str, data_dir: Path, names, table)
 def ablation_pair(cache, path, dataset: str, pair: str, data_dir: Path) -> None:
     """The chosen stack against its own random start at the learned norms, on test."""
     from csvm.analysis.ablation import rescale_to_norm
-    from csvm.model.kernel_state import HARD_MARGIN_C, _solve
+    from csvm.model.kernel_state import HARD_MARGIN_C, solve_state
 
     unit, chosen = f"{dataset} {pair} layers-ablation", cache.get(f"{dataset} {pair} layers")
     if unit in cache or chosen is None:
@@ -141,7 +141,7 @@ def ablation_pair(cache, path, dataset: str, pair: str, data_dir: Path) -> None:
     pairs_of_layers = zip(start_layers, learned_layers, strict=True)
     scaled = [rescale_to_norm(f0, float(np.linalg.norm(f))) for f0, f in pairs_of_layers]
     sign = np.where(data.y_train == clf.classes_[1], 1, -1)
-    fixed, _ = _solve(
+    fixed, _ = solve_state(
         clf._images(data.X_train, reset=False), sign, net.pack(scaled), dict(state.kernel_params),
         HARD_MARGIN_C if config["C"] is None else config["C"], config["regulariser"],
         config["lam"], 1e-3, network=net,

@@ -104,29 +104,8 @@ def _crossings() -> Iterator[str]:
                 yield f"{where}:{node.lineno}: {node.value.id}.{node.attr}"
 
 
-#: Crossings left while other work on these modules lands (the solver and the kernel
-#: registry); each is to go, and none may be added.
-KNOWN = {
-    "csvm/analysis/lab.py:37: from csvm.model.conv import _as_filters",
-    "csvm/analysis/lab.py:38: from csvm.model.kernelised import _KernelState",
-    "csvm/analysis/lab.py:38: from csvm.model.kernelised import _gradient",
-    "csvm/analysis/lab.py:38: from csvm.model.kernelised import _solve",
-    "csvm/model/kernelised.py:26: from csvm.model.kernel_state import _KernelState",
-    "csvm/model/kernelised.py:26: from csvm.model.kernel_state import _gradient",
-    "csvm/model/kernelised.py:26: from csvm.model.kernel_state import _solve",
-    "csvm/model/line_search.py:17: from csvm.model.kernelised import _ARMIJO_C",
-    "csvm/model/line_search.py:17: from csvm.model.kernelised import _MAX_BACKTRACKS",
-    "csvm/model/refit.py:55: from csvm.model.kernelised import _solve",
-}
-
-
-def _file_of(crossing: str) -> str:
-    return crossing.split(":")[0] + ": " + crossing.partition(": ")[2]
-
-
 def test_no_private_name_is_used_across_modules():
-    found = {_file_of(c) for c in _crossings()}
-    assert sorted(found - {_file_of(c) for c in KNOWN}) == []
+    assert sorted(_crossings()) == []
 
 
 def _bound_names(tree: ast.Module) -> set[str]:

@@ -14,9 +14,9 @@ hand and see what the SVM makes of it:
 * :func:`landscape_1d` / :func:`landscape_2d`: T along a line or over a plane through the
   filter, every point an SVM solved afresh.
 
-Everything reuses :mod:`csvm.model.kernelised` (its ``_solve`` and ``_gradient``), so a filter
-here gives exactly the numbers a ``KernelCSVM`` started at that filter with ``eta=0``
-would give.
+Everything reuses :mod:`csvm.model.kernel_state` (its ``solve_state`` and
+``state_gradient``, as ``KernelCSVM`` does), so a filter here gives exactly the numbers a
+``KernelCSVM`` started at that filter with ``eta=0`` would give.
 
 T is convex in alpha for a fixed filter (the SVM dual), but **T is not convex in the
 filter f in general**: the kernel depends on f through products of feature maps, so a
@@ -34,8 +34,9 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from csvm.analysis.lab_filters import FILTER_NAMES, classic_filter, load_filters, starting_filters
-from csvm.model.conv import _as_filters, as_images, correlate, map_shape
-from csvm.model.kernelised import KernelCSVM, _gradient, _KernelState, _solve
+from csvm.model.conv import as_filters, as_images, correlate, map_shape
+from csvm.model.kernel_state import KernelState, solve_state, state_gradient
+from csvm.model.kernelised import KernelCSVM
 from csvm.model.kernels import KernelSpec
 from csvm.model.regularisers import check_regulariser
 from csvm.model.solve_settings import SolveSettings
@@ -86,10 +87,10 @@ class BinaryProblem:
     settings: SolveSettings
     K_buffer: np.ndarray = field(repr=False)
 
-    def solve(self, filters: np.ndarray, network=None) -> tuple[_KernelState, dict[str, float]]:
+    def solve(self, filters: np.ndarray, network=None) -> tuple[KernelState, dict[str, float]]:
         """The SVM at ``filters`` (a stack's flat filters with its ``network``)."""
         s = self.settings
-        return _solve(
+        return solve_state(
             self.X4,
             self.y,
             filters,
@@ -102,15 +103,15 @@ class BinaryProblem:
             network=network,
         )
 
-    def gradient(self, state: _KernelState) -> np.ndarray:
+    def gradient(self, state: KernelState) -> np.ndarray:
         """``dT/df`` at a solved state (every layer's filters, flat, for a stack)."""
         s = self.settings
-        return _gradient(self.X4, state, s.kernel, s.regulariser, s.lam)
+        return state_gradient(self.X4, state, s.kernel, s.regulariser, s.lam)
 
     def filters(self, filters: Any) -> np.ndarray:
         """Filters as (k, C, p, q) float64, checked against the images."""
         f = np.asarray(filters, dtype=np.float64)
-        f4 = _as_filters(f, self.X4.shape[1])
+        f4 = as_filters(f, self.X4.shape[1])
         map_shape(self.X4.shape[-2:], f4.shape[-2:])
         if not np.all(np.isfinite(f4)):
             raise ValueError("The filter holds NaN or infinite weights: give finite numbers.")
@@ -230,7 +231,7 @@ class LabResult:
     gradient: np.ndarray
     image_shape: tuple[int, int, int]
     seconds: dict[str, float]
-    _state: _KernelState = field(repr=False)
+    _state: KernelState = field(repr=False)
 
     @property
     def terms(self) -> dict[str, float]:
@@ -271,7 +272,7 @@ class LabResult:
         return correlate(self._as_input(X), self.filters.astype(np.float32))
 
 
-def _accuracy(state: _KernelState, X: Any, y: Any, classes: np.ndarray) -> float:
+def _accuracy(state: KernelState, X: Any, y: Any, classes: np.ndarray) -> float:
     X4 = lab_images(X, "X_test")
     y = np.asarray(y).ravel()
     if len(y) != len(X4):

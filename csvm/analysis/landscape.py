@@ -181,7 +181,7 @@ def _svm_at_kernel(
 ) -> tuple[float, float, int]:
     """T, train accuracy and support-vector count of the SVM on a given training kernel.
 
-    The same LIBSVM call and the same T as ``csvm.model.kernelised._solve`` (which builds its
+    The same LIBSVM call and the same T as ``csvm.model.kernel_state.solve_state`` (which builds its
     kernel itself); only the kernel comes from :class:`_Plane`.
     """
     settings = problem.settings

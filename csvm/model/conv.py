@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "as_filters",
     "as_images",
     "correlate",
     "correlate_input_gradient",
@@ -110,7 +111,15 @@ def patch_view(X: np.ndarray, filter_shape: tuple[int, int]) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(X, tuple(filter_shape), axis=(2, 3))
 
 
-def _as_filters(filters: np.ndarray, n_channels: int) -> np.ndarray:
+def as_filters(filters: np.ndarray, n_channels: int) -> np.ndarray:
+    """Filters as ``(k, C, p, q)`` for images of ``n_channels`` channels: one ``(p, q)``
+    filter, or ``(k, p, q)`` (k filters of one channel, or one filter of C channels).
+
+    Raises
+    ------
+    ValueError
+        The shape fits no such reading.
+    """
     f = np.asarray(filters)
     if f.ndim == 2:
         f = f[None, None]
@@ -166,7 +175,7 @@ def correlate(X: np.ndarray, filters: np.ndarray) -> np.ndarray:
     maps : array (n, k, H-p+1, W-q+1), in the result type of ``X`` and ``filters``.
     """
     X = as_images(X)
-    f = _as_filters(filters, X.shape[1])
+    f = as_filters(filters, X.shape[1])
     k, c, p, q = f.shape
     h2, w2 = map_shape(X.shape[-2:], (p, q))
     dtype = np.result_type(X.dtype, f.dtype, np.float32)

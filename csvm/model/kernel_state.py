@@ -26,9 +26,12 @@ from csvm.model.regularisers import regulariser_gradient, regulariser_value
 __all__ = [
     "HARD_MARGIN_C",
     "features",
+    "KernelState",
     "outer_objective",
     "regulariser_of",
     "solve_on_filters",
+    "solve_state",
+    "state_gradient",
 ]
 
 #: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
@@ -36,7 +39,7 @@ HARD_MARGIN_C = 1e10
 
 
 @dataclass
-class _KernelState:
+class KernelState:
     """One solved SVM at one set of filters: everything needed to predict and to step."""
 
     theta: np.ndarray  # the filters (k, C, p, q) float64, or a network's flat vector
@@ -133,7 +136,7 @@ def outer_objective(
     """
     params = KernelSpec(kernel, degree, gamma, coef0)
     network = Network(parse_layers(layers), X4.shape[1:]) if layers else None
-    state, _ = _solve(
+    state, _ = solve_state(
         X4,
         y,
         np.asarray(filters, dtype=np.float64),
@@ -144,7 +147,7 @@ def outer_objective(
         svm_tol,
         network=network,
     )
-    return state.objective, _gradient(X4, state, params, regulariser, lam)
+    return state.objective, state_gradient(X4, state, params, regulariser, lam)
 
 
 def solve_on_filters(
@@ -192,11 +195,11 @@ def solve_on_filters(
     (20,)
     """
     C = HARD_MARGIN_C if C is None else float(C)
-    state, _ = _solve(X4, y, theta, kernel_params, C, "none", 0.0, svm_tol, network=network)
+    state, _ = solve_state(X4, y, theta, kernel_params, C, "none", 0.0, svm_tol, network=network)
     return state
 
 
-def _solve(
+def solve_state(
     X4, y, theta, params, C, regulariser, lam, svm_tol, K_buffer=None, max_iter=-1, network=None
 ):
     """Kernel + SVM at ``theta``: the solved state and the timings.
@@ -226,7 +229,7 @@ def _solve(
     margin = 0.5 * float(a @ K_ss @ a)
     reg = regulariser_of(regulariser, theta, lam, network)
     decision = K[:, support] @ a + svc.intercept_[0]
-    state = _KernelState(
+    state = KernelState(
         theta=theta,
         support=support,
         dual_coef=a,
@@ -245,7 +248,7 @@ def _solve(
     return state, {"kernel": t1 - t0, "svm": t2 - t1}
 
 
-def _gradient(X4, state, params, regulariser, lam):
+def state_gradient(X4, state, params, regulariser, lam):
     """dT/d(theta) at a solved state: the regulariser's gradient minus half the quadratic
     term's, carried from the maps back to the filters of every layer."""
     network = state.network

@@ -23,24 +23,22 @@ from csvm.events import Recorder
 from csvm.exceptions import DivergenceError, SVMIterationWarning
 from csvm.model._sklearn import Interval, RegistryOptions, StrOptions
 from csvm.model.init_filters import FILTER_INITS, first_filters
-from csvm.model.kernel_state import (  # noqa: F401 (re-exported: the lab and tests use them)
+from csvm.model.kernel_state import (  # noqa: F401 (HARD_MARGIN_C, outer_objective: re-exported)
     HARD_MARGIN_C,
-    _gradient,
-    _KernelState,
-    _solve,
+    KernelState,
     outer_objective,
+    solve_state,
+    state_gradient,
 )
 from csvm.model.kernels import KERNELS, KernelOverflowError
 from csvm.model.layers import Network, parse_layers
+from csvm.model.line_search import ARMIJO_C, MAX_BACKTRACKS
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.model.regularisers import REGULARISERS, check_regulariser
 from csvm.model.validation import Whole, check_init_filters
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
-#: Sufficient-decrease constant of the Armijo rule.
-_ARMIJO_C = 1e-4
-_MAX_BACKTRACKS = 20
 #: Consecutive rises of T under a constant step that count as divergence.
 _RISING_PATIENCE = 4
 
@@ -318,7 +316,7 @@ class KernelCSVM(BaseCSVM):
 
     def _fit_binary(
         self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
-    ) -> _KernelState:
+    ) -> KernelState:
         params = {
             "kernel": self.kernel,
             "degree": self.degree,
@@ -334,7 +332,7 @@ class KernelCSVM(BaseCSVM):
 
         def solve(f, iteration):
             C = self._C_at(iteration)
-            state, timings = _solve(
+            state, timings = solve_state(
                 X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer,
                 self.svm_max_iter, network,
             )  # fmt: skip
@@ -358,7 +356,7 @@ class KernelCSVM(BaseCSVM):
                 best = state
             last = it == self.n_iter - 1 or converged
             t_grad = time.perf_counter()
-            grad = None if last else _gradient(X4, state, params, regulariser, lam)
+            grad = None if last else state_gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
                 raise self._diverged(
@@ -477,12 +475,12 @@ class KernelCSVM(BaseCSVM):
         # its own norm at once: the gradient can be huge where the kernel is steep.
         trial = min(2.0 * eta, np.linalg.norm(state.theta) / max(np.sqrt(g2), 1e-300))
         spent = {"kernel": 0.0, "svm": 0.0}
-        for _ in range(_MAX_BACKTRACKS):
+        for _ in range(MAX_BACKTRACKS):
             new_filters = state.theta - trial * grad
             if np.all(np.isfinite(new_filters)):
                 new, timings = solve(new_filters, iteration)
                 spent = {key: spent[key] + timings[key] for key in spent}
-                if new.objective <= state.objective - _ARMIJO_C * trial * g2:
+                if new.objective <= state.objective - ARMIJO_C * trial * g2:
                     return new, spent, trial
             trial /= 2.0
         return None, None, eta
@@ -539,7 +537,7 @@ class KernelCSVM(BaseCSVM):
 
     def _diverged(
         self,
-        best: _KernelState,
+        best: KernelState,
         cause: str,
         what: str,
         recorder: Recorder,

@@ -2,9 +2,9 @@
 
 ``KernelCSVM._armijo`` (csvm.model.kernelised) backtracks on the filter objective T(f); GMKL
 (Varma & Babu) does the same on the kernel weights T(d) with the projection onto
-``d >= 0``.  This is that rule as a public function with the same constants (imported
-from csvm.model.kernelised, so the two cannot drift apart); ``KernelCSVM._armijo`` could call
-it with ``project=None``.
+``d >= 0``.  This is that rule as a public function with the same constants (KernelCSVM
+imports them from here, so the two cannot drift apart); ``KernelCSVM._armijo`` could call it
+with ``project=None``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from csvm.model.kernelised import _ARMIJO_C, _MAX_BACKTRACKS
-
 __all__ = ["ARMIJO_C", "MAX_BACKTRACKS", "nonnegative", "projected_armijo"]
 
-#: Sufficient-decrease constant and backtracking bound (those of KernelCSVM).
-ARMIJO_C: float = _ARMIJO_C
-MAX_BACKTRACKS: int = _MAX_BACKTRACKS
+#: Sufficient-decrease constant and backtracking bound (KernelCSVM's too).
+ARMIJO_C: float = 1e-4
+MAX_BACKTRACKS: int = 20
 
 
 def nonnegative(x: np.ndarray) -> np.ndarray:

@@ -52,9 +52,9 @@ def solver_settings(estimator: Any) -> tuple[float, dict[str, Any]]:
 def solve_fixed(model: Any, images: np.ndarray, labels: np.ndarray, C: float, solver: dict):
     """One sub-problem's SVM on ``images`` (labels +-1) with its learned filters fixed:
     the solved state and its kernel / SVM seconds."""
-    from csvm.model.kernelised import _solve
+    from csvm.model.kernel_state import solve_state
 
-    state, timings = _solve(
+    state, timings = solve_state(
         images,
         labels,
         np.asarray(model.theta, dtype=np.float64),
