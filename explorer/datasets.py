@@ -11,6 +11,7 @@ from csvm.runs.config import RunConfig, parse
 from csvm.runs.presets import load_presets
 from csvm.runs.targets import load_data
 from explorer.runs import runs
+from explorer.shared_work import data_key
 
 __all__ = [
     "available_datasets",
@@ -87,13 +88,4 @@ def cached_data(config: RunConfig):
 
 def data_for(config: RunConfig):
     """The cached pair a run configuration uses; only the data settings key the cache."""
-    key = RunConfig(
-        dataset=config.dataset,
-        class_a=config.class_a,
-        class_b=config.class_b,
-        classes=config.classes,
-        protocol=config.protocol,
-        n_train=config.n_train,
-        seed=config.seed,
-    )
-    return cached_data(key)
+    return cached_data(data_key(config))

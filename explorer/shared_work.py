@@ -14,7 +14,21 @@ from csvm.jobs.shared import digest
 from csvm.runs.config import RunConfig
 from csvm.runs.targets import load_data
 
-__all__ = ["split_share"]
+__all__ = ["data_key", "split_share"]
+
+
+def data_key(config: RunConfig) -> RunConfig:
+    """``config``'s data settings alone (everything else at its default): what fixes the
+    split a run reads, so the key of every cache of splits."""
+    return RunConfig(
+        dataset=config.dataset,
+        class_a=config.class_a,
+        class_b=config.class_b,
+        classes=config.classes,
+        protocol=config.protocol,
+        n_train=config.n_train,
+        seed=config.seed,
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -36,13 +50,4 @@ def split_share(config: RunConfig) -> str:
     -------
     str
     """
-    key = RunConfig(
-        dataset=config.dataset,
-        class_a=config.class_a,
-        class_b=config.class_b,
-        classes=config.classes,
-        protocol=config.protocol,
-        n_train=config.n_train,
-        seed=config.seed,
-    )
-    return _split_digest(key)
+    return _split_digest(data_key(config))
