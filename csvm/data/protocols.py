@@ -19,8 +19,16 @@ import numpy as np
 
 from csvm.data import cifar, idx
 from csvm.data.cifar import cifar_batch, cifar_classes, cifar_float
-from csvm.data.offline import offline_arrays, offline_split, stratified_split
-from csvm.data.registry import CIFAR_EXTRA, COLORS, PROTOCOLS, locate, spec
+from csvm.data.offline import stratified_split
+from csvm.data.registry import (
+    CIFAR_EXTRA,
+    COLORS,
+    PROTOCOLS,
+    locate,
+    offline_arrays,
+    offline_split,
+    spec,
+)
 from csvm.exceptions import DatasetError
 
 __all__ = [

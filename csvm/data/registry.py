@@ -6,14 +6,18 @@ that the files are present (whether they are intact is checked on load).
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import platformdirs
 
-from csvm.data.teaching import SHAPE_CLASSES
+from csvm.data.offline import digits, mnist_5k, stratified_split
+from csvm.data.teaching import SHAPE_CLASSES, shapes
 from csvm.exceptions import DatasetError
 
 __all__ = [
@@ -24,6 +28,8 @@ __all__ = [
     "folders",
     "list_datasets",
     "locate",
+    "offline_arrays",
+    "offline_split",
     "spec",
 ]
 
@@ -65,23 +71,28 @@ IDX_STEMS = {
 }
 CIFAR_REQUIRED = ("data_batch_1", "data_batch_2", "test_batch")
 CIFAR_EXTRA = ("data_batch_3", "data_batch_4", "data_batch_5")
-OFFLINE = ("shapes", "mnist-5k", "digits")
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """What the registry knows about a dataset before any file is read."""
+    """What the registry knows about a dataset before any file is read.
+
+    A built-in dataset names ``arrays``, the function that returns all its images
+    (float32 ``(n, channels, height, width)`` in [0, 1]) and int64 labels; one read from
+    files names the ``files`` it needs instead.
+    """
 
     name: str
     description: str
     image_shape: tuple[int, int, int]
     classes: tuple[str, ...]
     files: tuple[str, ...] = ()
+    arrays: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def offline(self) -> bool:
         """Whether the images ship with an installed package (no files, no network)."""
-        return self.name in OFFLINE
+        return self.arrays is not None
 
 
 DATASETS: dict[str, DatasetSpec] = {
@@ -91,18 +102,21 @@ DATASETS: dict[str, DatasetSpec] = {
         "(6,000 images, made on the spot); works offline",
         (1, 28, 28),
         SHAPE_CLASSES,
+        arrays=shapes,
     ),
     "mnist-5k": DatasetSpec(
         "mnist-5k",
         "5,000 real MNIST digits (500 per class) bundled with the package; works offline",
         (1, 28, 28),
         DIGITS,
+        arrays=mnist_5k,
     ),
     "digits": DatasetSpec(
         "digits",
         "scikit-learn's 1,797 bundled 8×8 digits; works offline",
         (1, 8, 8),
         DIGITS,
+        arrays=digits,
     ),
     "mnist": DatasetSpec(
         "mnist",
@@ -126,6 +140,8 @@ DATASETS: dict[str, DatasetSpec] = {
         ("batches.meta", *CIFAR_REQUIRED),
     ),
 }
+#: The built-in datasets (their images ship with the package): those with ``arrays``.
+OFFLINE = tuple(name for name, entry in DATASETS.items() if entry.offline)
 
 
 def data_home(data_dir: str | os.PathLike | None = None) -> Path:
@@ -186,9 +202,24 @@ def _idx_path(folder: Path, stem: str) -> Path | None:
     return None
 
 
+def offline_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The images and labels of the built-in dataset ``name`` (its registry entry's
+    ``arrays``)."""
+    entry = spec(name)
+    if entry.arrays is None:
+        raise DatasetError(f"{name!r} is not a built-in dataset: it is read from files.")
+    return entry.arrays()
+
+
+@functools.lru_cache(maxsize=3)
+def offline_split(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train / validation / test indices: 70 / 10 / 20 %, stratified, seed 0 always."""
+    return stratified_split(offline_arrays(name)[1])
+
+
 def fetch_command(name: str, data_dir=None) -> str:
     """The shell command that downloads ``name`` ("" for the built-in datasets)."""
-    if name in OFFLINE:
+    if spec(name).offline:
         return ""
     extra = f" --data-dir {data_dir}" if data_dir is not None else ""
     return f"python -m csvm data fetch {name}{extra}"

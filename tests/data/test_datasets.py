@@ -23,6 +23,7 @@ from csvm.data import (
     load_multiclass,
     load_pair,
     offline,
+    registry,
 )
 from csvm.exceptions import DatasetError
 from tests._dataset_files import (
@@ -230,7 +231,7 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
     monkeypatch.setattr(socket, "socket", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
     offline.mnist_5k.cache_clear()
-    offline.offline_split.cache_clear()
+    registry.offline_split.cache_clear()
     assert DEFAULT_DATASET == "mnist-5k"
     full = load_pair(DEFAULT_DATASET, 3, 5)
     assert full.counts == {"train": (350, 350), "validation": (50, 50), "test": (100, 100)}
@@ -245,7 +246,7 @@ def test_default_dataset_offline_and_deterministic(monkeypatch):
     }
     assert not rows["train"] & rows["test"] and not rows["train"] & rows["val"]
     # The split never depends on the run's seed; the n_train subsample does, reproducibly.
-    offline.offline_split.cache_clear()
+    registry.offline_split.cache_clear()
     again = load_pair(DEFAULT_DATASET, 3, 5, random_state=7)
     np.testing.assert_array_equal(full.X_test, again.X_test)
     np.testing.assert_array_equal(full.X_train, again.X_train)
