@@ -65,15 +65,20 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
 def test_paced_playback_shows_one_more_step_per_tick():
     at = open_app(SMALL_RUN | {"pace": "1 s per step", "n_iter": "5", "baselines": "-"})
     at.button(key="start").click().run()
-    counts = []
+    ticks = [(time.monotonic(), 0)]  # (when, steps shown)
     for _ in range(40):
         at.run()
-        counts.append(max(chart_points(at, "Objective"), default=0))
-        if counts[-1] == 5:
+        ticks.append((time.monotonic(), max(chart_points(at, "Objective"), default=0)))
+        if ticks[-1][1] == 5:
             break
         time.sleep(0.3)
-    shown = sorted(set(counts) - {0})
-    assert shown == [1, 2, 3, 4, 5], counts  # never a jump: each tick adds one step
+    assert ticks[-1][1] == 5, ticks
+    # Paced: a tick adds the steps its time earned at 1 s a step, never more. (On a
+    # loaded machine a page run takes over a second and a tick then adds two: the page
+    # keeps the pace rather than falling behind it; what must never happen is a jump
+    # ahead of the pace, such as every recorded step at once.)
+    for (t0, shown0), (t1, shown1) in zip(ticks, ticks[1:]):
+        assert shown1 - shown0 <= 1 + (t1 - t0), ticks
 
 
 def test_invalid_setting_shows_error_and_starts_nothing():

@@ -30,7 +30,9 @@ def test_a_killed_csvm_worker_is_named_while_the_cnn_trains():
         _wait(lambda: pool.get(csvm).state == "running" and pool.get(csvm).events)
         at.run()
         assert "s left" in " ".join(p.proto.text for p in at.get("progress"))
-        os.kill(pool._jobs[csvm].worker.process.pid, signal.SIGKILL)
+        record = pool._jobs[csvm]
+        work = record.source or record  # a Train job watches its (shared) work's worker
+        os.kill(work.worker.process.pid, signal.SIGKILL)
         _wait(lambda: pool.get(csvm).state == "error")
         assert pool.get(cnn).state in ("queued", "running"), "the baseline still trains"
         at.run()

@@ -137,6 +137,15 @@ _FIRST_FIGURE = """() => {
 
 def figure_below_fold(page, height: int) -> str | None:
     """Where the page's main figure ends below the screen's bottom edge, or None."""
+    # A data grid is a grey placeholder until its script has loaded (seconds on a loaded
+    # machine): the Filter lab's weights were measured as absent once, and a later
+    # figure taken for the main one.
+    page.wait_for_function(
+        """() => [...document.querySelectorAll(
+                   '[data-testid="stMain"] [data-testid="stDataFrame"]')]
+                 .every(grid => grid.querySelector('canvas'))""",
+        timeout=60_000,
+    )
     box = page.evaluate(_FIRST_FIGURE)
     if box is None or box[1] <= height + 1:
         return None
@@ -174,6 +183,15 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
         page.goto(f"{server}/{url_path(script)}?projector=1&pace=live")
         settle(page)
         _expect_projector_kept(page, title)
+        # The projector's type is a style the page run adds: on a loaded machine the About
+        # page's text was measured once before it arrived (every text at 16 px). Wait for
+        # it; a page that never adds it still fails here.
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('style')]"
+            ".some(s => s.textContent.includes('h3{font-size:2.2rem!important}'))",
+            timeout=60_000,
+        )
+        page.wait_for_timeout(300)
         name = url_path(script) or "train"
         page.screenshot(path=str(ARTIFACTS / f"projector-{name}-{width}x{height}.png"))
         if found := small_text(page):
