@@ -105,3 +105,13 @@ def streamlit_server(
             proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
+
+
+def playwright_api():
+    """``playwright.sync_api``, or a skip of the calling test module that says why."""
+    import pytest
+
+    return pytest.importorskip(
+        "playwright.sync_api",
+        reason="the browser tests need Playwright: pip install -r requirements-dev.txt",
+    )

@@ -5,9 +5,16 @@ import re
 import time
 
 import pytest
-from playwright.sync_api import expect
 
-from tests._browser import ARTIFACTS, CHROMIUM, OBJECTIVE_CHART, objective_points_at_least
+from tests._browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    OBJECTIVE_CHART,
+    objective_points_at_least,
+    playwright_api,
+)
+
+expect = playwright_api().expect
 
 pytestmark = [
     pytest.mark.browser,

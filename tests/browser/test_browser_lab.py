@@ -7,9 +7,10 @@ and browser fixtures are in conftest.py; module-scoped, so this file has its own
 import os
 
 import pytest
-from playwright.sync_api import expect
 
-from tests._browser import ARTIFACTS, CHROMIUM
+from tests._browser import ARTIFACTS, CHROMIUM, playwright_api
+
+expect = playwright_api().expect
 
 pytestmark = [
     pytest.mark.browser,

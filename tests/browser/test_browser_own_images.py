@@ -6,7 +6,10 @@ import zipfile
 
 import pytest
 from PIL import Image, ImageDraw
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests._browser import playwright_api
+
+PlaywrightTimeout = playwright_api().TimeoutError
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

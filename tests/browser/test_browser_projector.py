@@ -17,11 +17,12 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 
 from explorer.app import DEFAULT_PAGE, PAGES
-from tests._browser import ARTIFACTS, CHROMIUM
+from tests._browser import ARTIFACTS, CHROMIUM, playwright_api
 from tests._layout import overlapping_figure_text, truncated_labels
+
+expect = playwright_api().expect
 
 pytestmark = [
     pytest.mark.browser,
