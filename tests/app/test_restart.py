@@ -54,7 +54,10 @@ def _start(page, url: str, query: str, name: str) -> str:
     box = page.get_by_role("textbox", name="Your name on the Class board")
     box.fill(name)
     box.press("Enter")
-    page.wait_for_timeout(800)  # the name's rerun
+    page.wait_for_timeout(800)  # the name's rerun starts ...
+    # ... and must end before the click: a Start pressed while the rerun redrew the page
+    # was lost once on a loaded machine (no run, the URL never named one).
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=60_000)
     page.get_by_role("button", name="▶ Start").click()
     page.wait_for_url(re.compile(r"[?&]run=\w+"))
     return re.search(r"[?&]run=(\w+)", page.url).group(1)
