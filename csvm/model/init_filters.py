@@ -5,7 +5,13 @@ all filters together (the scale at which the thesis's eta works).
 * ``zero-mean``: Gaussian weights minus their mean: each map a local contrast;
 * ``gabor``: even Gabor filters at evenly spread orientations (a random first angle), sigma
   a quarter of the filter's side, wavelength half of it: stroke detectors;
-* ``gaussian``: Gaussian blurs of spread widths (randomly jittered), a smooth start.
+* ``gaussian``: Gaussian blurs of spread widths (randomly jittered), a smooth start;
+* ``hog``: HOG's orientation channels, the derivative of a Gaussian (sigma a quarter of
+  the filter's side) along ``k`` directions evenly spread over the full circle, the first
+  at 0 (no randomness): after ``-relu`` each map is ``relu(grad . u_k)``, the soft vote of
+  each pixel's gradient for orientation bin k (signed orientations; after ``-abs`` the
+  opposite directions repeat each other).  With ``-avg<cell>`` and ``-bn<block>`` a stack
+  starts as a HOG descriptor (:mod:`csvm.model.normalise`) and learning moves it.
 """
 
 from __future__ import annotations
@@ -14,9 +20,9 @@ import math
 
 import numpy as np
 
-__all__ = ["FILTER_INITS", "first_filters"]
+__all__ = ["FILTER_INITS", "first_filters", "oriented_derivatives"]
 
-FILTER_INITS = ("uniform", "zero-mean", "gabor", "gaussian")
+FILTER_INITS = ("uniform", "zero-mean", "gabor", "gaussian", "hog")
 
 
 def _grid(p: int, q: int) -> tuple[np.ndarray, np.ndarray]:
@@ -38,6 +44,25 @@ def _gaussian(p: int, q: int, sigma: float) -> np.ndarray:
     return np.exp(-(x**2 + y**2) / (2 * sigma**2))
 
 
+def oriented_derivatives(p: int, q: int, k: int) -> np.ndarray:
+    """``(k, p, q)``: the derivative of a Gaussian (sigma a quarter of the longer side)
+    along the directions ``2 pi i / k``, i = 0..k-1, x to the right and y up.
+
+    Correlating an image with plane i gives ``grad(G * image) . u_i`` with
+    ``u_i = (cos, sin)(2 pi i / k)``.
+
+    Examples
+    --------
+    >>> f = oriented_derivatives(3, 3, 4)
+    >>> bool(np.allclose(f[0], -f[2]) and np.allclose(f[0].sum(), 0))
+    True
+    """
+    x, y = _grid(p, q)
+    envelope = _gaussian(p, q, max(p, q) / 4)
+    angles = 2 * math.pi * np.arange(k) / k
+    return np.stack([(x * math.cos(a) + y * math.sin(a)) * envelope for a in angles])
+
+
 def first_filters(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """First filters of ``shape`` (k, C, p, q) of the given kind (see the module docstring).
 
@@ -56,6 +81,8 @@ def first_filters(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -
         start = rng.uniform(0, math.pi / k)
         planes = [_gabor(p, q, start + i * math.pi / k) for i in range(k)]
         f = np.repeat(np.stack(planes)[:, None], c, axis=1)
+    elif kind == "hog":
+        f = np.repeat(oriented_derivatives(p, q, k)[:, None], c, axis=1)
     elif kind == "gaussian":
         widths = np.linspace(0.5, max(p, q) / 3, k) * rng.uniform(0.9, 1.1, k)
         f = np.repeat(np.stack([_gaussian(p, q, s) for s in widths])[:, None], c, axis=1)

@@ -6,7 +6,14 @@ A stack is written as one short string (it travels in RunConfig, URLs and the CL
 
 Layers are separated by commas.  Each layer is ``PxQ`` or ``PxQxN`` (N filters of P x Q,
 default 1), then optionally a nonlinearity (``abs``, ``relu``) and a pooling
-(``avg<size>`` or ``max<size>``, stride = size unless ``s<stride>`` follows).  Layer l's
+(``avg<size>`` or ``max<size>``, stride = size unless ``s<stride>`` follows), then
+optionally HOG's normalisations (:mod:`csvm.model.normalise`): ``bn<b>``, L2 contrast
+normalisation over every ``b x b`` block of pooled cells (the layer then has ``N b^2``
+maps, one per channel and cell of a block), and ``sqrt``, the signed square root (power
+normalisation).  Whatever order the tokens come in, a layer runs correlation,
+nonlinearity, pooling, block normalisation, square root: so
+``"3x3x8-relu-avg4-bn2-sqrt"`` is a HOG of 8 signed orientations on 4x4 cells and
+2x2-cell blocks, with filters that learn.  Layer l's
 filters have one channel per map of layer l-1 (the image's channels for layer 1), so the
 second layer combines the first layer's maps, as a CNN's does.
 
@@ -26,6 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from csvm.model.conv import correlate, correlate_input_gradient, correlate_transpose, map_shape
+from csvm.model.normalise import (
+    block_normalise,
+    block_normalise_backward,
+    block_shape,
+    signed_sqrt,
+    signed_sqrt_backward,
+)
 from csvm.model.pooling import (
     ACTIVATIONS,
     activate,
@@ -40,6 +54,7 @@ __all__ = ["LayerSpec", "Network", "format_layers", "parse_layers"]
 
 _CONV = re.compile(r"^(\d+)x(\d+)(?:x(\d+))?$")
 _POOL = re.compile(r"^(avg|max)(\d+)(?:s(\d+))?$")
+_BLOCK = re.compile(r"^bn(\d+)$")
 #: Bounds that keep a typed stack from asking for absurd work.
 MAX_LAYERS = 4
 MAX_FILTERS_PER_LAYER = 64
@@ -51,15 +66,18 @@ MAX_WORK_PER_IMAGE = 5e7
 
 LAYERS_HELP = (
     "Layers are separated by commas; each is PxQ or PxQxN (N filters), then optionally "
-    "-abs or -relu and -avg<size> or -max<size> (stride = size, or s<stride>), e.g. "
-    "'5x5x2-abs-avg2,3x3x4-relu-max2'."
+    "-abs or -relu and -avg<size> or -max<size> (stride = size, or s<stride>), then "
+    "-bn<b> (L2 normalisation over b x b blocks of cells) and -sqrt (signed square "
+    "root), e.g. '5x5x2-abs-avg2,3x3x4-relu-max2' or '3x3x8-relu-avg4-bn2-sqrt'."
 )
 
 
 @dataclass(frozen=True)
 class LayerSpec:
     """One layer: ``n_filters`` correlations of ``filter_shape``, then ``activation``,
-    then ``pool`` over ``pool_size`` windows every ``pool_stride`` pixels."""
+    then ``pool`` over ``pool_size`` windows every ``pool_stride`` pixels, then L2
+    normalisation over ``block x block`` blocks of cells (0: none) and ``power``
+    ("sqrt": the signed square root; "none")."""
 
     n_filters: int = 1
     filter_shape: tuple[int, int] = (5, 5)
@@ -67,11 +85,24 @@ class LayerSpec:
     pool: str = "none"
     pool_size: int = 1
     pool_stride: int = 1
+    block: int = 0
+    power: str = "none"
 
     @property
     def is_plain(self) -> bool:
         """A bare correlation: the thesis's one-layer model when it is the only layer."""
-        return self.activation == "none" and (self.pool == "none" or self.pool_size == 1)
+        pooled = self.pool != "none" and self.pool_size != 1
+        return self.activation == "none" and not pooled and not self.normalised
+
+    @property
+    def normalised(self) -> bool:
+        """Whether the layer ends with a block normalisation or a square root."""
+        return self.block > 0 or self.power != "none"
+
+    @property
+    def n_maps(self) -> int:
+        """The maps the layer hands on: its filters, times the cells of a block."""
+        return self.n_filters * max(1, self.block) ** 2
 
     def __str__(self) -> str:
         p, q = self.filter_shape
@@ -81,6 +112,10 @@ class LayerSpec:
         if self.pool != "none":
             stride = "" if self.pool_stride == self.pool_size else f"s{self.pool_stride}"
             parts.append(f"{self.pool}{self.pool_size}{stride}")
+        if self.block:
+            parts.append(f"bn{self.block}")
+        if self.power != "none":
+            parts.append(self.power)
         return "-".join(parts)
 
 
@@ -98,19 +133,29 @@ def _parse_layer(text: str, token_text: str) -> LayerSpec:
         raise _bad(text, f"filter sides must be 1 to {MAX_SIDE}, got {p}x{q}")
     if not 1 <= n <= MAX_FILTERS_PER_LAYER:
         raise _bad(text, f"a layer holds 1 to {MAX_FILTERS_PER_LAYER} filters, got {n}")
-    activation, mode, size, stride = "none", "none", 1, 1
+    activation, mode, size, stride, block, power = "none", "none", 1, 1, 0, "none"
     for token in tokens[1:]:
-        pooled = _POOL.match(token)
+        pooled, blocked = _POOL.match(token), _BLOCK.match(token)
         if token in ACTIVATIONS:
             activation = token
+        elif token == "sqrt":
+            power = token
+        elif blocked:
+            block = int(blocked[1])
+            if not 1 <= block <= MAX_SIDE:
+                raise _bad(text, f"blocks must be 1 to {MAX_SIDE} cells a side")
         elif pooled:
             mode, size = pooled[1], int(pooled[2])
             stride = int(pooled[3] or size)
             if not (1 <= size <= MAX_SIDE and 1 <= stride <= MAX_SIDE):
                 raise _bad(text, f"pooling windows and strides must be 1 to {MAX_SIDE}")
         else:
-            raise _bad(text, f"{token!r} is neither a nonlinearity (abs, relu) nor a pooling")
-    return LayerSpec(n, (p, q), activation, mode, size, stride)
+            raise _bad(
+                text,
+                f"{token!r} is neither a nonlinearity (abs, relu), a pooling, a block "
+                "normalisation (bn2) nor sqrt",
+            )
+    return LayerSpec(n, (p, q), activation, mode, size, stride, block, power)
 
 
 def parse_layers(text: str | None) -> tuple[LayerSpec, ...]:
@@ -155,13 +200,15 @@ class Network:
                 hw = map_shape(hw, spec.filter_shape)
                 if spec.pool != "none":
                     hw = pooled_shape(hw, spec.pool_size, spec.pool_stride)
+                if spec.block:
+                    hw = block_shape((spec.n_filters, *hw), spec.block)[1:]
             except ValueError as err:
                 where = "the image" if index == 1 else f"layer {index - 1}'s maps"
                 raise ValueError(
                     f"Layer {index} ({spec}) does not fit {where} ({hw[0]}x{hw[1]}): {err}"
                 ) from None
             self.filter_shapes.append((spec.n_filters, channels, *spec.filter_shape))
-            channels = spec.n_filters
+            channels = spec.n_maps
             self.map_shapes.append((channels, *hw))
         self.sizes = [int(np.prod(s)) for s in self.filter_shapes]
         if self.work_per_image() > MAX_WORK_PER_IMAGE:
@@ -217,20 +264,26 @@ class Network:
         ``keep`` also the per-layer cache :meth:`backward` needs."""
         out, cache = X4, []
         # The last layer's output is the result; earlier outputs are not kept (memory).
-        for A_in, Z, pool_cache, out in self._layers(X4, theta):  # noqa: B007
+        for A_in, Z, stage_cache, out in self._layers(X4, theta):  # noqa: B007
             if keep:
-                cache.append((A_in, Z, pool_cache))
+                cache.append((A_in, Z, stage_cache))
         return (out, cache) if keep else out
 
     def _layers(self, X4: np.ndarray, theta: np.ndarray):
-        """Each layer in turn: its input, its correlation, its pooling cache, its output."""
+        """Each layer in turn: its input, its correlation, its stages' cache (pooling,
+        block normalisation, the square root's input), its output."""
         A = X4
         for spec, f in zip(self.specs, self.unpack(theta), strict=True):
             Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
             P, pool_cache = pool(
                 activate(Z, spec.activation), spec.pool, spec.pool_size, spec.pool_stride
             )
-            yield A, Z, pool_cache, P
+            block_cache, root_in = None, None
+            if spec.block:
+                P, block_cache = block_normalise(P, spec.block)
+            if spec.power == "sqrt":
+                root_in, P = P, signed_sqrt(P)
+            yield A, Z, (pool_cache, block_cache, root_in), P
             A = P
 
     def layer_outputs(self, X4: np.ndarray, theta: np.ndarray) -> list[np.ndarray]:
@@ -246,7 +299,11 @@ class Network:
         grads: list[np.ndarray] = [np.empty(0)] * len(self.specs)
         dA = np.asarray(dA, dtype=np.float64)
         for i in range(len(self.specs) - 1, -1, -1):
-            A_in, Z, pool_cache = cache[i]
+            A_in, Z, (pool_cache, block_cache, root_in) = cache[i]
+            if root_in is not None:
+                dA = signed_sqrt_backward(root_in, dA)
+            if block_cache is not None:
+                dA = block_normalise_backward(dA, block_cache)
             dZ = activation_gradient(Z, pool_backward(dA, pool_cache), self.specs[i].activation)
             grads[i] = correlate_transpose(A_in, dZ, self.specs[i].filter_shape, sum_samples=True)
             if i:

@@ -494,9 +494,10 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             "How the first filters are drawn: uniform weights (each map starts as a local "
             "average, the thesis's start), zero-mean weights (each map a local contrast, "
             "which a stack with -abs then pools), Gabor stroke detectors at spread "
-            "orientations, or Gaussian blurs of spread widths.",
+            "orientations, Gaussian blurs of spread widths, or HOG's oriented derivative "
+            "filters (with -relu-avg4-bn2-sqrt a stack starts as a HOG descriptor).",
             "model",
-            choices=("uniform", "zero-mean", "gabor", "gaussian"),
+            choices=("uniform", "zero-mean", "gabor", "gaussian", "hog"),
             models=("kcsvm",),
             param="filter_init",
         ),
