@@ -30,7 +30,7 @@ from explorer.playback import pace_seconds, playback
 from explorer.pool import FINAL_STATES, get_pool
 from explorer.reload import reload_run
 from explorer.run_registry import follow_owner, publish_owner_view
-from explorer.runs import is_running, owns, poll_run, reattach, runs, submit_run
+from explorer.runs import is_running, owns, poll_run, runs
 from explorer.settings import (
     FORM_ERRORS_KEY,
     current_config,
@@ -41,6 +41,7 @@ from explorer.settings import (
     sync_url,
 )
 from explorer.state import Run
+from explorer.train_runs import reattach, submit_run
 from explorer.train_view import live_panel, results_panel, steps_of, welcome
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app

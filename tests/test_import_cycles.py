@@ -1,4 +1,5 @@
-"""No two modules of csvm import each other, directly or round a loop.
+"""No two modules of csvm, or of the app's explorer package, import each other, directly or
+round a loop.
 
 Every ``import`` statement counts, also those inside functions: an import put off into a
 function still makes the two modules one unit that neither can be understood, tested or
@@ -11,13 +12,13 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "csvm"
+PACKAGES = (ROOT / "csvm", ROOT / "explorer")
 
 
 def _modules() -> dict[str, Path]:
-    """Every module of csvm by its dotted name (a package by its ``__init__``)."""
+    """Every module of csvm and explorer by its dotted name (a package by its ``__init__``)."""
     found = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in (p for package in PACKAGES for p in package.rglob("*.py")):
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -26,7 +27,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _imported(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The csvm modules that module ``name`` imports anywhere in its source."""
+    """The csvm and explorer modules that ``name`` imports anywhere in its source."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -90,6 +91,8 @@ def test_the_graph_is_read():
     assert "csvm.runs.config" in graph["csvm.runs.targets"]
     assert "csvm.runs.comparison_models" in graph["csvm.runs.targets"]  # inside a function
     assert "csvm.model.kernelised" in graph["csvm"]
+    assert "explorer.runs" in graph["explorer.run_store"]
+    assert "csvm.runs.config" in graph["explorer.runs"]
 
 
 def test_a_cycle_is_found():
@@ -98,6 +101,6 @@ def test_a_cycle_is_found():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_csvm_has_no_import_cycle():
+def test_csvm_and_explorer_have_no_import_cycle():
     cycles = _cycles(_graph())
     assert cycles == [], "modules that import each other (any import, at any level): " + str(cycles)
