@@ -20,6 +20,7 @@ from csvm.model.kernelised import KernelCSVM
 from csvm.model.linear import LinearCSVM
 from csvm.model.mkl import FilterBankMKL
 from csvm.model.mlsvm import MultiLayerSVM
+from csvm.model.recommend import recommended
 from csvm.model.smo import SMO
 from csvm.runs.config import RunConfig
 
@@ -43,4 +44,5 @@ __all__ = [
     "SVMIterationWarning",
     "SmallCNN",
     "__version__",
+    "recommended",
 ]

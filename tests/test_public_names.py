@@ -49,5 +49,12 @@ def test_all_lists_every_public_function_and_class(module):
 def test_the_contract_names_import_from_csvm():
     import csvm
 
-    for name in ("KernelCSVM", "LinearCSVM", "SmallCNN", "RunConfig", "DivergenceError"):
+    for name in (
+        "KernelCSVM",
+        "LinearCSVM",
+        "SmallCNN",
+        "RunConfig",
+        "DivergenceError",
+        "recommended",
+    ):
         assert name in csvm.__all__ and hasattr(csvm, name)

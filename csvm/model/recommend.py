@@ -1,0 +1,105 @@
+"""The estimator the project recommends at a training-set size, from its measured curves.
+
+:func:`recommended` returns an unfitted estimator; every choice in it names the
+measurement it rests on (``docs/benchmarks.md``).  Nothing is fitted or loaded here, so a
+call costs microseconds.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+from sklearn.base import BaseEstimator
+
+__all__ = ["GRAM_LIMIT", "SMALL_N", "recommended"]
+
+#: Up to this many training images C = 10, above it C = 1: the C the learning curves'
+#: "HOG + RBF SVM" cells chose on validation (MNIST 3 v 5 and CIFAR-10 airplane v
+#: automobile, 3 seeds each: C = 10 in 13 of 24 cells at 20-200 images, C = 1 in 18 of
+#: 21 cells at 500-5,000).
+SMALL_N = 200
+#: Above this many training images HOG's precomputed kernel (n² float64, 1.8 GB at
+#: 15,000) no longer fits the 8 GB the project allows; the plain SVM takes over.
+GRAM_LIMIT = 15_000
+#: The plain SVM's γ on 28 × 28 images in [0, 1] (γ · pixels is kept for other sizes).
+_PLAIN_GAMMA_28 = 0.03
+
+
+def _check(n_train: int, image_shape: tuple[int, ...]) -> tuple[int, ...]:
+    if isinstance(n_train, bool) or not isinstance(n_train, Integral) or n_train < 1:
+        raise ValueError(f"n_train must be a positive integer, got {n_train!r}.")
+    shape = tuple(image_shape)
+    ok = len(shape) in (2, 3) and all(
+        isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape
+    )
+    if not ok:
+        raise ValueError(
+            f"image_shape must be (H, W) or (C, H, W) of positive integers, got {image_shape!r}."
+        )
+    return tuple(int(s) for s in shape)
+
+
+def recommended(n_train: int, image_shape: tuple[int, ...]) -> BaseEstimator:
+    """The unfitted estimator the project recommends for ``n_train`` images of this shape.
+
+    * ``n_train <= GRAM_LIMIT`` (15,000): :class:`~csvm.HOGSVC` with an RBF kernel on the
+      HOG descriptors alone (``product=False``, γ "scale"), ``C = 10`` up to
+      ``SMALL_N`` (200) images and ``C = 1`` above.  It rests on the learning curves
+      (``docs/benchmarks.md``, "Stacks of layers and learning curves"): HOG + RBF SVM is
+      the most accurate method at every measured size, 20 to 5,000 MNIST 3 v 5 images
+      (96.20 % at 50, 99.12 % at 500, 99.47 % at 5,000) and 20 to 1,979 CIFAR-10 airplane v
+      automobile images (86.08 % at 100, 89.55 % at 500, 91.65 % at 1,979), ahead of the
+      tuned plain SVM, both K-CSVMs and MKL.  At 500 images it also rests on issue 35's
+      report (``docs/benchmarks.md``, "Learned HOG-like features (issue 35)"): the learned
+      HOG-like stack (``5x5x8-relu-avg4-bn2-sqrt`` from HOG's filters) beats HOG + RBF
+      with γ and C chosen by 5-fold CV (+0.37 points over MNIST 3 v 5 and 4 v 9, McNemar
+      p < 0.001) but is level with this very estimator on the same draws (3 v 5: −0.07
+      points, p = 0.70; CIFAR-10 airplane v automobile: −0.13, p = 0.81) and takes about
+      2 (MNIST) to 4 (CIFAR-10) times as long to fit (1.1 s v 0.63 s and 13 s v 3.3 s at
+      500 images, one thread), so it is not the recommendation.
+    * ``n_train > GRAM_LIMIT``: HOG's precomputed kernel would not fit in memory; the plain
+      RBF SVM on raw pixels (:func:`csvm.model.plain_svm.make_plain_svm`, no bound on
+      alpha, ``γ = 0.03 · 784 / pixels``): 98.58 % on all 60,000 MNIST images, 10 classes
+      (``docs/benchmarks.md``, "plain RBF SVM per pair", its first fit on raw images;
+      the K-CSVM's first fit there, 98.66 %, took 42 minutes).
+
+    Parameters
+    ----------
+    n_train : int
+        Training images, at least 1.
+    image_shape : tuple of int
+        ``(H, W)`` or ``(C, H, W)`` of one image (pixels in [0, 1]).
+
+    Returns
+    -------
+    estimator
+        Unfitted, with ``fit(X, y)`` / ``predict(X)`` on images or flat rows.
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``n_train`` or a malformed ``image_shape``.
+
+    Examples
+    --------
+    >>> from csvm import recommended
+    >>> clf = recommended(500, (28, 28))
+    >>> type(clf).__name__, clf.hog_kernel, clf.product, clf.C
+    ('HOGSVC', 'rbf', False, 1.0)
+    >>> recommended(100, (3, 32, 32)).C
+    10.0
+    >>> type(recommended(60_000, (28, 28))).__name__
+    'Pipeline'
+    """
+    shape = _check(n_train, image_shape)
+    if n_train > GRAM_LIMIT:
+        from csvm.model.plain_svm import make_plain_svm
+
+        pixels = 1
+        for side in shape:
+            pixels *= side
+        return make_plain_svm(kernel="rbf", gamma=_PLAIN_GAMMA_28 * 784 / pixels, C=None)
+    from csvm.model.hog import HOGSVC
+
+    C = 10.0 if n_train <= SMALL_N else 1.0
+    return HOGSVC(image_shape=shape, hog_kernel="rbf", product=False, C=C)
