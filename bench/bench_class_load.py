@@ -107,7 +107,7 @@ def _listening(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def _cluster(enabled: bool, port: int = 8786):
+def _cluster(enabled: bool, port: int = 8786, preload: bool = True):
     """``dask scheduler`` and two ``dask worker --nthreads 1``, as the README starts them;
     yields the scheduler's address (None when not ``enabled``).
 
@@ -134,6 +134,8 @@ def _cluster(enabled: bool, port: int = 8786):
                 raise RuntimeError("the dask scheduler did not start")
             time.sleep(0.2)
         worker = ["dask", "worker", address, "--nthreads", "1", "--no-dashboard"]
+        if preload:
+            worker += ["--preload", "csvm.jobs.dask_preload"]
         procs += [subprocess.Popen([*worker, "--name", f"w{i}"], **quiet) for i in (1, 2)]
         from distributed import Client
 
@@ -153,7 +155,7 @@ def run(args: argparse.Namespace) -> dict:
         "CSVM_RERUNS_PER_ADDRESS": "0",
         "CSVM_MAX_WORKERS": str(args.workers),
     }
-    with _cluster(args.dask) as scheduler:
+    with _cluster(args.dask, preload=not args.cold_workers) as scheduler:
         if scheduler is not None:
             env["CSVM_DASK_SCHEDULER"] = scheduler
         with server(args.port, env, False) as (url, proc, _):
@@ -233,7 +235,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spread", type=float, default=60.0, help="Start within (s)")
     parser.add_argument("--timeout", type=float, default=600.0, help="lost after (s)")
     parser.add_argument("--workers", type=int, default=2, help="CSVM_MAX_WORKERS")
-    parser.add_argument("--dask", action="store_true", help="a 2-worker LocalCluster")
+    parser.add_argument(
+        "--dask", action="store_true", help="a scheduler and 2 workers, processes of their own"
+    )
+    parser.add_argument(
+        "--cold-workers",
+        action="store_true",
+        help="start the Dask workers without --preload csvm.jobs.dask_preload (as before)",
+    )
     parser.add_argument("--port", type=int, default=8691)
     args = parser.parse_args(argv)
     report(args, run(args))
