@@ -1,0 +1,270 @@
+"""csvm.model.warm_solver against LIBSVM (scikit-learn's SVC), from scratch and warm.
+
+As in test_smo.py, both solvers are handed the same kernel matrix with values that float32
+holds exactly (LIBSVM caches kernel values in single precision), and LIBSVM runs at a tight
+tolerance; the warm solver goes to the exact optimum (``exact=True``).  They then solve
+the same problem and agree to 1e-6 relative on alpha, b and the dual objective.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.svm import SVC
+
+from csvm.model import warm_solver
+from csvm.model.kernels import kernel_matrix
+from csvm.model.smo import kernel_matrix as raw_kernel
+from csvm.model.warm_solver import KernelColumns, solve_dual, start_alpha
+
+KERNELS = {
+    "linear": {},
+    "poly": {"degree": 2, "gamma": 0.5, "coef0": 1.0},
+    "rbf": {"gamma": 0.5},
+}
+RULES = {
+    "linear": lambda X: X[:, 0] + 0.5 * X[:, 1],
+    "poly": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
+    "rbf": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
+}
+LIBSVM_TOL = 1e-8
+HARD_C = 1e8  # no alpha gets near it on these problems: a hard margin
+STARTS = ["cold", "cold-sampled", "ones", "random", "near"]
+
+
+def _problem(kernel: str, seed: int, hard: bool, n=(30, 61)):
+    """Random 2-D points labelled by the kernel's rule: noisy when soft, with a gap around
+    the boundary when hard (separable).  Returns the float32-exact symmetric kernel."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(int(rng.integers(*n)), 2))
+    score = RULES[kernel](X)
+    if hard:
+        X, score = X[np.abs(score) > 0.3], score[np.abs(score) > 0.3]
+    else:
+        score = score + 0.4 * rng.normal(size=len(X))
+    y = np.where(score > 0, 1.0, -1.0)
+    params = {"gamma": 1.0, "degree": 3, "coef0": 0.0, **KERNELS[kernel]}
+    K = raw_kernel(X, X, kernel, **params)
+    return _float32_exact(K), y
+
+
+def _float32_exact(K: np.ndarray) -> np.ndarray:
+    return ((K + K.T) / 2).astype(np.float32).astype(np.float64)
+
+
+def _libsvm(K, y, C):
+    svc = SVC(kernel="precomputed", C=C, tol=LIBSVM_TOL, shrinking=False).fit(K, y)
+    alpha = np.zeros(len(y))
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha, float(svc.intercept_[0])
+
+
+def _dual(alpha, y, K) -> float:
+    a = alpha * y
+    return float(alpha.sum() - 0.5 * a @ K @ a)
+
+
+def _close(ours, theirs, rtol: float) -> None:
+    ours, theirs = np.atleast_1d(ours), np.atleast_1d(theirs)
+    scale = max(1.0, float(np.max(np.abs(theirs))))
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=rtol * scale)
+
+
+def _start(name: str, K, y, C, seed: int):
+    rng = np.random.default_rng(seed + 100)
+    if name.startswith("cold"):
+        return None
+    if name == "ones":
+        return np.ones(len(y))
+    if name == "random":
+        return rng.random(len(y)) * min(C, 1.0)
+    # "near": the optimum of a nearby kernel, as the K-CSVM's next solve sees it.
+    alpha, _ = _libsvm(_float32_exact(K * (1 + 0.05 * rng.random(K.shape))), y, C)
+    return alpha
+
+
+def _assert_agrees(sol, K, y, C) -> None:
+    alpha, b = _libsvm(K, y, C)
+    assert sol.converged and not sol.hit_max_iter
+    _close(sol.alpha, alpha, 1e-6)
+    _close(sol.b, b, 1e-6)
+    w = _dual(alpha, y, K)
+    assert abs(sol.objective - w) <= 1e-6 * abs(w)
+    assert abs(sol.objective - _dual(sol.alpha, y, K)) <= 1e-9 * abs(w)
+    assert np.all(sol.alpha >= 0) and np.all(sol.alpha <= C)
+    assert abs(sol.alpha @ y) <= 1e-9 * max(1.0, sol.alpha.sum())
+
+
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("hard", [False, True], ids=["C", "hard"])
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_agrees_with_libsvm_from_scratch_and_warm(kernel, hard, seed, start, monkeypatch):
+    K, y = _problem(kernel, seed, hard)
+    C = HARD_C if hard else float(10 ** np.random.default_rng(seed).uniform(-1, 2))
+    if start == "cold-sampled":  # a cold start on "many" points: LIBSVM on a sample, then rounds
+        monkeypatch.setattr(warm_solver, "_COLD_WORKING_SET", 12)
+    sol = solve_dual(K, y, C, alpha0=_start(start, K, y, C, seed), tol=1e-8, exact=True)
+    _assert_agrees(sol, K, y, C)
+    if start == "cold-sampled":
+        assert sol.rounds >= 2 and sol.libsvm_calls >= 1
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_a_warm_start_at_the_optimum_takes_no_iterations(kernel):
+    K, y = _problem(kernel, 5, hard=False)
+    exact = solve_dual(K, y, 3.0, tol=1e-8, exact=True)
+    again = solve_dual(K, y, 3.0, alpha0=exact.alpha, tol=1e-8, exact=True)
+    assert (again.iterations, again.rounds) == (0, 0)
+    np.testing.assert_array_equal(again.alpha, exact.alpha)
+    # LIBSVM's optimum (to its tolerance): at most a linear system or two.
+    libsvm_alpha, _ = _libsvm(K, y, 3.0)
+    near = solve_dual(K, y, 3.0, alpha0=libsvm_alpha, tol=1e-8, exact=True)
+    assert near.iterations <= 2 and near.libsvm_calls == 0
+    # At LIBSVM's default tolerance its own answer needs nothing more.
+    assert solve_dual(K, y, 3.0, alpha0=libsvm_alpha, tol=1e-3).iterations == 0
+
+
+def test_a_moving_kernel_is_solved_in_a_few_systems_per_step():
+    """The K-CSVM's case: maps that drift a little each step, each solve warm from the last;
+    every step agrees with LIBSVM from scratch and takes a few linear systems where LIBSVM
+    takes hundreds of pair updates."""
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(160, 12)).astype(np.float32)
+    y = np.where(Z[:, 0] + 0.3 * Z[:, 1] ** 2 + 0.3 * rng.normal(size=160) > 0.2, 1.0, -1.0)
+    drift = 0.02 * rng.normal(size=Z.shape).astype(np.float32)
+    kernel = functools.partial(kernel_matrix, kernel="poly", degree=2, gamma=0.5, coef0=1.0)
+    alpha, systems = None, []
+    for step in range(6):
+        cols = KernelColumns(Z=Z + step * drift, kernel=kernel)
+        sol = solve_dual(cols, y, 10.0, alpha0=alpha, tol=1e-8, exact=True)
+        if alpha is not None:
+            systems.append(sol.iterations)
+            assert sol.libsvm_calls == 0
+            assert cols.n_formed < len(y)  # never the whole kernel
+        # LIBSVM on the kernel the solver saw (its kept columns, the rest formed now).
+        K = cols.block(np.arange(len(y)), np.arange(len(y)))
+        _assert_agrees(sol, K, y, 10.0)
+        alpha = sol.alpha
+    assert max(systems) <= 20
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["C", "hard"])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_singular_kernels_agree_too(dim, hard):
+    """A linear kernel of rank 1 or 2 on 40 points: the Newton systems are singular (least
+    squares, or a direction of zero curvature) and the optimum may hold many free alphas."""
+    rng = np.random.default_rng(dim)
+    X = rng.normal(size=(40, dim))
+    score = X[:, 0] + (0.5 * X[:, 1] if dim > 1 else 0)
+    if hard:
+        keep = np.abs(score) > 0.3
+        X, score = X[keep], score[keep]
+    y = np.where(score + (0 if hard else 0.5 * rng.normal(size=len(X))) > 0, 1.0, -1.0)
+    K = _float32_exact(X @ X.T)
+    C = HARD_C if hard else 2.0
+    for start in (None, np.ones(len(y)), rng.random(len(y))):
+        sol = solve_dual(K, y, C, alpha0=start, tol=1e-8, exact=True)
+        alpha, b = _libsvm(K, y, C)
+        w = _dual(alpha, y, K)
+        # Many alphas may be optimal: the objective and the decision values agree.
+        assert sol.converged
+        assert abs(sol.objective - w) <= 1e-6 * abs(w)
+        f_ours = K @ (sol.alpha * y) + sol.b
+        f_libsvm = K @ (alpha * y) + b
+        _close(f_ours, f_libsvm, 1e-6)
+
+
+@pytest.mark.parametrize("C", [1e-6, 1e-2, 1e10])
+def test_tiny_and_huge_C(C):
+    K, y = _problem("rbf", 11, hard=C > 1)
+    for start in (None, np.ones(len(y)), np.full(len(y), C)):
+        sol = solve_dual(K, y, C, alpha0=start, tol=1e-8, exact=True)
+        _assert_agrees(sol, K, y, C)
+    if C == 1e-6:  # no free alpha: b is the middle of its interval, as LIBSVM's
+        assert not np.any((sol.alpha > 0) & (sol.alpha < C))
+
+
+def test_one_class_is_refused_by_name():
+    K = np.eye(4)
+    with pytest.raises(ValueError, match="needs both classes, but every label is \\+1"):
+        solve_dual(K, np.ones(4), 1.0)
+    with pytest.raises(ValueError, match="every label is -1"):
+        solve_dual(K, -np.ones(4), 1.0, alpha0=np.ones(4))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"C": 0.0}, "C must be a finite number above 0"),
+        ({"C": np.inf}, "C must be a finite number above 0"),
+        ({"tol": 0.0}, "tol must be greater than 0"),
+        ({"y": np.array([0, 1, 1, 0])}, "labels -1 and \\+1"),
+        ({"y": np.array([1, -1, 1])}, "4 points but y has 3"),
+        ({"alpha0": np.ones(3)}, "alpha0 has shape"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+    args = {"K": np.eye(4), "y": np.array([1.0, -1.0, 1.0, -1.0]), "C": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        solve_dual(args.pop("K"), args.pop("y"), args.pop("C"), **args)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(st.floats(-5, 5), st.just(float("nan"))), min_size=2, max_size=20),
+    st.floats(0.01, 10.0),
+    st.integers(0, 2**16),
+)
+def test_a_start_is_clipped_to_the_box_and_balanced(values, C, seed):
+    y = np.where(np.random.default_rng(seed).random(len(values)) < 0.5, -1.0, 1.0)
+    y[:2] = [-1.0, 1.0]
+    alpha = start_alpha(values, y, C)
+    assert np.all(alpha >= 0) and np.all(alpha <= C)
+    assert abs(alpha @ y) <= 1e-12 * max(1.0, alpha.sum())
+    # A feasible start is left as it is.
+    np.testing.assert_array_equal(start_alpha(alpha, y, C), alpha)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_newton_off_and_the_iteration_bound():
+    K, y = _problem("poly", 2, hard=False)
+    sol = solve_dual(K, y, 5.0, alpha0=np.ones(len(y)), tol=1e-8, newton=False)
+    assert sol.libsvm_calls >= 1
+    _assert_agrees(solve_dual(K, y, 5.0, alpha0=sol.alpha, tol=1e-8, exact=True), K, y, 5.0)
+    bounded = solve_dual(K, y, 5.0, tol=1e-8, max_iter=3)
+    assert bounded.hit_max_iter and not bounded.converged
+
+
+def test_unbounded_hard_margin_falls_back_to_libsvm():
+    """Overlapping classes with a huge C: the alphas run to the cap, as in LIBSVM."""
+    X = np.array([[0.0], [1.0], [0.5], [0.6]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    K = _float32_exact(X @ X.T + 1.0)
+    sol = solve_dual(K, y, 1e6, alpha0=np.ones(4), tol=1e-3, max_iter=10**5)
+    alpha, _ = _libsvm(K, y, 1e6)
+    assert sol.alpha.max() == pytest.approx(alpha.max(), rel=1e-3)
+
+
+@pytest.mark.parametrize("kernel, params", [("poly", {"degree": 2}), ("rbf", {"gamma": 0.05})])
+def test_float32_columns_match_float64_and_are_symmetric(kernel, params):
+    """The columns come from one float32 BLAS product of the maps; against the float64
+    kernel they are off by float32 rounding only, and where they cross they are one
+    symmetric matrix."""
+    rng = np.random.default_rng(0)
+    Z = rng.random((300, 64)).astype(np.float32)
+    f = functools.partial(kernel_matrix, kernel=kernel, coef0=1.0, **params)
+    cols = KernelColumns(Z=Z, kernel=f)
+    first, second = rng.choice(300, 40, replace=False), rng.choice(300, 50, replace=False)
+    cols.rows(first)
+    W = np.union1d(first, second)
+    block = cols.block(W, W)
+    np.testing.assert_array_equal(block, block.T)
+    exact = f(Z.astype(np.float64), Z[W].astype(np.float64))
+    got = cols.rows(W).T
+    np.testing.assert_allclose(got, exact, rtol=2e-6)
+    assert cols.n_formed == len(W) and cols.seconds > 0
