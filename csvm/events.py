@@ -83,7 +83,7 @@ class _IterationRequired(_SubProblemEvent):
     filter_norm: float  # L2 norm of all filters of this sub-problem
     n_support: int
     train_accuracy: float
-    svm_iterations: int  # LIBSVM's iterations for this solve
+    svm_iterations: int  # the solve's iterations (LIBSVM's, or the warm solver's systems)
     svm_hit_max_iter: bool  # it stopped at svm_max_iter instead of converging
     svm_at_hard_cap: bool  # a hard-margin solve put an alpha at the cap: not separable
     eta: float  # the step size that will move the filter next

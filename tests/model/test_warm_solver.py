@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.svm import SVC
 
+from csvm import KernelCSVM
 from csvm.model import warm_solver
+from csvm.model.kernel_state import outer_objective, solve_state, state_gradient
 from csvm.model.kernels import kernel_matrix
 from csvm.model.smo import kernel_matrix as raw_kernel
 from csvm.model.warm_solver import KernelColumns, solve_dual, start_alpha
@@ -268,3 +270,193 @@ def test_float32_columns_match_float64_and_are_symmetric(kernel, params):
     got = cols.rows(W).T
     np.testing.assert_allclose(got, exact, rtol=2e-6)
     assert cols.n_formed == len(W) and cols.seconds > 0
+
+
+# -- the K-CSVM on the warm solver ----------------------------------------------------------
+def _toy_images(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 1, 8, 8))
+    y = np.where(np.arange(n) % 2 == 0, 1, -1)
+    X[y > 0, :, 2:5, 2:5] += 0.5  # a blob that a filter can find, but noisy
+    return X, y
+
+
+def _central_difference(fun, f, h):
+    grad = np.zeros_like(f)
+    for idx in np.ndindex(f.shape):
+        step = np.zeros_like(f)
+        step[idx] = h
+        grad[idx] = (fun(f + step) - fun(f - step)) / (2 * h)
+    return grad
+
+
+def _rel_error(a, b):
+    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+
+
+GRADIENT_CASES = [
+    ("poly", {"degree": 2, "gamma": 1.0, "coef0": 1.0}),
+    ("poly", {"degree": 3, "gamma": 0.5, "coef0": 0.3}),
+    ("rbf", {"gamma": 0.2}),
+]
+
+
+@pytest.mark.parametrize("kernel,params", GRADIENT_CASES)
+@pytest.mark.parametrize("regulariser", ["dfo1", "l2sq"])
+def test_gradient_at_warm_solves_matches_finite_differences(kernel, params, regulariser):
+    """dT/df at a state the warm solver found, and T at every probe solved warm from that
+    state's alphas (as the K-CSVM's next step and Armijo's trials are)."""
+    X, y = _toy_images()
+    f = np.random.default_rng(4).random((1, 1, 3, 3))
+    f *= (0.45 if kernel == "rbf" else 1.5) / np.abs(f).sum()
+    kernel_params = {"kernel": kernel, "degree": 2, "gamma": 1.0, "coef0": 1.0, **params}
+    args = (kernel_params, 1.0, regulariser, 0.3, 1e-12)
+    base, _ = solve_state(X, y, f, *args, solver="warm", exact=True)
+    analytic = state_gradient(X, base, kernel_params, regulariser, 0.3)
+
+    def T(g):
+        return solve_state(X, y, g, *args, solver="warm", alpha0=base.alpha())[0].objective
+
+    numeric = _central_difference(T, f, 1e-6)
+    assert _rel_error(analytic, numeric) < 1e-4
+    # The public function with the warm solver: the same value and gradient.
+    value, grad = outer_objective(
+        X, y, f, kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3,
+        svm_tol=1e-12, solver="warm",
+    )  # fmt: skip
+    assert value == pytest.approx(base.objective, rel=1e-9)
+    np.testing.assert_allclose(grad, analytic, rtol=1e-7, atol=1e-12)
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(n_class=2, return_X_y=True)
+    return X[:120] / 16, y[:120]
+
+
+def _fit_both(X, y, monkeypatch, float64: bool, **params):
+    """The same K-CSVM fitted with each solver; in float64 when asked (the estimator's
+    maps, and with them its kernel products, are float32 otherwise)."""
+    if float64:
+        import csvm.model.multiclass as multiclass
+        from csvm.model.validation import check_images
+
+        monkeypatch.setattr(
+            multiclass, "check_images", functools.partial(check_images, dtype=np.float64)
+        )
+    common = dict(
+        image_shape=(8, 8), filter_shape=(3, 3), n_iter=6, random_state=0, svm_tol=1e-10,
+        **params,
+    )  # fmt: skip
+    wholes = []
+    whole = KernelColumns.whole
+    monkeypatch.setattr(KernelColumns, "whole", lambda self: wholes.append(1) or whole(self))
+    warm = KernelCSVM(solver="warm", **common).fit(X, y)
+    # The n x n kernel of the first and the last solve only (LIBSVM's own on few images).
+    assert len(wholes) == 2
+    libsvm = KernelCSVM(solver="libsvm", **common).fit(X, y)
+    T_warm = np.array([e["objective"] for e in warm.history_])
+    T_libsvm = np.array([e["objective"] for e in libsvm.history_])
+    assert len(T_warm) == len(T_libsvm) == 6
+    # Between the first and the last solve every one started from the last alphas and took
+    # a few systems; the last is LIBSVM's own at the learned filters.
+    assert max(e["svm_iterations"] for e in warm.history_[1:-1]) < 60
+    assert T_warm[-1] == pytest.approx(T_libsvm[-1], rel=1e-6)
+    return warm, libsvm, T_warm, T_libsvm
+
+
+@pytest.mark.parametrize(
+    "step, eta, C",
+    [("constant", 0.05, None), ("relative", 0.1, 1.0), ("armijo", 1.0, 1.0)],
+)
+def test_warm_and_libsvm_fits_follow_one_objective_curve(step, eta, C, monkeypatch):
+    """On float64 maps both solvers see one kernel: the curves agree to 1e-6 (LIBSVM at a
+    tight tolerance: at its default one its alphas are off by up to 1e-3 of their size,
+    and on 120 images the curve by 1e-4; the first solve is LIBSVM's own in both)."""
+    X, y = _digits()
+    warm, libsvm, T_warm, T_libsvm = _fit_both(
+        X, y, monkeypatch, float64=True, step=step, eta=eta, C=C
+    )
+    assert T_warm[0] == pytest.approx(T_libsvm[0], rel=1e-12)
+    np.testing.assert_allclose(T_warm, T_libsvm, rtol=1e-6)
+    np.testing.assert_allclose(warm.filters_, libsvm.filters_, rtol=1e-5, atol=1e-9)
+    np.testing.assert_array_equal(warm.predict(X), libsvm.predict(X))
+
+
+def test_on_float32_maps_the_curves_agree_to_the_kernels_rounding(monkeypatch):
+    """The estimator's maps are float32, and so are its kernel products: the warm solver's
+    columns (general products) and LIBSVM's whole kernel (numpy's symmetric product for
+    these 120 images) round differently, by ~3e-7 of a value, and T, a small difference
+    of large sums, follows by a few 1e-6.  LIBSVM's own curve moves as much with the
+    kernel's rounding (its number of BLAS threads, say)."""
+    X, y = _digits()
+    warm, libsvm, T_warm, T_libsvm = _fit_both(
+        X, y, monkeypatch, float64=False, step="constant", eta=0.05, C=None
+    )
+    assert T_warm[0] == pytest.approx(T_libsvm[0], rel=1e-12)  # LIBSVM's own first solve
+    np.testing.assert_allclose(T_warm, T_libsvm, rtol=2e-5)
+    np.testing.assert_array_equal(warm.predict(X), libsvm.predict(X))
+
+
+@pytest.mark.parametrize("n_filters", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 127, 128, 300])
+def test_one_channel_maps_equal_correlate_bit_for_bit(n, dtype, n_filters):
+    """The solves' own correlation (blocks of images laid out pixel-major) gives
+    csvm.model.conv.correlate's maps to the last bit: LIBSVM's first solve then sees the
+    kernel it saw before the warm solver."""
+    from csvm.model.conv import correlate
+    from csvm.model.kernel_state import _correlate_taps, features
+
+    rng = np.random.default_rng(n)
+    X = rng.random((n, 1, 20, 17)).astype(dtype)
+    f = rng.normal(size=(n_filters, 1, 5, 4))
+    expected = correlate(X, f.astype(dtype))
+    np.testing.assert_array_equal(_correlate_taps(X, f.astype(dtype)), expected)
+    np.testing.assert_array_equal(features(X, f.astype(dtype), None), expected)
+
+
+@pytest.mark.filterwarnings("ignore::csvm.exceptions.SVMIterationWarning")  # the flat kernel
+@pytest.mark.parametrize("solver", ["warm", "libsvm"])
+@pytest.mark.parametrize("stop", ["tol", "stationary"])
+def test_c_last_only_applies_however_early_the_steps_stop(solver, stop):
+    """With C_last_only the model is solved with C even when the filter stops early: the
+    tolerance met, or Armijo finding no decrease (which exact solves meet sooner)."""
+    X, y = _digits()
+    params = dict(
+        image_shape=(8, 8), filter_shape=(3, 3), n_iter=40, random_state=0, C=1e-3,
+        C_last_only=True, solver=solver,
+    )  # fmt: skip
+    if stop == "tol":
+        params.update(tol=0.5)
+    else:  # a zero gradient (no regulariser, a constant kernel): stationary at once
+        params.update(step="armijo", kernel="poly", degree=1, gamma=1e-12, regulariser="none")
+    clf = KernelCSVM(**params).fit(X, y)
+    last = clf.history_[-1]
+    assert last["iteration"] < 39
+    assert last["iteration"] == len(clf.history_) - 1
+    assert np.all(np.abs(clf.dual_coef_) <= 1e-3 + 1e-12)
+    assert last["objective"] == pytest.approx(clf.estimators_[0].objective)
+
+
+def test_auto_solves_warm_above_1024_images_only(monkeypatch):
+    """Below, LIBSVM on the whole kernel is as fast, and a run is the one it was before the
+    warm solver to the bit (the Classroom presets train on 50 to 600 images)."""
+    from csvm.model import kernelised
+
+    X, y = _digits()
+    assert KernelCSVM().solver == "auto"
+    params = dict(image_shape=(8, 8), filter_shape=(3, 3), n_iter=4, random_state=0)
+    auto = KernelCSVM(**params).fit(X, y)
+    libsvm = KernelCSVM(solver="libsvm", **params).fit(X, y)
+    assert [e["objective"] for e in auto.history_] == [e["objective"] for e in libsvm.history_]
+    monkeypatch.setattr(kernelised, "WARM_FROM", len(X) - 1)
+    warm = KernelCSVM(**params).fit(X, y)
+    assert warm.history_[1]["svm_iterations"] < 60  # warm: a few linear systems
+
+
+def test_solver_is_validated_by_name():
+    X, y = _digits()
+    with pytest.raises(ValueError, match="'solver' parameter of KernelCSVM must be"):
+        KernelCSVM(image_shape=(8, 8), solver="smo").fit(X, y)
