@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 from numbers import Real
 from typing import Any
 
@@ -40,7 +41,7 @@ from csvm.model.line_search import ARMIJO_C, MAX_BACKTRACKS
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.model.regularisers import REGULARISERS, check_regulariser
 from csvm.model.validation import Whole, check_init_filters
-from csvm.model.warm_solver import COLD_WHOLE
+from csvm.model.warm_solver import one_blas_thread
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
@@ -115,10 +116,11 @@ class KernelCSVM(BaseCSVM):
         How each iteration's SVM is solved.  "libsvm": LIBSVM from scratch on the whole
         ``n x n`` kernel.  "warm": from the previous iteration's alphas (every Armijo
         trial from the accepted step's) to the exact optimum, forming only the kernel
-        columns it needs (:mod:`csvm.model.warm_solver`); its first solve, and its last
-        on at most 2,048 images, are LIBSVM's own.  "auto": "warm" on more than 1,024
-        images (a sub-problem's), where it is faster (4.6x one SVC fit instead of 12x on
-        the thesis's table 4.1), else "libsvm", whose runs it then repeats to the bit.
+        columns it needs (:mod:`csvm.model.warm_solver`); its first solve, and one where
+        ``C_last_only`` changes C, start cold (LIBSVM's own on up to 2,048 images).
+        "auto": "warm" on more than 1,024 images (a sub-problem's), where it is faster
+        (4-5x one SVC fit instead of 12x on the thesis's table 4.1), else "libsvm",
+        whose runs it then repeats to the bit.
         docs/benchmarks.md ("Warm-started solves") compares the two.
     random_state : int, RandomState instance or None, default=None
         Seeds the random first filters.
@@ -355,19 +357,14 @@ class KernelCSVM(BaseCSVM):
         K_buffer = np.empty((len(X4), len(X4))) if solver == "libsvm" else None
         warned = []  # one warning per sub-problem, at its first solve that hits the bound
 
-        # The warm solver's first solve is LIBSVM's own on the whole kernel (the thesis's
-        # curve then follows LIBSVM's from its first, largest step), and so is its last
-        # while that kernel is small: the fitted model is then the one LIBSVM finds at the
-        # learned filters, as the Filter lab, a refit or solve_on_filters find it again.
-        cold_last = len(X4) <= COLD_WHOLE
-
         def solve(f, iteration, start_from=None):
             """The state at filters ``f``; the warm solver starts from ``start_from``'s
-            alphas (an accepted state: Armijo's trials all start from the same one)."""
+            alphas (an accepted state: Armijo's trials all start from the same one) unless
+            C changes there (``C_last_only``): its first solve, and one with a new C, are
+            cold, LIBSVM's own on up to 2,048 images (so the thesis's curve follows
+            LIBSVM's from its first, largest step)."""
             C = self._C_at(iteration)
-            warm = solver == "warm" and start_from is not None
-            if cold_last and iteration == self.n_iter - 1:
-                warm = False
+            warm = solver == "warm" and start_from is not None and start_from.C == C
             alpha0 = start_from.alpha() if warm else None
             state, timings = solve_state(
                 X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer,
@@ -393,7 +390,8 @@ class KernelCSVM(BaseCSVM):
                 best = state
             last = it == self.n_iter - 1 or converged
             t_grad = time.perf_counter()
-            grad = None if last else state_gradient(X4, state, params, regulariser, lam)
+            with one_blas_thread() if solver == "warm" else nullcontext():
+                grad = None if last else state_gradient(X4, state, params, regulariser, lam)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
                 raise self._diverged(

@@ -44,15 +44,25 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.linalg
 from sklearn.svm import SVC
+from threadpoolctl import ThreadpoolController
 
-__all__ = ["COLD_WHOLE", "DualSolution", "KernelColumns", "solve_dual", "start_alpha"]
+__all__ = [
+    "COLD_WHOLE",
+    "DualSolution",
+    "KernelColumns",
+    "blas_threads",
+    "one_blas_thread",
+    "solve_dual",
+    "start_alpha",
+]
 
 #: A face's linear system whose reciprocal condition number is below this is treated as
 #: singular and solved by least squares.
@@ -68,6 +78,41 @@ _ADD_MIN, _ADD_FRACTION = 64, 0.5
 _SNAP = 1e-12
 #: ``exact`` solves stop at a KKT gap below this fraction of the scores' scale.
 _EXACT = 1e-9
+
+
+# -- BLAS threads -------------------------------------------------------------------------
+_BLAS: list[Any] = []  # the BLAS libraries' controller, made at first use (numpy and scipy's)
+
+
+def _blas() -> Any:
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController().select(user_api="blas"))
+    return _BLAS[0]
+
+
+def blas_threads() -> int:
+    """The BLAS threads in effect now (the most among the loaded BLAS libraries)."""
+    return max((lib.num_threads for lib in _blas().lib_controllers), default=1)
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run small dense algebra on one BLAS thread.  Two OpenBLAS threads spin-wait for each
+    other on the products of a warm solve (a 160 x 160 system, the support vectors'
+    gradient); with another process on the second core that made them 5-10x slower than
+    one thread (docs/benchmarks.md, "Warm-started solves").  The kernel's products keep
+    the threads they had (:class:`KernelColumns` forms them with ``threads``)."""
+    with _blas().limit(limits=1):
+        yield
+
+
+@contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    if n is None:
+        yield
+        return
+    with _blas().limit(limits=n):
+        yield
 
 
 @dataclass
@@ -140,6 +185,9 @@ class KernelColumns:
     kernel : callable, optional
         ``kernel(A, B) -> (len(A), len(B))`` float64, e.g.
         ``functools.partial(csvm.model.kernels.kernel_matrix, kernel="poly")``.
+    threads : int, optional
+        BLAS threads for the kernel's products (:func:`solve_dual` runs the rest on one);
+        None: whatever is in effect.
 
     Attributes
     ----------
@@ -155,6 +203,7 @@ class KernelColumns:
         *,
         Z: np.ndarray | None = None,
         kernel: Callable[[np.ndarray, np.ndarray | None], np.ndarray] | None = None,
+        threads: int | None = None,
     ):
         if (K is None) == (Z is None):
             raise ValueError("KernelColumns needs a precomputed K or feature vectors Z, not both")
@@ -169,6 +218,7 @@ class KernelColumns:
             self.n = len(Z)
         self._K, self._Z, self._kernel = K, Z, kernel
         self._whole = None  # the whole matrix once whole() formed it
+        self._threads = threads
         self._pos = np.full(self.n, -1, dtype=np.intp)  # column -> row of _store
         self._store = np.empty((0, self.n))  # the kept columns, one per row
         self._count = 0
@@ -181,7 +231,8 @@ class KernelColumns:
         it instead of formed."""
         if self._K is None and self._whole is None:
             t0 = time.perf_counter()
-            self._whole = self._kernel(self._Z, None)
+            with _threads(self._threads):
+                self._whole = self._kernel(self._Z, None)
             self.seconds += time.perf_counter() - t0
         return self._K if self._K is not None else self._whole
 
@@ -197,7 +248,8 @@ class KernelColumns:
         if self._K is not None:
             return self._K[np.ix_(idx, idx)]
         t0 = time.perf_counter()
-        K = self._kernel(self._Z[idx], None)
+        with _threads(self._threads):
+            K = self._kernel(self._Z[idx], None)
         self.seconds += time.perf_counter() - t0
         return K
 
@@ -207,21 +259,39 @@ class KernelColumns:
         idx = np.asarray(idx, dtype=np.intp)
         if self._K is not None:
             return self._K[idx]
+        self._ensure(idx)
+        return self._store[self._pos[idx]]
+
+    def times(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``K[:, idx] @ v`` without copying the columns out of the store."""
+        idx = np.asarray(idx, dtype=np.intp)
+        if self._K is not None:
+            return self._K[:, idx] @ v
+        self._ensure(idx)
+        w = np.zeros(self._count)
+        w[self._pos[idx]] = v
+        return self._store[: self._count].T @ w
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``K[rows][:, cols]``, read from the kept columns of ``cols``."""
+        rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
+        if self._K is not None:
+            return self._K[np.ix_(rows, cols)]
+        self._ensure(cols)
+        return self._store[np.ix_(self._pos[cols], rows)].T
+
+    def _ensure(self, idx: np.ndarray) -> None:
+        """Form the columns of ``idx`` not kept yet (one call of the kernel)."""
         missing = np.unique(idx[self._pos[idx] < 0])
         if len(missing):
             t0 = time.perf_counter()
             if self._whole is not None:
                 self._form(missing, self._whole[:, missing])
             else:
-                self._form(missing, self._kernel(self._Z, self._Z[missing]))
+                with _threads(self._threads):
+                    columns = self._kernel(self._Z, self._Z[missing])
+                self._form(missing, columns)
             self.seconds += time.perf_counter() - t0
-        return self._store[self._pos[idx]]
-
-    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """``K[rows][:, cols]``, read from the kept columns of ``cols``."""
-        if self._K is not None:
-            return self._K[np.ix_(rows, cols)]
-        return self.rows(cols)[:, rows].T
 
     def _form(self, idx: np.ndarray, columns: np.ndarray) -> None:
         """Keep ``columns = K[:, idx]`` (n, m), symmetric with what is kept already."""
@@ -555,7 +625,10 @@ def solve_dual(
         Scale a warm start by the factor that maximises the dual along it first (the
         kernel's scale moves with the filter's norm, and the alphas with it).
     newton : bool, default=True
-        Solve working sets by the active-set Newton method (False: LIBSVM alone).
+        Solve working sets by Newton steps on their faces (False: LIBSVM alone).
+
+    The solve's own algebra runs on one BLAS thread (:func:`one_blas_thread`); the
+    kernel's products on the threads a :class:`KernelColumns` was given.
 
     Returns
     -------
@@ -574,6 +647,11 @@ def solve_dual(
     >>> np.round(warm.alpha, 6), warm.iterations  # three linear systems
     (array([0.375, 0.25 , 0.625, 0.   ]), 3)
     """
+    with one_blas_thread():
+        return _solve_dual(K, y, C, alpha0, tol, exact, max_iter, rescale, newton)
+
+
+def _solve_dual(K, y, C, alpha0, tol, exact, max_iter, rescale, newton) -> DualSolution:
     cols = K if isinstance(K, KernelColumns) else KernelColumns(K)
     y = np.asarray(y, dtype=np.float64).ravel()
     n = len(y)
@@ -597,12 +675,11 @@ def solve_dual(
     iterations = rounds = libsvm_calls = 0
 
     def gradient(alpha):
-        """``g = Q alpha - 1`` over every point, the support set and its columns."""
+        """``g = Q alpha - 1`` over every point, and the support set."""
         S = np.flatnonzero(alpha > 0)
         if len(S) == 0:
-            return -np.ones(n), S, np.empty((n, 0))
-        KS = cols.rows(S).T  # (n, s)
-        return y * (KS @ (alpha[S] * y[S])) - 1.0, S, KS
+            return -np.ones(n), S
+        return y * cols.times(S, alpha[S] * y[S]) - 1.0, S
 
     whole, libsvm_b, libsvm_support = False, 0.0, None
     if cold:
@@ -623,7 +700,7 @@ def solve_dual(
         a = alpha[S] * y[S]
         alpha *= _rescale(alpha, float(a @ cols.block(S, S) @ a), C)
 
-    g, S, KS = gradient(alpha)
+    g, S = gradient(alpha)
     score, up, low, m, M = _violations(alpha, y, g, C)
     target = tol
     if exact:
@@ -652,15 +729,15 @@ def solve_dual(
         previous = m - M
         alpha = np.zeros(n)
         alpha[W] = sub
-        g, S, KS = gradient(alpha)
+        g, S = gradient(alpha)
         score, up, low, m, M = _violations(alpha, y, g, C)
         if len(new) == 0 and m - M >= previous:
             break  # nothing left to add and no progress: rounding
     converged = m - M < tol or (whole and iterations < max_iter)
     # LIBSVM's answer on every point stands as it is, intercept included.
     whole = whole and rounds == 1
-    if whole:  # the support vectors in LIBSVM's order, their columns alike
-        KS = cols.rows(libsvm_support).T
+    # The support vectors' columns (in LIBSVM's order when its answer stands).
+    KS = cols.rows(libsvm_support if whole else S).T
     return DualSolution(
         alpha=alpha,
         b=libsvm_b if whole else _intercept(alpha, y, g, C),

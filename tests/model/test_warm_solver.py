@@ -353,16 +353,13 @@ def _fit_both(X, y, monkeypatch, float64: bool, **params):
     whole = KernelColumns.whole
     monkeypatch.setattr(KernelColumns, "whole", lambda self: wholes.append(1) or whole(self))
     warm = KernelCSVM(solver="warm", **common).fit(X, y)
-    # The n x n kernel of the first and the last solve only (LIBSVM's own on few images).
-    assert len(wholes) == 2
+    assert len(wholes) == 1  # the n x n kernel of the first solve only (LIBSVM's own)
     libsvm = KernelCSVM(solver="libsvm", **common).fit(X, y)
     T_warm = np.array([e["objective"] for e in warm.history_])
     T_libsvm = np.array([e["objective"] for e in libsvm.history_])
     assert len(T_warm) == len(T_libsvm) == 6
-    # Between the first and the last solve every one started from the last alphas and took
-    # a few systems; the last is LIBSVM's own at the learned filters.
-    assert max(e["svm_iterations"] for e in warm.history_[1:-1]) < 60
-    assert T_warm[-1] == pytest.approx(T_libsvm[-1], rel=1e-6)
+    # After the first solve every one started from the last alphas and took a few systems.
+    assert max(e["svm_iterations"] for e in warm.history_[1:]) < 60
     return warm, libsvm, T_warm, T_libsvm
 
 
@@ -401,7 +398,7 @@ def test_on_float32_maps_the_curves_agree_to_the_kernels_rounding(monkeypatch):
 
 @pytest.mark.parametrize("n_filters", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 127, 128, 300])
+@pytest.mark.parametrize("n", [1, 255, 256, 700])
 def test_one_channel_maps_equal_correlate_bit_for_bit(n, dtype, n_filters):
     """The solves' own correlation (blocks of images laid out pixel-major) gives
     csvm.model.conv.correlate's maps to the last bit: LIBSVM's first solve then sees the
@@ -414,7 +411,8 @@ def test_one_channel_maps_equal_correlate_bit_for_bit(n, dtype, n_filters):
     f = rng.normal(size=(n_filters, 1, 5, 4))
     expected = correlate(X, f.astype(dtype))
     np.testing.assert_array_equal(_correlate_taps(X, f.astype(dtype)), expected)
-    np.testing.assert_array_equal(features(X, f.astype(dtype), None), expected)
+    for workers in (1, 2, 3):  # threads sharing the blocks
+        np.testing.assert_array_equal(features(X, f.astype(dtype), None, workers), expected)
 
 
 @pytest.mark.filterwarnings("ignore::csvm.exceptions.SVMIterationWarning")  # the flat kernel
@@ -454,6 +452,35 @@ def test_auto_solves_warm_above_1024_images_only(monkeypatch):
     monkeypatch.setattr(kernelised, "WARM_FROM", len(X) - 1)
     warm = KernelCSVM(**params).fit(X, y)
     assert warm.history_[1]["svm_iterations"] < 60  # warm: a few linear systems
+
+
+def test_the_solves_own_algebra_runs_on_one_blas_thread(monkeypatch):
+    """Small products on two spin-waiting OpenBLAS threads were 5-10x slower under load:
+    the solve runs them on one, and the kernel's products on the threads it was given."""
+    seen = []
+    kernel = functools.partial(kernel_matrix, kernel="poly", degree=2)
+
+    def counting(A, B):
+        seen.append(warm_solver.blas_threads())
+        return kernel(A, B)
+
+    Z = np.random.default_rng(0).random((300, 20)).astype(np.float32)
+    y = np.where(Z[:, 0] > 0.5, 1.0, -1.0)
+    before = warm_solver.blas_threads()
+    cols = KernelColumns(Z=Z, kernel=counting, threads=before)
+    sol = solve_dual(cols, y, 1.0, alpha0=np.full(300, 0.01), tol=1e-6)
+
+    def inside(*args):
+        seen.append(("pivot", warm_solver.blas_threads()))
+        return pivoting(*args)
+
+    pivoting = warm_solver._pivoting
+    monkeypatch.setattr(warm_solver, "_pivoting", inside)
+    jitter = 1 + 0.3 * np.random.default_rng(1).random(300)  # not a rescaling: systems to solve
+    assert solve_dual(cols, y, 1.0, alpha0=sol.alpha * jitter, tol=1e-9, exact=True).iterations
+    assert set(t for t in seen if not isinstance(t, tuple)) == {before}
+    assert {t for t in seen if isinstance(t, tuple)} == {("pivot", 1)}
+    assert warm_solver.blas_threads() == before
 
 
 def test_solver_is_validated_by_name():
