@@ -10,6 +10,7 @@ from csvm.events import (
     StartEvent,
 )
 from csvm.model.kernelised import outer_objective
+from csvm.model.solve_settings import SolveSettings
 from tests._typed import assert_typed
 
 
@@ -56,15 +57,8 @@ def test_kcsvm_events_carry_gradient_support_and_alpha():
     ypm = np.where(y == 1, 1, -1)
     for event in seen[:-1]:
         # dT/df at this iteration's filters, recomputed from scratch.
-        _, grad = outer_objective(
-            X[:, None],
-            ypm,
-            event["filters"],
-            **params,
-            regulariser="dfo2",
-            lam=0.1,
-            svm_tol=1e-10,
-        )
+        settings = SolveSettings.from_keywords(**params, regulariser="dfo2", lam=0.1, svm_tol=1e-10)
+        _, grad = outer_objective(X[:, None], ypm, event["filters"], settings)
         assert event["gradient"].shape == event["filters"].shape
         np.testing.assert_allclose(event["gradient"], grad, rtol=1e-4, atol=1e-8)
     assert seen[-1]["gradient"] is None  # the last iteration takes no step

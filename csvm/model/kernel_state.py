@@ -19,20 +19,25 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.svm import SVC
 
 from csvm.model.conv import correlate
+from csvm.model.kernel_columns import KernelColumns, blas_threads, one_blas_thread
 from csvm.model.kernels import KernelSpec, kernel_gradient, kernel_map_gradient, kernel_matrix
 from csvm.model.layers import Network, parse_layers
 from csvm.model.regularisers import regulariser_gradient, regulariser_value
-from csvm.model.warm_solver import KernelColumns, blas_threads, solve_dual
+from csvm.model.solve_settings import HARD_MARGIN_C, SolveSettings
+from csvm.model.warm_solver import solve_dual
 
 __all__ = [
     "HARD_MARGIN_C",
     "SOLVERS",
+    "WARM_FROM",
+    "ProblemSolves",
     "features",
     "KernelState",
     "outer_objective",
@@ -42,11 +47,11 @@ __all__ = [
     "state_gradient",
 ]
 
-#: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
-HARD_MARGIN_C = 1e10
-
 #: The dual solvers: LIBSVM from scratch on the whole kernel, or warm from the last alphas.
 SOLVERS = ("warm", "libsvm")
+#: solver="auto" solves warm above this many images (a sub-problem's); below, LIBSVM on the
+#: whole kernel is as fast (measured on MNIST 3 v 5, poly-2 and RBF: docs/benchmarks.md).
+WARM_FROM = 1024
 
 
 @dataclass
@@ -190,15 +195,8 @@ def outer_objective(
     X4: np.ndarray,
     y: np.ndarray,
     filters: np.ndarray,
+    settings: SolveSettings | None = None,
     *,
-    kernel: str = "poly",
-    degree: float = 2,
-    gamma: float = 1.0,
-    coef0: float = 1.0,
-    C: float | None = None,
-    regulariser: str = "dfo1",
-    lam: float = 0.01,
-    svm_tol: float = 1e-3,
     layers: str | None = None,
     solver: str = "libsvm",
 ) -> tuple[float, np.ndarray]:
@@ -210,6 +208,9 @@ def outer_objective(
     y : array (n,) of +-1
     filters : array (k, C, p, q), or the flat vector of every layer's filters when
         ``layers`` describes a stack (:mod:`csvm.model.layers`).
+    settings : SolveSettings, optional
+        The kernel, C, regulariser, lam and svm_tol; None: ``SolveSettings()`` (the
+        thesis's poly-2, hard margin, DFO1 with lam 0.01).
     layers : str or None
         A stack of layers (e.g. ``"3x3x2-abs-avg2,3x3x2"``); None is one plain layer.
     solver : {"libsvm", "warm"}, default="libsvm"
@@ -219,23 +220,33 @@ def outer_objective(
     -------
     objective : float
     gradient : array like ``filters``
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((20, 1, 6, 6)); y = np.where(np.arange(20) < 10, 1, -1)
+    >>> X[y > 0, :, :3] += 0.5
+    >>> settings = SolveSettings.from_keywords(kernel="rbf", gamma=0.1, C=1.0)
+    >>> T, grad = outer_objective(X, y, np.ones((1, 1, 3, 3)) / 9, settings)
+    >>> grad.shape
+    (1, 1, 3, 3)
     """
-    params = KernelSpec(kernel, degree, gamma, coef0)
+    s = SolveSettings() if settings is None else settings
     network = Network(parse_layers(layers), X4.shape[1:]) if layers else None
     state, _ = solve_state(
         X4,
         y,
         np.asarray(filters, dtype=np.float64),
-        params,
-        HARD_MARGIN_C if C is None else C,
-        regulariser,
-        lam,
-        svm_tol,
+        s.kernel,
+        s.solver_C,
+        s.regulariser,
+        s.lam,
+        s.svm_tol,
         network=network,
         solver=solver,
         exact=solver == "warm",
     )
-    return state.objective, state_gradient(X4, state, params, regulariser, lam)
+    return state.objective, state_gradient(X4, state, s.kernel, s.regulariser, s.lam)
 
 
 def solve_on_filters(
@@ -432,3 +443,69 @@ def state_gradient(X4, state, params, regulariser, lam):
     dZ = kernel_map_gradient(state.Z_sv, state.dual_coef, K_sv=state.K_sv, **params)
     quad = network.backward(X4[state.support], state.theta, dZ)
     return network.regulariser_gradient(regulariser, state.theta, lam) - 0.5 * quad
+
+
+class ProblemSolves:
+    """The SVM solves of one binary problem along a fit, and T's gradient at each.
+
+    Parameters
+    ----------
+    X4 : ndarray (n, C, H, W)
+        The problem's images.
+    y : ndarray (n,) of +-1
+    settings : SolveSettings
+        The kernel, regulariser, lam and svm_tol (C is given per solve: ``C_last_only``
+        changes it along a fit).
+    solver : {"auto", "warm", "libsvm"}, default="auto"
+        "auto" is "warm" on more than :data:`WARM_FROM` images, else "libsvm".
+    max_iter : int, default=-1
+        Bound on one solve's iterations (-1: none).
+    network : Network, optional
+        The stack of layers the filters belong to.
+
+    Attributes
+    ----------
+    solver : str
+        "warm" or "libsvm", as resolved.
+    """
+
+    def __init__(
+        self,
+        X4: np.ndarray,
+        y: np.ndarray,
+        settings: SolveSettings,
+        solver: str = "auto",
+        max_iter: int = -1,
+        network: Network | None = None,
+    ):
+        if solver == "auto":
+            solver = "warm" if len(X4) > WARM_FROM else "libsvm"
+        self.X4, self.y, self.settings, self.solver = X4, y, settings, solver
+        self.max_iter, self.network = max_iter, network
+        # LIBSVM's n x n kernel, reused by every solve of this problem (the warm solver
+        # forms only the columns it needs).
+        self._K_buffer = np.empty((len(X4), len(X4))) if solver == "libsvm" else None
+
+    def __call__(
+        self, theta: np.ndarray, C: float, start_from: KernelState | None = None
+    ) -> tuple[KernelState, dict[str, float]]:
+        """The state at filters ``theta`` with bound ``C``, and its timings.
+
+        The warm solver starts from ``start_from``'s alphas (an accepted state: Armijo's
+        trials all start from the same one) unless C changed since (``C_last_only``): a
+        first solve, and one with a new C, are cold, LIBSVM's own on up to 2,048 images,
+        so the thesis's curve follows LIBSVM's from its first, largest step."""
+        s = self.settings
+        warm = self.solver == "warm" and start_from is not None and start_from.C == C
+        return solve_state(
+            self.X4, self.y, theta, s.kernel, C, s.regulariser, s.lam, s.svm_tol,
+            self._K_buffer, self.max_iter, self.network, solver=self.solver,
+            alpha0=start_from.alpha() if warm else None,
+        )  # fmt: skip
+
+    def gradient(self, state: KernelState) -> np.ndarray:
+        """dT/d(theta) at a solved state (:func:`state_gradient`); after a warm solve on
+        one BLAS thread (its small products; :func:`csvm.model.warm_solver.one_blas_thread`)."""
+        s = self.settings
+        with one_blas_thread() if self.solver == "warm" else nullcontext():
+            return state_gradient(self.X4, state, s.kernel, s.regulariser, s.lam)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from contextlib import nullcontext
+from functools import partial
 from numbers import Real
 from typing import Any
 
@@ -31,25 +31,21 @@ from csvm.model.kernel_state import (  # noqa: F401 (HARD_MARGIN_C, outer_object
     HARD_MARGIN_C,
     SOLVERS,
     KernelState,
+    ProblemSolves,
     outer_objective,
-    solve_state,
-    state_gradient,
 )
-from csvm.model.kernels import KERNELS, KernelOverflowError
+from csvm.model.kernels import KERNELS, KernelOverflowError, KernelSpec
 from csvm.model.layers import Network, parse_layers
-from csvm.model.line_search import ARMIJO_C, MAX_BACKTRACKS
+from csvm.model.line_search import armijo_backtrack, safe_constant_eta, suggested_eta
 from csvm.model.multiclass import COMMON_CONSTRAINTS, BaseCSVM
 from csvm.model.regularisers import REGULARISERS, check_regulariser
+from csvm.model.solve_settings import SolveSettings
 from csvm.model.validation import Whole, check_init_filters
-from csvm.model.warm_solver import one_blas_thread
 
 __all__ = ["KernelCSVM", "outer_objective"]
 
 #: Consecutive rises of T under a constant step that count as divergence.
 _RISING_PATIENCE = 4
-#: solver="auto" solves warm above this many images (a sub-problem's); below, LIBSVM on the
-#: whole kernel is as fast (measured on MNIST 3 v 5, poly-2 and RBF: docs/benchmarks.md).
-WARM_FROM = 1024
 
 
 class KernelCSVM(BaseCSVM):
@@ -336,45 +332,42 @@ class KernelCSVM(BaseCSVM):
             return HARD_MARGIN_C
         return float(self.C)
 
-    def _fit_binary(
-        self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
-    ) -> KernelState:
-        params = {
-            "kernel": self.kernel,
-            "degree": self.degree,
-            "gamma": float(self.gamma),
-            "coef0": float(self.coef0),
-        }
-        regulariser, lam = check_regulariser(self.regulariser), float(self.lam)
-        network = self._network
-        filters = self._start_theta(rng, X4.shape[1])
-        start = time.perf_counter()
-        solver = self.solver
-        if solver == "auto":
-            solver = "warm" if len(X4) > WARM_FROM else "libsvm"
-        # LIBSVM's n x n kernel, reused by every solve of this problem (the warm solver
-        # forms only the columns it needs).
-        K_buffer = np.empty((len(X4), len(X4))) if solver == "libsvm" else None
+    def _solve_settings(self) -> SolveSettings:
+        """The eight solve keywords (kernel, degree, gamma, coef0, C, regulariser, lam,
+        svm_tol) as one checked value."""
+        return SolveSettings(
+            KernelSpec(self.kernel, self.degree, float(self.gamma), float(self.coef0)),
+            self.C,
+            check_regulariser(self.regulariser),
+            float(self.lam),
+            float(self.svm_tol),
+        )
+
+    def _solves(self, X4, y, recorder: Recorder):
+        """``(solve, solves)``: ``solve(f, iteration, start_from=None)`` is the state at
+        filters ``f`` with that iteration's C, and its timings (the first solve that stops
+        at its bound warns); ``solves`` the problem's :class:`ProblemSolves`."""
+        solves = ProblemSolves(
+            X4, y, self._solve_settings(), self.solver, self.svm_max_iter, self._network
+        )
         warned = []  # one warning per sub-problem, at its first solve that hits the bound
 
         def solve(f, iteration, start_from=None):
-            """The state at filters ``f``; the warm solver starts from ``start_from``'s
-            alphas (an accepted state: Armijo's trials all start from the same one) unless
-            C changes there (``C_last_only``): its first solve, and one with a new C, are
-            cold, LIBSVM's own on up to 2,048 images (so the thesis's curve follows
-            LIBSVM's from its first, largest step)."""
             C = self._C_at(iteration)
-            warm = solver == "warm" and start_from is not None and start_from.C == C
-            alpha0 = start_from.alpha() if warm else None
-            state, timings = solve_state(
-                X4, y, f, params, C, regulariser, lam, self.svm_tol, K_buffer,
-                self.svm_max_iter, network, solver=solver, alpha0=alpha0,
-            )  # fmt: skip
+            state, timings = solves(f, C, start_from)
             if (state.svm_hit_max_iter or state.svm_at_hard_cap) and not warned:
                 warned.append(iteration)
                 self._warn_unsolved(recorder, iteration, C, state.svm_hit_max_iter)
             return state, timings
 
+        return solve, solves
+
+    def _fit_binary(
+        self, X4: np.ndarray, y: np.ndarray, rng: np.random.Generator, recorder: Recorder
+    ) -> KernelState:
+        filters = self._start_theta(rng, X4.shape[1])
+        start = time.perf_counter()
+        solve, solves = self._solves(X4, y, recorder)
         state, timings = solve(filters, 0)
         best = state
         eta = float(self.eta)
@@ -390,15 +383,14 @@ class KernelCSVM(BaseCSVM):
                 best = state
             last = it == self.n_iter - 1 or converged
             t_grad = time.perf_counter()
-            with one_blas_thread() if solver == "warm" else nullcontext():
-                grad = None if last else state_gradient(X4, state, params, regulariser, lam)
+            grad = None if last else solves.gradient(state)
             timings["gradient"] = time.perf_counter() - t_grad if grad is not None else 0.0
             if grad is not None and not np.all(np.isfinite(grad)):
                 raise self._diverged(
                     best, "non-finite", "the filter gradient became non-finite", recorder, it
                 )
             if it == 0:  # what a suggestion after a divergence is based on
-                self._safe_eta = _safe_constant_eta(norm, grad)
+                self._safe_eta = safe_constant_eta(norm, grad)
             timings["seconds"] = time.perf_counter() - start
             if not self._record(recorder, state, grad, it, eta, timings):
                 break  # the callback stopped training
@@ -406,7 +398,8 @@ class KernelCSVM(BaseCSVM):
                 return self._last_C(state, it, eta, solve, recorder, start) if converged else state
             try:
                 if self.step == "armijo":
-                    new, timings, eta = self._armijo(state, grad, eta, it + 1, solve)
+                    trial = partial(solve, iteration=it + 1, start_from=state)
+                    new, timings, eta = armijo_backtrack(state, grad, eta, trial)
                 else:
                     new, timings, eta = self._fixed_step(
                         state, grad, eta, track, it, solve, best, recorder
@@ -516,26 +509,6 @@ class KernelCSVM(BaseCSVM):
             )
         return new, timings, eta
 
-    def _armijo(self, state, grad, eta, iteration, solve):
-        """Backtrack from twice the last accepted step until T decreases sufficiently.
-
-        Every trial costs an SVM solve; their times are added to the iteration's timings.
-        """
-        g2 = float(np.sum(grad * grad))
-        # Start from twice the last accepted step, but never move the filter by more than
-        # its own norm at once: the gradient can be huge where the kernel is steep.
-        trial = min(2.0 * eta, np.linalg.norm(state.theta) / max(np.sqrt(g2), 1e-300))
-        spent = {"kernel": 0.0, "svm": 0.0}
-        for _ in range(MAX_BACKTRACKS):
-            new_filters = state.theta - trial * grad
-            if np.all(np.isfinite(new_filters)):
-                new, timings = solve(new_filters, iteration, state)
-                spent = {key: spent[key] + timings[key] for key in spent}
-                if new.objective <= state.objective - ARMIJO_C * trial * g2:
-                    return new, spent, trial
-            trial /= 2.0
-        return None, None, eta
-
     def _check_growth(self, best, old, new, recorder, iteration) -> None:
         old_norm, new_norm = float(np.linalg.norm(old)), float(np.linalg.norm(new))
         if not np.all(np.isfinite(new)):
@@ -598,7 +571,7 @@ class KernelCSVM(BaseCSVM):
     ) -> DivergenceError:
         """The DivergenceError to raise, carrying the best state; its event is emitted."""
         eta = float(self.eta)
-        suggested = _suggested_eta(eta, self.step, getattr(self, "_safe_eta", None))
+        suggested = suggested_eta(eta, self.step, getattr(self, "_safe_eta", None))
         advice = f"Try a smaller step such as eta={suggested:g}, a larger lam, or step='armijo'."
         if any(e.get("svm_hit_max_iter") or e.get("svm_at_hard_cap") for e in recorder.history):
             # Non-separable or unscaled data: the alphas, and with them T's gradient, grow
@@ -618,31 +591,3 @@ class KernelCSVM(BaseCSVM):
         error.model = best
         recorder.diverged(iteration, error, norm_before, norm_after)
         return error
-
-
-def _safe_constant_eta(norm: float, grad: np.ndarray | None) -> float | None:
-    """The constant step that moves the first filter by a tenth of its norm (None without
-    a gradient)."""
-    g_norm = 0.0 if grad is None else float(np.linalg.norm(grad))
-    return 0.1 * norm / g_norm if g_norm > 0 else None
-
-
-def _suggested_eta(eta: float, step: str, safe: float | None) -> float:
-    """The step size to suggest after a divergence at ``eta``: a tenth of it, or, for
-    constant steps, the smaller 1-2-5 value at or below ``safe`` (the step that moves the
-    first filter by a tenth of its norm) when that is smaller still; a tenth alone left
-    the "too-large step" preset diverging again at 100 and 10.
-
-    Examples
-    --------
-    >>> _suggested_eta(1000.0, "constant", 0.37)
-    0.2
-    >>> _suggested_eta(1000.0, "relative", 0.37)
-    100.0
-    """
-    tenth = eta / 10
-    if step != "constant" or not safe or not np.isfinite(safe) or safe >= tenth:
-        return tenth
-    decade = 10.0 ** np.floor(np.log10(safe))
-    mantissa = max(m for m in (1, 2, 5) if m * decade <= safe * (1 + 1e-9))
-    return float(f"{mantissa * decade:.3g}")

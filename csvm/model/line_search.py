@@ -1,10 +1,9 @@
 """Projected gradient steps with the Armijo rule, shared by the models that use them.
 
-``KernelCSVM._armijo`` (csvm.model.kernelised) backtracks on the filter objective T(f); GMKL
-(Varma & Babu) does the same on the kernel weights T(d) with the projection onto
-``d >= 0``.  This is that rule as a public function with the same constants (KernelCSVM
-imports them from here, so the two cannot drift apart); ``KernelCSVM._armijo`` could call it
-with ``project=None``.
+:func:`armijo_backtrack` (KernelCSVM's ``step="armijo"``) backtracks on the filter
+objective T(f); GMKL (Varma & Babu) does the same on the kernel weights T(d) with the
+projection onto ``d >= 0`` (:func:`projected_armijo`), with the same constants.  The step
+sizes KernelCSVM suggests after a divergence are here too (:func:`suggested_eta`).
 """
 
 from __future__ import annotations
@@ -14,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ARMIJO_C", "MAX_BACKTRACKS", "nonnegative", "projected_armijo"]
+__all__ = [
+    "ARMIJO_C",
+    "MAX_BACKTRACKS",
+    "armijo_backtrack",
+    "nonnegative",
+    "projected_armijo",
+    "safe_constant_eta",
+    "suggested_eta",
+]
 
 #: Sufficient-decrease constant and backtracking bound (KernelCSVM's too).
 ARMIJO_C: float = 1e-4
@@ -81,3 +88,70 @@ def projected_armijo(
                 return x_new, payload, trial
         trial /= 2.0
     return None, None, step
+
+
+def armijo_backtrack(
+    state: Any, grad: np.ndarray, eta: float, solve: Callable[[np.ndarray], tuple[Any, dict]]
+) -> tuple[Any, dict[str, float] | None, float]:
+    """KernelCSVM's Armijo step on the filters: backtrack from twice the last accepted step
+    until T decreases sufficiently (``T(f - t g) <= T(f) - ARMIJO_C t |g|^2``).
+
+    Parameters
+    ----------
+    state : KernelState
+        The accepted state (its ``theta`` and ``objective``).
+    grad : ndarray like ``state.theta``
+        dT/d(theta) there.
+    eta : float
+        The last accepted step.
+    solve : callable
+        ``solve(theta) -> (state, timings)``: one SVM solve per trial, whose "kernel" and
+        "svm" seconds are summed over the trials.
+
+    Returns
+    -------
+    new, timings, step : the accepted state, the trials' timings and its step, or
+        ``(None, None, eta)`` when no trial decreased T enough.
+    """
+    g2 = float(np.sum(grad * grad))
+    # Start from twice the last accepted step, but never move the filter by more than
+    # its own norm at once: the gradient can be huge where the kernel is steep.
+    trial = min(2.0 * eta, np.linalg.norm(state.theta) / max(np.sqrt(g2), 1e-300))
+    spent = {"kernel": 0.0, "svm": 0.0}
+    for _ in range(MAX_BACKTRACKS):
+        new_filters = state.theta - trial * grad
+        if np.all(np.isfinite(new_filters)):
+            new, timings = solve(new_filters)
+            spent = {key: spent[key] + timings[key] for key in spent}
+            if new.objective <= state.objective - ARMIJO_C * trial * g2:
+                return new, spent, trial
+        trial /= 2.0
+    return None, None, eta
+
+
+def safe_constant_eta(norm: float, grad: np.ndarray | None) -> float | None:
+    """The constant step that moves the first filter by a tenth of its norm (None without
+    a gradient)."""
+    g_norm = 0.0 if grad is None else float(np.linalg.norm(grad))
+    return 0.1 * norm / g_norm if g_norm > 0 else None
+
+
+def suggested_eta(eta: float, step: str, safe: float | None) -> float:
+    """The step size to suggest after a divergence at ``eta``: a tenth of it, or, for
+    constant steps, the smaller 1-2-5 value at or below ``safe`` (the step that moves the
+    first filter by a tenth of its norm) when that is smaller still; a tenth alone left
+    the "too-large step" preset diverging again at 100 and 10.
+
+    Examples
+    --------
+    >>> suggested_eta(1000.0, "constant", 0.37)
+    0.2
+    >>> suggested_eta(1000.0, "relative", 0.37)
+    100.0
+    """
+    tenth = eta / 10
+    if step != "constant" or not safe or not np.isfinite(safe) or safe >= tenth:
+        return tenth
+    decade = 10.0 ** np.floor(np.log10(safe))
+    mantissa = max(m for m in (1, 2, 5) if m * decade <= safe * (1 + 1e-9))
+    return float(f"{mantissa * decade:.3g}")

@@ -2,9 +2,9 @@
 
 Eight keywords travel together through the lab, the landscapes and the stack lab:
 ``kernel, degree, gamma, coef0`` (a :class:`~csvm.model.kernels.KernelSpec`), ``C``,
-``regulariser``, ``lam`` and ``svm_tol``.  The public functions and the estimators keep
-them as flat keywords (scikit-learn estimators have flat parameters); inside, they are
-checked once and passed on as one :class:`SolveSettings`.
+``regulariser``, ``lam`` and ``svm_tol``.  The estimators keep them as flat keywords
+(scikit-learn estimators have flat parameters); inside, they are checked once and passed
+on as one :class:`SolveSettings` (``KernelCSVM``'s fit, ``outer_objective``, the labs).
 """
 
 from __future__ import annotations
@@ -12,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from csvm.model.kernel_state import HARD_MARGIN_C
 from csvm.model.kernels import KernelSpec
 
-__all__ = ["SolveSettings"]
+__all__ = ["HARD_MARGIN_C", "SolveSettings"]
+
+#: The C that stands for "no upper bound on alpha" (erratum 5): LIBSVM needs a number.
+#: (Here, below the kernels, so that :mod:`csvm.model.kernel_state` can take a
+#: :class:`SolveSettings` without an import cycle; it re-exports the constant.)
+HARD_MARGIN_C = 1e10
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ updates from the previous optimum on the thesis's table 4.1 kernels (a third to 
 a cold start); at ~0.1 ms per vectorised update in Python that is slower than LIBSVM from
 scratch.  This module solves it in three parts instead:
 
-* **Columns on demand** (:class:`KernelColumns`): only the columns ``K[:, j]`` of the
-  points that enter the working set are formed, from the feature maps by one BLAS product
-  per batch (``csvm.model.kernels.kernel_matrix``: float32 products), and kept.  A solve
-  near the previous one touches the support vectors and a few violators, a few hundred
-  columns, never the ``n x n`` kernel.
+* **Columns on demand** (:class:`~csvm.model.kernel_columns.KernelColumns`): only the
+  columns ``K[:, j]`` of the points that enter the working set are formed, from the
+  feature maps by one BLAS product per batch (``csvm.model.kernels.kernel_matrix``:
+  float32 products), and kept.  A solve near the previous one touches the support vectors
+  and a few violators, a few hundred columns, never the ``n x n`` kernel.
 * **Shrinking (decomposition)**: the problem is solved on a working set ``W`` (the current
   support vectors and the points that violate the KKT conditions most), every alpha
   outside ``W`` at 0; the gradient over all points then says whether a point outside
@@ -43,23 +43,18 @@ Everything is checked against LIBSVM in ``tests/model/test_warm_solver.py``.
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import scipy.linalg
 from sklearn.svm import SVC
-from threadpoolctl import ThreadpoolController
+
+from csvm.model.kernel_columns import KernelColumns, one_blas_thread
 
 __all__ = [
     "COLD_WHOLE",
     "DualSolution",
-    "KernelColumns",
-    "blas_threads",
-    "one_blas_thread",
     "solve_dual",
     "start_alpha",
 ]
@@ -78,41 +73,6 @@ _ADD_MIN, _ADD_FRACTION = 64, 0.5
 _SNAP = 1e-12
 #: ``exact`` solves stop at a KKT gap below this fraction of the scores' scale.
 _EXACT = 1e-9
-
-
-# -- BLAS threads -------------------------------------------------------------------------
-_BLAS: list[Any] = []  # the BLAS libraries' controller, made at first use (numpy and scipy's)
-
-
-def _blas() -> Any:
-    if not _BLAS:
-        _BLAS.append(ThreadpoolController().select(user_api="blas"))
-    return _BLAS[0]
-
-
-def blas_threads() -> int:
-    """The BLAS threads in effect now (the most among the loaded BLAS libraries)."""
-    return max((lib.num_threads for lib in _blas().lib_controllers), default=1)
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """Run small dense algebra on one BLAS thread.  Two OpenBLAS threads spin-wait for each
-    other on the products of a warm solve (a 160 x 160 system, the support vectors'
-    gradient); with another process on the second core that made them 5-10x slower than
-    one thread (docs/benchmarks.md, "Warm-started solves").  The kernel's products keep
-    the threads they had (:class:`KernelColumns` forms them with ``threads``)."""
-    with _blas().limit(limits=1):
-        yield
-
-
-@contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    if n is None:
-        yield
-        return
-    with _blas().limit(limits=n):
-        yield
 
 
 @dataclass
@@ -161,158 +121,6 @@ class DualSolution:
         """Indices with ``alpha > 0`` (ascending; LIBSVM's order, by class, when the
         answer is LIBSVM's own cold solve on every point)."""
         return np.flatnonzero(self.alpha > 0) if self.order is None else self.order
-
-
-class KernelColumns:
-    """The columns of a kernel matrix, formed on demand and kept.
-
-    Either a precomputed ``(n, n)`` matrix ``K`` (the columns are its own), or feature
-    vectors ``Z`` ``(n, D)`` with a kernel function ``kernel(A, B)`` between the rows of
-    ``A`` and of ``B`` (``B=None``: ``A`` with itself), called once per batch of new
-    columns: one BLAS product of all the vectors with the batch's.
-
-    A float32 product need not give ``K_ij`` and ``K_ji`` the same rounding; where kept
-    columns cross, both entries become the mean of the two (exact in float64), so that a
-    linear system on them and the gradient read from them describe one symmetric matrix,
-    whose quadratic form ``a' K a`` is the one of the matrix as computed.
-
-    Parameters
-    ----------
-    K : ndarray (n, n), optional
-        A precomputed kernel matrix (symmetric).
-    Z : ndarray (n, D), optional
-        Feature vectors (with ``kernel``).
-    kernel : callable, optional
-        ``kernel(A, B) -> (len(A), len(B))`` float64, e.g.
-        ``functools.partial(csvm.model.kernels.kernel_matrix, kernel="poly")``.
-    threads : int, optional
-        BLAS threads for the kernel's products (:func:`solve_dual` runs the rest on one);
-        None: whatever is in effect.
-
-    Attributes
-    ----------
-    seconds : float
-        Time spent forming columns.
-    n_formed : int
-        Columns formed so far.
-    """
-
-    def __init__(
-        self,
-        K: np.ndarray | None = None,
-        *,
-        Z: np.ndarray | None = None,
-        kernel: Callable[[np.ndarray, np.ndarray | None], np.ndarray] | None = None,
-        threads: int | None = None,
-    ):
-        if (K is None) == (Z is None):
-            raise ValueError("KernelColumns needs a precomputed K or feature vectors Z, not both")
-        if K is not None:
-            K = np.asarray(K, dtype=np.float64)
-            if K.ndim != 2 or K.shape[0] != K.shape[1]:
-                raise ValueError(f"a precomputed kernel must be square, got shape {K.shape}")
-            self.n = K.shape[0]
-        else:
-            if kernel is None:
-                raise ValueError("KernelColumns with feature vectors Z needs a kernel function")
-            self.n = len(Z)
-        self._K, self._Z, self._kernel = K, Z, kernel
-        self._whole = None  # the whole matrix once whole() formed it
-        self._threads = threads
-        self._pos = np.full(self.n, -1, dtype=np.intp)  # column -> row of _store
-        self._store = np.empty((0, self.n))  # the kept columns, one per row
-        self._count = 0
-        self.seconds = 0.0
-        self.n_formed = 0
-
-    def whole(self) -> np.ndarray:
-        """The whole ``(n, n)`` matrix by one call of the kernel, as it comes (LIBSVM's
-        input is then exactly what ``kernel_matrix`` gives); later columns are read from
-        it instead of formed."""
-        if self._K is None and self._whole is None:
-            t0 = time.perf_counter()
-            with _threads(self._threads):
-                self._whole = self._kernel(self._Z, None)
-            self.seconds += time.perf_counter() - t0
-        return self._K if self._K is not None else self._whole
-
-    @property
-    def whole_matrix(self) -> np.ndarray | None:
-        """The matrix :meth:`whole` formed, as it came (None before)."""
-        return self._K if self._K is not None else self._whole
-
-    def square(self, idx: np.ndarray) -> np.ndarray:
-        """``K[idx][:, idx]`` by one call of the kernel on those points alone, keeping
-        nothing (a cold start's sample: its whole columns are not needed)."""
-        idx = np.asarray(idx, dtype=np.intp)
-        if self._K is not None:
-            return self._K[np.ix_(idx, idx)]
-        t0 = time.perf_counter()
-        with _threads(self._threads):
-            K = self._kernel(self._Z[idx], None)
-        self.seconds += time.perf_counter() - t0
-        return K
-
-    def rows(self, idx: np.ndarray) -> np.ndarray:
-        """``K[idx, :]`` (``= K[:, idx].T``), shape ``(len(idx), n)``; the columns not yet
-        kept are formed by one call of the kernel."""
-        idx = np.asarray(idx, dtype=np.intp)
-        if self._K is not None:
-            return self._K[idx]
-        self._ensure(idx)
-        return self._store[self._pos[idx]]
-
-    def times(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``K[:, idx] @ v`` without copying the columns out of the store."""
-        idx = np.asarray(idx, dtype=np.intp)
-        if self._K is not None:
-            return self._K[:, idx] @ v
-        self._ensure(idx)
-        w = np.zeros(self._count)
-        w[self._pos[idx]] = v
-        return self._store[: self._count].T @ w
-
-    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """``K[rows][:, cols]``, read from the kept columns of ``cols``."""
-        rows, cols = np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)
-        if self._K is not None:
-            return self._K[np.ix_(rows, cols)]
-        self._ensure(cols)
-        return self._store[np.ix_(self._pos[cols], rows)].T
-
-    def _ensure(self, idx: np.ndarray) -> None:
-        """Form the columns of ``idx`` not kept yet (one call of the kernel)."""
-        missing = np.unique(idx[self._pos[idx] < 0])
-        if len(missing):
-            t0 = time.perf_counter()
-            if self._whole is not None:
-                self._form(missing, self._whole[:, missing])
-            else:
-                with _threads(self._threads):
-                    columns = self._kernel(self._Z, self._Z[missing])
-                self._form(missing, columns)
-            self.seconds += time.perf_counter() - t0
-
-    def _form(self, idx: np.ndarray, columns: np.ndarray) -> None:
-        """Keep ``columns = K[:, idx]`` (n, m), symmetric with what is kept already."""
-        new = np.array(columns.T, dtype=np.float64)  # (m, n): one row per column
-        kept = np.flatnonzero(self._pos >= 0)
-        if len(kept):
-            where = np.ix_(self._pos[kept], idx)
-            mean = (self._store[where] + new[:, kept].T) / 2
-            self._store[where] = mean
-            new[:, kept] = mean.T
-        own = new[:, idx]
-        new[:, idx] = (own + own.T) / 2
-        need = self._count + len(idx)
-        if need > len(self._store):
-            grown = np.empty((min(self.n, max(need, 2 * len(self._store), 64)), self.n))
-            grown[: self._count] = self._store[: self._count]
-            self._store = grown
-        self._store[self._count : need] = new
-        self._pos[idx] = np.arange(self._count, need)
-        self._count = need
-        self.n_formed += len(idx)
 
 
 # -- the start --------------------------------------------------------------------------------
@@ -585,6 +393,46 @@ def _balanced_sample(y: np.ndarray, size: int) -> np.ndarray:
     return np.sort(np.concatenate([rng.choice(pos, take_p, False), rng.choice(neg, take_n, False)]))
 
 
+def _checked(K: Any, y: Any, C: float, tol: float) -> tuple[KernelColumns, np.ndarray, float]:
+    """The kernel's columns, the labels as floats and C, checked (ValueError)."""
+    cols = K if isinstance(K, KernelColumns) else KernelColumns(K)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if cols.n != len(y):
+        raise ValueError(f"the kernel has {cols.n} points but y has {len(y)} labels")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must hold the labels -1 and +1 only")
+    if not (y > 0).any() or not (y < 0).any():
+        only = "+1" if (y > 0).any() else "-1"
+        raise ValueError(
+            f"solve_dual needs both classes, but every label is {only}: an SVM cannot "
+            "separate one class from nothing"
+        )
+    C = float(C)
+    if not (C > 0 and math.isfinite(C)):
+        raise ValueError(f"C must be a finite number above 0 (1e10 for a hard margin), got {C!r}")
+    if not tol > 0:
+        raise ValueError(f"tol must be greater than 0, got {tol!r}")
+    return cols, y, C
+
+
+def _cold_start(cols: KernelColumns, y: np.ndarray, C: float, tol: float, max_iter: int):
+    """LIBSVM from alpha = 0: on every point when there are few (its answer is then
+    LIBSVM's own: ``whole``), else on a balanced sample, which the solver's rounds
+    complete.  Returns the alphas, LIBSVM's iterations, ``whole`` and its
+    ``(intercept, support)``."""
+    n = len(y)
+    if n <= _COLD_WORKING_SET:
+        W, KW, whole = np.arange(n), cols.whole(), True
+    else:
+        W = _balanced_sample(y, _COLD_WORKING_SET)
+        KW = cols.square(W)  # whole columns only for the support vectors, later
+        whole = False
+    sub, its, libsvm = _libsvm(KW, y[W], C, tol, max_iter)
+    alpha = np.zeros(n)
+    alpha[W] = sub
+    return alpha, its, whole, libsvm
+
+
 def solve_dual(
     K: np.ndarray | KernelColumns,
     y: Any,
@@ -652,24 +500,8 @@ def solve_dual(
 
 
 def _solve_dual(K, y, C, alpha0, tol, exact, max_iter, rescale, newton) -> DualSolution:
-    cols = K if isinstance(K, KernelColumns) else KernelColumns(K)
-    y = np.asarray(y, dtype=np.float64).ravel()
+    cols, y, C = _checked(K, y, C, tol)
     n = len(y)
-    if cols.n != n:
-        raise ValueError(f"the kernel has {cols.n} points but y has {n} labels")
-    if not np.all(np.isin(y, (-1.0, 1.0))):
-        raise ValueError("y must hold the labels -1 and +1 only")
-    if not (y > 0).any() or not (y < 0).any():
-        only = "+1" if (y > 0).any() else "-1"
-        raise ValueError(
-            f"solve_dual needs both classes, but every label is {only}: an SVM cannot "
-            "separate one class from nothing"
-        )
-    C = float(C)
-    if not (C > 0 and math.isfinite(C)):
-        raise ValueError(f"C must be a finite number above 0 (1e10 for a hard margin), got {C!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be greater than 0, got {tol!r}")
     alpha = np.zeros(n) if alpha0 is None else start_alpha(alpha0, y, C)
     cold = not alpha.any()
     iterations = rounds = libsvm_calls = 0
@@ -683,15 +515,7 @@ def _solve_dual(K, y, C, alpha0, tol, exact, max_iter, rescale, newton) -> DualS
 
     whole, libsvm_b, libsvm_support = False, 0.0, None
     if cold:
-        # LIBSVM on every point (few: its answer is then LIBSVM's own) or on a balanced
-        # sample (many), which the rounds below complete.
-        if n <= _COLD_WORKING_SET:
-            W, KW, whole = np.arange(n), cols.whole(), True
-        else:
-            W = _balanced_sample(y, _COLD_WORKING_SET)
-            KW = cols.square(W)  # whole columns only for the support vectors, below
-        sub, its, (libsvm_b, libsvm_support) = _libsvm(KW, y[W], C, tol, max_iter)
-        alpha[W] = sub
+        alpha, its, whole, (libsvm_b, libsvm_support) = _cold_start(cols, y, C, tol, max_iter)
         iterations += its
         rounds += 1
         libsvm_calls += 1

@@ -31,6 +31,7 @@ from csvm.data.images import UploadError
 from csvm.model.conv import correlate
 from csvm.model.kernelised import HARD_MARGIN_C, outer_objective
 from csvm.model.kernels import kernel_matrix
+from csvm.model.solve_settings import SolveSettings
 from csvm.runs.lab_job import lab_job
 
 SIZES = [3, 5, 7, 9]
@@ -191,7 +192,7 @@ def test_fixed_filter_solve_equals_outer_objective_and_svc(pair, settings):
     X, y, Xt, yt = pair
     f = classic_filter("sobel_x", 5) * 3  # outside the unit ball: DFO is active
     r = solve_fixed_filter(X, y, f, X_test=Xt, y_test=yt, **settings)
-    T, grad = outer_objective(X, y, f[None, None], **settings)
+    T, grad = outer_objective(X, y, f[None, None], SolveSettings.from_keywords(**settings))
     assert r.objective == T
     np.testing.assert_array_equal(r.gradient, grad)
     np.testing.assert_array_equal(filter_gradient(X, y, f, **settings), grad[0, 0])

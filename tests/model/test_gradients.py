@@ -7,6 +7,7 @@ from csvm.model.conv import correlate
 from csvm.model.kernelised import outer_objective
 from csvm.model.kernels import kernel_gradient, kernel_matrix
 from csvm.model.regularisers import REGULARISERS, regulariser_gradient, regulariser_value
+from csvm.model.solve_settings import SolveSettings
 
 
 def _central_difference(fun, f, h):
@@ -109,14 +110,9 @@ def test_outer_gradient_with_svm_resolved(kernel, params, regulariser, n_filters
     f *= 1.5 / np.abs(f).sum()  # outside the unit ball so DFO's active branch is tested
     if kernel == "rbf":
         f *= 0.3
-    kwargs = {
-        "kernel": kernel,
-        **params,
-        "C": 1.0,
-        "regulariser": regulariser,
-        "lam": 0.3,
-        "svm_tol": 1e-12,
-    }
-    _, analytic = outer_objective(X, y, f, **kwargs)
-    numeric = _central_difference(lambda g: outer_objective(X, y, g, **kwargs)[0], f, 1e-6)
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3, svm_tol=1e-12
+    )
+    _, analytic = outer_objective(X, y, f, settings)
+    numeric = _central_difference(lambda g: outer_objective(X, y, g, settings)[0], f, 1e-6)
     assert _rel_error(analytic, numeric) < 1e-4

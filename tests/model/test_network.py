@@ -10,6 +10,7 @@ from csvm.model.conv import correlate, correlate_input_gradient
 from csvm.model.kernelised import outer_objective
 from csvm.model.layers import LayerSpec, Network, format_layers, parse_layers
 from csvm.model.pooling import activate, activation_gradient, pool, pool_backward
+from csvm.model.solve_settings import SolveSettings
 from tests.model.test_gradients import _central_difference as central_difference
 from tests.model.test_gradients import _rel_error
 
@@ -113,10 +114,13 @@ def test_layered_outer_objective_gradient(kernel, params, layers):
     y = np.where(X[:, 0, :4].mean(axis=(1, 2)) > X[:, 0, 5:].mean(axis=(1, 2)), 1, -1)
     net = Network(parse_layers(layers), X.shape[1:])
     theta = net.initial(np.random.default_rng(7)) + 0.05 * rng.standard_normal(sum(net.sizes))
-    kwargs = {"kernel": kernel, **params, "C": 1.0, "regulariser": "dfo2", "lam": 0.3}
-    kwargs.update(svm_tol=1e-12, layers=layers)
-    _, analytic = outer_objective(X, y, theta, **kwargs)
-    numeric = _central_difference(lambda t: outer_objective(X, y, t, **kwargs)[0], theta)
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, **params, C=1.0, regulariser="dfo2", lam=0.3, svm_tol=1e-12
+    )
+    _, analytic = outer_objective(X, y, theta, settings, layers=layers)
+    numeric = _central_difference(
+        lambda t: outer_objective(X, y, t, settings, layers=layers)[0], theta
+    )
     assert _rel_error(analytic, numeric) < 1e-4
 
 

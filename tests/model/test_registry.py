@@ -16,6 +16,7 @@ from csvm.model.kernelised import outer_objective
 from csvm.model.kernels import kernel_matrix
 from csvm.model.plain_svm import make_plain_svm
 from csvm.model.regularisers import REGULARISERS, Regulariser
+from csvm.model.solve_settings import SolveSettings
 from csvm.runs.config import SPECS, parse
 from csvm.runs.query import from_query, to_query
 from csvm.runs.summary import run_name
@@ -106,13 +107,14 @@ def test_the_filter_gradient_of_a_new_kernel_is_assembled_from_its_partials(regi
     f = rng.standard_normal((1, 1, 3, 3))
     settings = {"kernel": "dummy", "gamma": 0.7, "C": 10.0, "regulariser": "quartic"}
     settings |= {"lam": 0.05, "svm_tol": 1e-10}
-    _, analytic = outer_objective(X, y, f, **settings)
+    solve = SolveSettings.from_keywords(**settings)
+    _, analytic = outer_objective(X, y, f, solve)
     numeric = np.zeros_like(f)
     for i in np.ndindex(f.shape):
         step = np.zeros_like(f)
         step[i] = 1e-6
-        up = outer_objective(X, y, f + step, **settings)[0]
-        down = outer_objective(X, y, f - step, **settings)[0]
+        up = outer_objective(X, y, f + step, solve)[0]
+        down = outer_objective(X, y, f - step, solve)[0]
         numeric[i] = (up - down) / 2e-6
     np.testing.assert_allclose(analytic, numeric, rtol=1e-4, atol=1e-6)
     # And its kernel is gamma z.z'.

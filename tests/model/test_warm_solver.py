@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 from sklearn.svm import SVC
 
 from csvm import KernelCSVM
-from csvm.model import warm_solver
+from csvm.model import kernel_columns, kernel_state, warm_solver
+from csvm.model.kernel_columns import KernelColumns
 from csvm.model.kernel_state import outer_objective, solve_state, state_gradient
 from csvm.model.kernels import kernel_matrix
 from csvm.model.smo import kernel_matrix as raw_kernel
-from csvm.model.warm_solver import KernelColumns, solve_dual, start_alpha
+from csvm.model.solve_settings import SolveSettings
+from csvm.model.warm_solver import solve_dual, start_alpha
 
 KERNELS = {
     "linear": {},
@@ -320,10 +322,10 @@ def test_gradient_at_warm_solves_matches_finite_differences(kernel, params, regu
     numeric = _central_difference(T, f, 1e-6)
     assert _rel_error(analytic, numeric) < 1e-4
     # The public function with the warm solver: the same value and gradient.
-    value, grad = outer_objective(
-        X, y, f, kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3,
-        svm_tol=1e-12, solver="warm",
-    )  # fmt: skip
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3, svm_tol=1e-12
+    )
+    value, grad = outer_objective(X, y, f, settings, solver="warm")
     assert value == pytest.approx(base.objective, rel=1e-9)
     np.testing.assert_allclose(grad, analytic, rtol=1e-7, atol=1e-12)
 
@@ -441,15 +443,13 @@ def test_c_last_only_applies_however_early_the_steps_stop(solver, stop):
 def test_auto_solves_warm_above_1024_images_only(monkeypatch):
     """Below, LIBSVM on the whole kernel is as fast, and a run is the one it was before the
     warm solver to the bit (the Classroom presets train on 50 to 600 images)."""
-    from csvm.model import kernelised
-
     X, y = _digits()
     assert KernelCSVM().solver == "auto"
     params = dict(image_shape=(8, 8), filter_shape=(3, 3), n_iter=4, random_state=0)
     auto = KernelCSVM(**params).fit(X, y)
     libsvm = KernelCSVM(solver="libsvm", **params).fit(X, y)
     assert [e["objective"] for e in auto.history_] == [e["objective"] for e in libsvm.history_]
-    monkeypatch.setattr(kernelised, "WARM_FROM", len(X) - 1)
+    monkeypatch.setattr(kernel_state, "WARM_FROM", len(X) - 1)
     warm = KernelCSVM(**params).fit(X, y)
     assert warm.history_[1]["svm_iterations"] < 60  # warm: a few linear systems
 
@@ -461,17 +461,17 @@ def test_the_solves_own_algebra_runs_on_one_blas_thread(monkeypatch):
     kernel = functools.partial(kernel_matrix, kernel="poly", degree=2)
 
     def counting(A, B):
-        seen.append(warm_solver.blas_threads())
+        seen.append(kernel_columns.blas_threads())
         return kernel(A, B)
 
     Z = np.random.default_rng(0).random((300, 20)).astype(np.float32)
     y = np.where(Z[:, 0] > 0.5, 1.0, -1.0)
-    before = warm_solver.blas_threads()
+    before = kernel_columns.blas_threads()
     cols = KernelColumns(Z=Z, kernel=counting, threads=before)
     sol = solve_dual(cols, y, 1.0, alpha0=np.full(300, 0.01), tol=1e-6)
 
     def inside(*args):
-        seen.append(("pivot", warm_solver.blas_threads()))
+        seen.append(("pivot", kernel_columns.blas_threads()))
         return pivoting(*args)
 
     pivoting = warm_solver._pivoting
@@ -480,10 +480,66 @@ def test_the_solves_own_algebra_runs_on_one_blas_thread(monkeypatch):
     assert solve_dual(cols, y, 1.0, alpha0=sol.alpha * jitter, tol=1e-9, exact=True).iterations
     assert set(t for t in seen if not isinstance(t, tuple)) == {before}
     assert {t for t in seen if isinstance(t, tuple)} == {("pivot", 1)}
-    assert warm_solver.blas_threads() == before
+    assert kernel_columns.blas_threads() == before
 
 
 def test_solver_is_validated_by_name():
     X, y = _digits()
     with pytest.raises(ValueError, match="'solver' parameter of KernelCSVM must be"):
         KernelCSVM(image_shape=(8, 8), solver="smo").fit(X, y)
+
+
+def _classroom_presets() -> list[str]:
+    """The presets whose K-CSVM trains on at most WARM_FROM images (the Classroom's)."""
+    from csvm.runs.config import parse
+    from csvm.runs.presets import load_presets
+
+    names = []
+    for preset in load_presets():
+        config, _ = parse(preset["config"], source=preset["name"])
+        if config.model == "kcsvm" and config.n_train and config.n_train <= 1024:
+            names.append(preset["name"])
+    return names
+
+
+@pytest.mark.filterwarnings("ignore::csvm.exceptions.SVMIterationWarning")
+@pytest.mark.parametrize("name", _classroom_presets())
+def test_the_classroom_presets_learn_what_they_learned_before_to_the_step(name):
+    """solver="auto" keeps LIBSVM on at most 1,024 images: every Classroom preset's run
+    (what the page replays) is the LIBSVM path's, event for event and bit for bit."""
+    from csvm.exceptions import DivergenceError
+    from csvm.runs.config import parse
+    from csvm.runs.presets import load_presets
+    from csvm.runs.targets import load_data
+
+    preset = next(p for p in load_presets() if p["name"] == name)
+    config, problems = parse(preset["config"], source=name)
+    assert not problems
+    data = load_data(config)
+    runs = []
+    for solver in ("auto", "libsvm"):
+        clf = config.build_estimator(data.image_shape)
+        assert clf.solver == "auto"
+        clf.set_params(solver=solver)
+        seen = []
+        try:
+            clf.fit(data.X_train, data.y_train, callback=seen.append)
+        except DivergenceError:  # the "too-large step" preset: it diverges both ways
+            pass
+        runs.append(seen)
+    auto, libsvm = runs
+    assert len(auto) == len(libsvm) > 1
+    for a, b in zip(auto, libsvm, strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            if key in ("seconds", "timings"):
+                continue  # time
+            if isinstance(a[key], list):  # each layer's filters or gradient
+                assert len(a[key]) == len(b[key]), key
+                for x, z in zip(a[key], b[key], strict=True):
+                    np.testing.assert_array_equal(x, z, err_msg=key)
+            elif isinstance(a[key], np.ndarray):  # filters, gradient, alphas, support
+                np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+            else:
+                assert a[key] == b[key], key
+    assert {"objective", "filters", "alpha", "eta"} <= auto[0].keys()
