@@ -78,8 +78,14 @@ class KernelColumns:
         ``kernel(A, B) -> (len(A), len(B))`` float64, e.g.
         ``functools.partial(csvm.model.kernels.kernel_matrix, kernel="poly")``.
     threads : int, optional
-        BLAS threads for the kernel's products (:func:`solve_dual` runs the rest on one);
-        None: whatever is in effect.
+        BLAS threads for the kernel's products (:func:`~csvm.model.warm_solver.solve_dual`
+        runs the rest on one); None: whatever is in effect.
+    batch_threads : int, optional
+        BLAS threads for the products of a batch of columns (:meth:`rows`, :meth:`times`,
+        :meth:`block`, :meth:`square`), if not ``threads``: a batch is a few hundred
+        columns, a product two threads spin-wait on when another process has the second
+        core, where :meth:`whole` (LIBSVM's input, to be formed as ``kernel_matrix``
+        forms it in the caller) keeps ``threads``.
 
     Attributes
     ----------
@@ -96,6 +102,7 @@ class KernelColumns:
         Z: np.ndarray | None = None,
         kernel: Callable[[np.ndarray, np.ndarray | None], np.ndarray] | None = None,
         threads: int | None = None,
+        batch_threads: int | None = None,
     ):
         if (K is None) == (Z is None):
             raise ValueError("KernelColumns needs a precomputed K or feature vectors Z, not both")
@@ -111,6 +118,7 @@ class KernelColumns:
         self._K, self._Z, self._kernel = K, Z, kernel
         self._whole = None  # the whole matrix once whole() formed it
         self._threads = threads
+        self._batch_threads = threads if batch_threads is None else batch_threads
         self._pos = np.full(self.n, -1, dtype=np.intp)  # column -> row of _store
         self._store = np.empty((0, self.n))  # the kept columns, one per row
         self._count = 0
@@ -140,7 +148,7 @@ class KernelColumns:
         if self._K is not None:
             return self._K[np.ix_(idx, idx)]
         t0 = time.perf_counter()
-        with _threads(self._threads):
+        with _threads(self._batch_threads):
             K = self._kernel(self._Z[idx], None)
         self.seconds += time.perf_counter() - t0
         return K
@@ -180,7 +188,7 @@ class KernelColumns:
             if self._whole is not None:
                 self._form(missing, self._whole[:, missing])
             else:
-                with _threads(self._threads):
+                with _threads(self._batch_threads):
                     columns = self._kernel(self._Z, self._Z[missing])
                 self._form(missing, columns)
             self.seconds += time.perf_counter() - t0

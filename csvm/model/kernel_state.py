@@ -374,7 +374,9 @@ def _solve_warm(
     def kernel(A, B):  # one BLAS product (float32 for float32 maps)
         return kernel_matrix(A, B, **params)
 
-    columns = KernelColumns(Z=Zf, kernel=kernel, threads=threads)
+    # LIBSVM's whole kernel (a cold start) on the threads in effect, as solver="libsvm"
+    # forms it; batches of columns on one (two threads spin-wait on a shared machine).
+    columns = KernelColumns(Z=Zf, kernel=kernel, threads=threads, batch_threads=1)
     bound = max_iter if max_iter > 0 else 2**62
     y_pm = np.where(np.asarray(y) > 0, 1.0, -1.0)
     solution = solve_dual(columns, y_pm, C, alpha0=alpha0, tol=svm_tol, exact=exact, max_iter=bound)

@@ -483,6 +483,28 @@ def test_the_solves_own_algebra_runs_on_one_blas_thread(monkeypatch):
     assert kernel_columns.blas_threads() == before
 
 
+def test_batches_of_columns_on_their_own_threads_the_whole_kernel_on_the_callers():
+    """A warm solve's column batches run on one BLAS thread; LIBSVM's whole kernel on the
+    caller's threads, so a cold start sees the kernel solver="libsvm" forms."""
+    seen = []
+    kernel = functools.partial(kernel_matrix, kernel="poly", degree=2)
+
+    def counting(A, B):
+        seen.append(("whole" if B is None else "batch", kernel_columns.blas_threads()))
+        return kernel(A, B)
+
+    Z = np.random.default_rng(0).random((300, 20)).astype(np.float32)
+    y = np.where(Z[:, 0] > 0.5, 1.0, -1.0)
+    callers = kernel_columns.blas_threads()
+    cols = KernelColumns(Z=Z, kernel=counting, threads=callers, batch_threads=1)
+    sol = solve_dual(cols, y, 1.0, tol=1e-6)  # cold: LIBSVM on the whole kernel
+    jitter = 1 + 0.3 * np.random.default_rng(1).random(300)
+    fresh = KernelColumns(Z=Z, kernel=counting, threads=callers, batch_threads=1)
+    solve_dual(fresh, y, 1.0, alpha0=sol.alpha * jitter, tol=1e-9, exact=True)
+    assert ("whole", callers) in seen
+    assert {t for kind, t in seen if kind == "batch"} == {1}
+
+
 def test_solver_is_validated_by_name():
     X, y = _digits()
     with pytest.raises(ValueError, match="'solver' parameter of KernelCSVM must be"):
