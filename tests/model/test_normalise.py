@@ -16,6 +16,7 @@ from csvm.model.normalise import (
     signed_sqrt,
     signed_sqrt_backward,
 )
+from csvm.model.solve_settings import SolveSettings
 from tests.model.test_gradients import _central_difference, _rel_error
 
 
@@ -98,10 +99,13 @@ def test_outer_objective_gradient_through_block_norm_and_sqrt(kernel, params):
     net = Network(parse_layers(layers), X.shape[1:])
     theta = first_filters("hog", rng, net.filter_shapes[0]).ravel()
     theta = theta + 0.02 * rng.standard_normal(theta.shape)
-    kwargs = {"kernel": kernel, **params, "C": 1.0, "regulariser": "dfo2", "lam": 0.3}
-    kwargs.update(svm_tol=1e-12, layers=layers)
-    _, analytic = outer_objective(X, y, theta, **kwargs)
-    numeric = _central_difference(lambda t: outer_objective(X, y, t, **kwargs)[0], theta, 1e-6)
+    settings = SolveSettings.from_keywords(
+        kernel=kernel, **params, C=1.0, regulariser="dfo2", lam=0.3, svm_tol=1e-12
+    )
+    _, analytic = outer_objective(X, y, theta, settings, layers=layers)
+    numeric = _central_difference(
+        lambda t: outer_objective(X, y, t, settings, layers=layers)[0], theta, 1e-6
+    )
     assert _rel_error(analytic, numeric) < 1e-4
 
 
