@@ -73,6 +73,11 @@ _ADD_MIN, _ADD_FRACTION = 64, 0.5
 _SNAP = 1e-12
 #: ``exact`` solves stop at a KKT gap below this fraction of the scores' scale.
 _EXACT = 1e-9
+#: A start's alphas below this fraction of the largest of their class are 0, and so are a
+#: class's alphas that sum to less than ``_NEGLIGIBLE_SUM``: the factor that balances the
+#: classes then never makes a subnormal alpha, whose rounding would move a feasible start
+#: again (hypothesis found 2e-313).
+_NEGLIGIBLE, _NEGLIGIBLE_SUM = 1e-30, 1e-250
 
 
 @dataclass
@@ -127,6 +132,8 @@ class DualSolution:
 def start_alpha(alpha0: Any, y: np.ndarray, C: float) -> np.ndarray:
     """A feasible start from any ``alpha0``: clipped to ``[0, C]``, then the heavier class's
     alphas scaled down so that ``sum(y * alpha) = 0`` (which keeps them in the box).
+    Alphas 30 orders of magnitude below their class's largest count as 0; a feasible
+    start is returned as it is.
 
     Examples
     --------
@@ -137,6 +144,13 @@ def start_alpha(alpha0: Any, y: np.ndarray, C: float) -> np.ndarray:
     alpha = np.clip(np.nan_to_num(np.asarray(alpha0, dtype=np.float64), nan=0.0), 0.0, C)
     if alpha.shape != y.shape:
         raise ValueError(f"alpha0 has shape {alpha.shape}, expected {y.shape}")
+    for cls in (y > 0, y < 0):  # negligible alphas are 0 (see _NEGLIGIBLE)
+        part = alpha[cls]
+        if part.sum() < _NEGLIGIBLE_SUM:
+            part[:] = 0.0
+        else:
+            part[part < _NEGLIGIBLE * part.max()] = 0.0
+        alpha[cls] = part
     pos, neg = float(alpha[y > 0].sum()), float(alpha[y < 0].sum())
     if abs(pos - neg) <= 1e-13 * max(pos, neg):
         return alpha  # balanced to rounding: an alpha at C stays exactly at C

@@ -220,7 +220,11 @@ def test_bad_arguments_are_named(kwargs, match):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(st.one_of(st.floats(-5, 5), st.just(float("nan"))), min_size=2, max_size=20),
+    st.lists(
+        st.one_of(st.floats(-5, 5), st.just(float("nan")), st.just(2.2250738585e-313)),
+        min_size=2,
+        max_size=20,
+    ),
     st.floats(0.01, 10.0),
     st.integers(0, 2**16),
 )
