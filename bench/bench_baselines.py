@@ -107,38 +107,8 @@ def torch_run(Xtr, ytr, Xte, yte, threads, epochs, hidden=500, lr=0.1, seed=0):
     return accuracy, float(np.median(times))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="1 seed, table 4.1 only")
-    parser.add_argument("--seeds", type=int, default=3, help="CNN seeds (default 3)")
-    parser.add_argument("--epochs", type=int, default=EPOCHS, help="table 4.1 CNN epochs")
-    parser.add_argument("--cifar-epochs", type=int, default=CIFAR_EPOCHS)
-    parser.add_argument("--skip-cifar", action="store_true", help="table 4.1 only")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch timing")
-    args = parser.parse_args()
-    seeds = range(1 if args.quick else args.seeds)
-    try:
-        import torch
-
-        torch_version = torch.__version__
-    except ImportError:
-        torch_version = "not installed"
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, torch {torch_version}, "
-        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}",
-        flush=True,
-    )
-    rows = [
-        "| table | model | test accuracy % | seconds | thesis |",
-        "|---|---|---|---|---|",
-    ]
-
-    def row(*cells):
-        rows.append("| " + " | ".join(cells) + " |")
-        print(rows[-1], flush=True)
-
+def _table_41(args, seeds, row, torch_version: str) -> None:
+    """Table 4.1's plain SVC and SmallCNN (and PyTorch's epoch time beside numpy's)."""
     Xtr, ytr, Xte, yte = mnist_pair()
     print(f"MNIST 3 vs 5: train {len(Xtr)}, test {len(Xte)}", flush=True)
     t0 = time.perf_counter()
@@ -176,6 +146,9 @@ def main() -> None:
                 "–",
             )
 
+
+def _table_44(args, seeds, row) -> None:
+    """Table 4.4's plain SVC and SmallCNN on CIFAR-10 airplane vs automobile, if present."""
     cifar = SHARED / "cifar10"
     if not (args.quick or args.skip_cifar) and cifar.is_dir():
         from csvm.data import load_pair
@@ -207,6 +180,42 @@ def main() -> None:
         )
     elif not (args.quick or args.skip_cifar):
         print(f"CIFAR-10 not found under {cifar}: table 4.4 skipped.")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="1 seed, table 4.1 only")
+    parser.add_argument("--seeds", type=int, default=3, help="CNN seeds (default 3)")
+    parser.add_argument("--epochs", type=int, default=EPOCHS, help="table 4.1 CNN epochs")
+    parser.add_argument("--cifar-epochs", type=int, default=CIFAR_EPOCHS)
+    parser.add_argument("--skip-cifar", action="store_true", help="table 4.1 only")
+    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch timing")
+    args = parser.parse_args()
+    seeds = range(1 if args.quick else args.seeds)
+    try:
+        import torch
+
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = "not installed"
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, torch {torch_version}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    rows = [
+        "| table | model | test accuracy % | seconds | thesis |",
+        "|---|---|---|---|---|",
+    ]
+
+    def row(*cells):
+        rows.append("| " + " | ".join(cells) + " |")
+        print(rows[-1], flush=True)
+
+    _table_41(args, seeds, row, torch_version)
+    _table_44(args, seeds, row)
     print()
     print("\n".join(rows))
     print("\ncommand: python bench/bench_baselines.py " + " ".join(sys.argv[1:]))

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 from bench._data import SHARED  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n-train", type=int, default=2000)
     parser.add_argument("--n-iter", type=int, default=25)
@@ -55,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
         "unless --no-deskew",
     )
     parser.add_argument("--no-deskew", action="store_true", help="--svm-virtual on raw images")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.svc_60k is not None:
         return _svc_60k(args.svc_60k)
     if args.svm_virtual is not None:

@@ -48,6 +48,18 @@ _DEFAULT_PRELOAD = ("numpy", "sklearn.svm", "csvm.runs.targets")
 _ADDRESS_COUNTS = ("queued", "running", "suspended")
 
 
+def _pickled(target: Callable[..., Any], kwargs: dict[str, Any]) -> bytes:
+    """The job as the worker receives it, pickled now: an error in the writer thread
+    would leave the job waiting for a message that never comes."""
+    try:
+        return pickle.dumps((target, dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - re-raised with what to do about it
+        raise TypeError(
+            f"job target and kwargs must be picklable (target must be a top-level "
+            f"function of an importable module): {exc}"
+        ) from exc
+
+
 class JobPool(SharedWork, Scheduler):
     """A server-wide pool of worker processes with one FIFO queue.
 
@@ -133,15 +145,7 @@ class JobPool(SharedWork, Scheduler):
         TypeError
             The target or kwargs cannot be pickled.
         """
-        try:
-            # Pickle now: an error in the writer thread would leave the job waiting for a
-            # message that never comes.
-            payload = pickle.dumps((target, dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - re-raised with what to do about it
-            raise TypeError(
-                f"job target and kwargs must be picklable (target must be a top-level "
-                f"function of an importable module): {exc}"
-            ) from exc
+        payload = _pickled(target, kwargs)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the job pool has been shut down")

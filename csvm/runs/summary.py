@@ -52,6 +52,18 @@ def _baselines_text(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray | 
     return (" — " + ", ".join(parts)) if parts else ""
 
 
+def _diverged(outcome: Mapping[str, Any], result: Mapping[str, Any], shown: int) -> str:
+    """The divergence in words ("diverged at step k: filter norm a → b; try η = e")."""
+    event = next(
+        (e for e in reversed(outcome.get("events", ())) if e.get("kind") == "divergence"), {}
+    )
+    before, after = event.get("filter_norm_before"), event.get("filter_norm_after")
+    norms = f": filter norm {before:,.3g} → {after:,.0f}" if before and after else ""
+    eta = (result.get("diverged") or {}).get("suggested_eta")
+    advice = f"; try η = {eta:g}" if eta else ""
+    return f"diverged at step {event.get('iteration', shown - 1) + 1}{norms}{advice}"
+
+
 def headline(
     config: RunConfig,
     outcomes: Outcomes,
@@ -118,15 +130,7 @@ def headline(
     # the table's 98.75 %).
     acc = f"{100 * result['test_accuracy']:.2f} %"
     if status == "diverged":
-        event = next(
-            (e for e in reversed(outcome.get("events", ())) if e.get("kind") == "divergence"), {}
-        )
-        before, after = event.get("filter_norm_before"), event.get("filter_norm_after")
-        norms = f": filter norm {before:,.3g} → {after:,.0f}" if before and after else ""
-        eta = (result.get("diverged") or {}).get("suggested_eta")
-        advice = f"; try η = {eta:g}" if eta else ""
-        step = event.get("iteration", len(shown) - 1) + 1
-        return f"### {label} diverged at step {step}{norms}{advice} (best filter: {acc} test)"
+        return f"### {label} {_diverged(outcome, result, len(shown))} (best filter: {acc} test)"
     if status == "stopped":
         return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
