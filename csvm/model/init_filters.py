@@ -51,6 +51,18 @@ def oriented_derivatives(p: int, q: int, k: int) -> np.ndarray:
     Correlating an image with plane i gives ``grad(G * image) . u_i`` with
     ``u_i = (cos, sin)(2 pi i / k)``.
 
+    Parameters
+    ----------
+    p, q : int
+        Rows and columns of each filter.
+    k : int
+        Directions (the orientation bins).
+
+    Returns
+    -------
+    array (k, p, q) float64
+        Odd filters (zero sum), not normalised (:func:`first_filters` scales them).
+
     Examples
     --------
     >>> f = oriented_derivatives(3, 3, 4)

@@ -115,6 +115,17 @@ def block_normalise_backward(dY: np.ndarray, cache: BlockCache) -> np.ndarray:
     Per block, ``y = v / n`` with ``n = sqrt(|v|^2 + eps^2)`` has the Jacobian
     ``(I - y y^T) / n``, so ``dL/dv = (g - y (y . g)) / n``; each cell then collects the
     shares of every block it belongs to.
+
+    Parameters
+    ----------
+    dY : array (n, k b^2, H', W')
+        The derivative of a loss in the normalised blocks.
+    cache : BlockCache
+        From :func:`block_normalise`.
+
+    Returns
+    -------
+    dV : array (n, k, H, W)
     """
     size, Y, norm = cache.size, cache.Y, cache.norm
     n, k, h, w = cache.in_shape
@@ -147,5 +158,19 @@ def signed_sqrt(V: np.ndarray, eps: float = SQRT_EPS) -> np.ndarray:
 
 
 def signed_sqrt_backward(V: np.ndarray, dY: np.ndarray, eps: float = SQRT_EPS) -> np.ndarray:
-    """``dL/dV`` from ``dL/dY`` where ``Y = signed_sqrt(V, eps)``."""
+    """``dL/dV`` from ``dL/dY`` where ``Y = signed_sqrt(V, eps)``.
+
+    Parameters
+    ----------
+    V : array
+        The square root's input.
+    dY : array like V
+        The derivative of a loss in its output.
+    eps : float, default=SQRT_EPS
+
+    Returns
+    -------
+    array like V
+        ``dY / (2 sqrt(|V| + eps))``.
+    """
     return dY / (2.0 * np.sqrt(np.abs(V) + eps))
