@@ -92,7 +92,9 @@ class KernelCSVM(BaseCSVM):
         for 1,900 MNIST images diverges at 11,552); "relative" moves the filter by
         ``eta`` of its norm and halves eta when T rises, so one eta suits any N, C and
         kernel scale (docs/step_size.md); "armijo" backtracks until T falls enough (as
-        Varma & Babu's GMKL).
+        Varma & Babu's GMKL).  In a stack, "relative" moves each layer by ``eta`` of its
+        own norm, and a layer with block normalisation (``-bn<b>``) keeps each filter's
+        mean (:meth:`~csvm.model.layers.Network.relative_move`).
     momentum : float, default=0.0
         Heavy-ball momentum for "constant" and "relative", in [0, 1).
     nesterov : bool, default=False
