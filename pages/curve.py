@@ -76,7 +76,7 @@ def _columns() -> dict:
 def _against_each_other(record: dict) -> None:
     """Where the learned filters beat each other method: differences with McNemar's p."""
     methods = [m for m in METHODS if any(c["method"] == m for c in record["cells"])]
-    learned = [m for m in ("layers", "kcsvm") if m in methods]
+    learned = [m for m in ("hoglearn", "layers", "kcsvm") if m in methods]
     if not learned:
         return
     rows = []

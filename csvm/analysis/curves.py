@@ -63,11 +63,19 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         [{"gamma": g, "C": C} for g in (0.02, 0.05, 0.1) for C in (10.0, 100.0)],
     ),
     "hog": ("HOG + RBF SVM", [{"C": C} for C in (1.0, 10.0, 100.0)]),
+    "hoglearn": ("K-CSVM, learned HOG-like stack", [{"C": C} for C in (1.0, 10.0, 100.0)]),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
 }
 #: The stack of the "layers" method: the Classroom stack of docs/layers.md (chosen on
 #: validation draws of other pairs by bench/bench_layers_small.py).
 LAYERS = "5x5x8-abs-max2,3x3x8-abs-max2"
+#: The "hoglearn" method (issue 35): a stack that starts as a HOG descriptor and learns,
+#: with its activation, step and iterations chosen on the MNIST selection pairs'
+#: validation images (docs/protocol_learned_hog.md, addendum 2; bench/bench_learned_hog_step.py)
+#: and γ = HOG_STACK_G / the blocks its SVM sees; C is the cell's choice.
+HOG_STACK = "5x5x8-relu-avg4-bn2-sqrt"
+HOG_STACK_FIT: dict[str, Any] = {"eta": 0.1, "n_iter": 10}
+HOG_STACK_G = 0.5
 #: The images the K-CSVMs' γ grids are written for (MNIST).  An RBF's exponent sums over
 #: every value of the maps, so on larger images (CIFAR-10's stacked 96x32 planes) the same
 #: γ is several times sharper: the one-layer K-CSVM's grid is moved by the ratio of the
@@ -116,6 +124,8 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
         else:
             common.update(filter_shape=(5, 5), n_filters=2)
         return KernelCSVM(image_shape=image_shape, random_state=seed, **common, **params)
+    if method == "hoglearn":
+        return _hog_stack(params, image_shape, seed)
     if method == "hog":
         from csvm.model.hog import HOGSVC
 
@@ -125,6 +135,21 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
 
         return FilterBankMKL(image_shape=image_shape, **params)
     raise ValueError(f"Unknown method {method!r}: choose from {', '.join(METHODS)}.")
+
+
+def _hog_stack(params: dict[str, Any], image_shape, seed: int):
+    """The "hoglearn" method's estimator at a grid point (:data:`HOG_STACK`)."""
+    from csvm.model.kernelised import KernelCSVM
+    from csvm.model.layers import Network, parse_layers
+
+    shape = tuple(int(s) for s in image_shape)
+    shape = (1, *shape) if len(shape) == 2 else shape
+    _, h, w = Network(parse_layers(HOG_STACK), shape).output_shape
+    return KernelCSVM(
+        image_shape=shape, layers=HOG_STACK, filter_init="hog", kernel="rbf",
+        gamma=HOG_STACK_G / (h * w), regulariser="dfo2", lam=0.1, step="relative",
+        random_state=seed, **HOG_STACK_FIT, **params,
+    )  # fmt: skip
 
 
 def _trained_params(method: str, params: dict[str, Any], image_shape) -> dict[str, Any]:

@@ -131,3 +131,15 @@ def test_the_cli_writes_after_every_cell_and_resumes_where_it_stopped(tmp_path, 
     assert second["cells"][0] == first["cells"][0]
     assert main(["curve", "--pair", "4,9", "--sizes", "20", "--out", str(out), "--resume"]) == 2
     assert "holds a curve of mnist-5k" in capsys.readouterr().err
+
+
+def test_the_learned_hog_stack_is_a_curve_method_tuned_on_c_only():
+    from csvm.analysis.curves import HOG_STACK, HOG_STACK_G, _estimator
+
+    clf = _estimator("hoglearn", {"C": 10.0}, (28, 28), 3)
+    # 5x5 filters on 28x28: 24x24 maps, 6x6 cells of 4x4, 5x5 blocks of 2x2 cells
+    assert clf.layers == HOG_STACK and clf.filter_init == "hog" and clf.C == 10.0
+    assert clf.gamma == pytest.approx(HOG_STACK_G / 25) and clf.random_state == 3
+    cell = run_cell("mnist-5k", "3", "5", "hoglearn", 20, 0)
+    assert cell["params"]["C"] in {p["C"] for p in METHODS["hoglearn"][1]}
+    assert 0.5 < cell["test_accuracy"] <= 1
