@@ -82,6 +82,14 @@ def diagnose() -> dict:
         d = d / np.linalg.norm(d)
         fd = (F(theta + h * d)[0] - F(theta - h * d)[0]) / (2 * h)
         out[f"fd_{name}"] = {"central_difference": fd, "analytic": float(g @ d)}
+    d = keep_means(rng.standard_normal(shape)).ravel()
+    d /= np.linalg.norm(d)
+    fd = (F(theta + h * d)[0] - F(theta - h * d)[0]) / (2 * h)
+    out["fd_random_keeping_means"] = {"central_difference": fd, "analytic": float(g @ d)}
+    m = means / np.linalg.norm(means)  # one-sided slopes along the means: a kink?
+    out["one_sided_along_means"] = {"forward": (F(theta + h * m)[0] - T) / h,
+                                    "backward": (T - F(theta - h * m)[0]) / h,
+                                    "analytic": float(g @ m)}  # fmt: skip
     h, v, power = 1e-3 * norm, u, []
     for _ in range(4):
         Hv = (F(theta + h * v)[1] - F(theta - h * v)[1]) / (2 * h)
