@@ -1,6 +1,7 @@
 """Why the learned HOG-like stack hardly moved its filters, and the step's selection (issue 35).
 
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage diagnose
+    OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage movement
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage select
 
 ``diagnose`` (a selection pair, CIFAR-10 deer v horse, seed 0, at the HOG start of
@@ -8,9 +9,12 @@
 filters' means, T along minus the gradient at steps of a fraction of the filter's norm,
 central differences of T against the gradient, the top Hessian eigenvector by power
 iteration on gradient differences, and the curvature along the means and along the rest.
+``movement`` replays ten relative steps (η 0.1, halved when T rises) from the HOG start on
+the same pair with the whole gradient (the rule before the fix) and with each filter's mean
+kept (after): T, η and the cosine of the filters to their start at every step.
 ``select`` scores the candidates of docs/protocol_learned_hog.md (addendum 2) on the MNIST
 selection pairs' validation images and applies its rule.  Numbers land in
-``bench/results/learned_hog_step_{diagnose,select}.json``.
+``bench/results/learned_hog_step_{diagnose,movement,select}.json``.
 """
 
 from __future__ import annotations
@@ -106,6 +110,26 @@ def diagnose() -> dict:
     return out
 
 
+def movement() -> dict:
+    theta0, shape, F = _problem()
+    out = {}
+    for rule in ("whole gradient", "means kept"):
+        theta, eta, (T, g), steps = theta0.copy(), 0.1, F(theta0), []
+        T0 = T
+        for _ in range(10):
+            d = keep_means(g.reshape(shape)).ravel() if rule == "means kept" else g
+            new = theta - eta * np.linalg.norm(theta) / np.linalg.norm(d) * d
+            T_new, g_new = F(new)
+            cos = float(new @ theta0 / np.linalg.norm(new) / np.linalg.norm(theta0))
+            steps.append({"eta": eta, "T": T_new, "rose": bool(T_new > T), "cos_to_start": cos})
+            eta = eta / 2 if T_new > T else eta
+            theta, T, g = new, T_new, g_new
+        out[rule] = {"T0": T0, "steps": steps}
+        print(rule, json.dumps(steps), flush=True)
+    _save("movement", out)
+    return out
+
+
 def select() -> dict:
     rows = []
     for a, b in PAIRS:
@@ -139,5 +163,5 @@ def select() -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("diagnose", "select"), required=True)
-    diagnose() if parser.parse_args().stage == "diagnose" else select()
+    parser.add_argument("--stage", choices=("diagnose", "movement", "select"), required=True)
+    {"diagnose": diagnose, "movement": movement, "select": select}[parser.parse_args().stage]()
