@@ -14,6 +14,7 @@ from csvm.analysis.curves import (
     pairwise,
     saved_curves,
     summarise_curve,
+    where_learning_pays,
 )
 from csvm.analysis.reproduced import describe_environment
 from csvm.analysis.stats import format_p
@@ -96,6 +97,16 @@ def _against_each_other(record: dict) -> None:
         table(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
+def _where_it_pays(record: dict) -> None:
+    """Each learned method against the hand-made HOG + RBF SVM, as measured in this curve."""
+    lines = [where_learning_pays(record["cells"], m) for m in ("hoglearn", "layers", "kcsvm")]
+    lines = [line for line in lines if line]
+    if lines:
+        st.markdown("**Where the learned filter pays against HOG:**\n" + "".join(
+            f"\n- {md_escape(line)}" for line in lines
+        ))  # fmt: skip
+
+
 def _saved(record: dict, key: str) -> None:
     a, b = record["pair"]
     name = {"mnist": "MNIST", "cifar10": "CIFAR-10"}.get(record["dataset"], record["dataset"])
@@ -112,6 +123,7 @@ def _saved(record: dict, key: str) -> None:
         figure.update_layout(height=_PROJECTOR_HEIGHT)
     st.plotly_chart(figure, key=f"curve_{key}", width="stretch")
     table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
+    _where_it_pays(record)
     _against_each_other(record)
     facts = []
     if "machine" in record and "versions" in record and "date" in record:

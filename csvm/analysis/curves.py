@@ -29,6 +29,7 @@ __all__ = [
     "RUNS_DIR",
     "curve_cells",
     "CurveFileError",
+    "where_learning_pays",
     "estimate_seconds",
     "grid_gamma",
     "load_curve",
@@ -307,6 +308,37 @@ def pairwise(cells: Sequence[dict[str, Any]], a: str, b: str) -> list[dict[str, 
             {"n_train": n, "difference": float(np.mean(diffs)), "mcnemar_p": mcnemar_p(won, lost)}
         )
     return out
+
+
+def where_learning_pays(
+    cells: Sequence[dict[str, Any]], learned: str, other: str = "hog", alpha: float = 0.05
+) -> str | None:
+    """One sentence: at which sizes ``learned`` is ahead of ``other``, level with it and
+    behind it, by :func:`pairwise`'s pooled McNemar p against ``alpha``; None when the
+    two never ran on the same draws.
+
+    Examples
+    --------
+    >>> def cell(m, bits):
+    ...     return {"method": m, "n_train": 50, "seed": 0, "n_test": len(bits),
+    ...             "correct": np.packbits(np.array(bits, bool)).tobytes().hex()}
+    >>> where_learning_pays([cell("hoglearn", [1] * 8), cell("hog", [0] * 8)], "hoglearn")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'K-CSVM, learned HOG-like stack against HOG + RBF SVM, by training images: ahead at 50;
+    level at none; behind at none (McNemar p < 0.05, the test images of every seed pooled).'
+    """
+    rows = pairwise(cells, learned, other)
+    if not rows:
+        return None
+    groups: dict[str, list[str]] = {"ahead": [], "level": [], "behind": []}
+    for r in rows:
+        key = "level" if r["mcnemar_p"] >= alpha else "ahead" if r["difference"] > 0 else "behind"
+        groups[key].append(f"{r['n_train']:,}")
+    parts = [f"{key} at {', '.join(sizes) or 'none'}" for key, sizes in groups.items()]
+    return (
+        f"{METHODS[learned][0]} against {METHODS[other][0]}, by training images: "
+        f"{'; '.join(parts)} (McNemar p < {alpha:g}, the test images of every seed pooled)."
+    )
 
 
 def run_curve(

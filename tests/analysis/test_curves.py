@@ -143,3 +143,16 @@ def test_the_learned_hog_stack_is_a_curve_method_tuned_on_c_only():
     cell = run_cell("mnist-5k", "3", "5", "hoglearn", 20, 0)
     assert cell["params"]["C"] in {p["C"] for p in METHODS["hoglearn"][1]}
     assert 0.5 < cell["test_accuracy"] <= 1
+
+
+def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
+    from csvm.analysis.curves import where_learning_pays
+
+    right, wrong = [True] * 40, [False] * 40
+    cells = [_cell("hoglearn", 0, right, 50), _cell("hog", 0, wrong, 50),  # ahead
+             _cell("hoglearn", 0, right[:20] + wrong[:20], 100),
+             _cell("hog", 0, wrong[:20] + right[:20], 100),  # 20 / 20: level
+             _cell("hoglearn", 0, wrong, 200), _cell("hog", 0, right, 200)]  # fmt: skip
+    line = where_learning_pays(cells, "hoglearn")
+    assert "ahead at 50; level at 100; behind at 200" in line
+    assert where_learning_pays(cells, "kcsvm") is None  # never ran
