@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage diagnose
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage movement
+    OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage cifar
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage select
 
 ``diagnose`` (a selection pair, CIFAR-10 deer v horse, seed 0, at the HOG start of
@@ -12,9 +13,12 @@ iteration on gradient differences, and the curvature along the means and along t
 ``movement`` replays ten relative steps (η 0.1, halved when T rises) from the HOG start on
 the same pair with the whole gradient (the rule before the fix) and with each filter's mean
 kept (after): T, η and the cosine of the filters to their start at every step.
+``cifar`` refits the first selection's CIFAR-10 choice (``3x3x8-relu-avg4-bn2-sqrt``,
+g 1, C 10, η 0.1, 10 iterations) with the fixed step on deer v horse, seed 0, and scores it
+on the first selection's 500 validation images (exploratory: no setting is chosen on it).
 ``select`` scores the candidates of docs/protocol_learned_hog.md (addendum 2) on the MNIST
 selection pairs' validation images and applies its rule.  Numbers land in
-``bench/results/learned_hog_step_{diagnose,movement,select}.json``.
+``bench/results/learned_hog_step_{diagnose,movement,cifar,select}.json``.
 """
 
 from __future__ import annotations
@@ -130,6 +134,21 @@ def movement() -> dict:
     return out
 
 
+def cifar() -> dict:
+    from bench.bench_learned_hog import kcsvm
+
+    d = data("cifar10", "deer", "horse", 0)
+    Xv, yv = validation(d, 0)
+    clf = kcsvm("3x3x8-relu-avg4-bn2-sqrt", True, 1.0, 10.0, d.image_shape, 0)
+    clf.fit(d.X_train, d.y_train)
+    h = clf.history_
+    out = {"validation": float(np.mean(clf.predict(Xv) == yv)),
+           "T": [e["objective"] for e in h], "eta": [e["eta"] for e in h]}  # fmt: skip
+    print(out, flush=True)
+    _save("cifar", out)
+    return out
+
+
 def select() -> dict:
     rows = []
     for a, b in PAIRS:
@@ -163,5 +182,6 @@ def select() -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("diagnose", "movement", "select"), required=True)
-    {"diagnose": diagnose, "movement": movement, "select": select}[parser.parse_args().stage]()
+    stages = {"diagnose": diagnose, "movement": movement, "cifar": cifar, "select": select}
+    parser.add_argument("--stage", choices=tuple(stages), required=True)
+    stages[parser.parse_args().stage]()
