@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from functools import partial
 from numbers import Real
 from typing import Any
@@ -117,8 +118,8 @@ class KernelCSVM(BaseCSVM):
         columns it needs (:mod:`csvm.model.warm_solver`); its first solve, and one where
         ``C_last_only`` changes C, start cold (LIBSVM's own on up to 2,048 images).
         "auto": "warm" on more than 1,024 images (a sub-problem's), where it is faster
-        (4-5x one SVC fit instead of 12x on the thesis's table 4.1), else "libsvm",
-        whose runs it then repeats to the bit.
+        (table 4.1: 3-4x one SVC fit, instead of 9-17x), else "libsvm", whose runs it
+        then repeats to the bit.
         docs/benchmarks.md ("Warm-started solves") compares the two.
     random_state : int, RandomState instance or None, default=None
         Seeds the random first filters.
@@ -345,7 +346,9 @@ class KernelCSVM(BaseCSVM):
             float(self.svm_tol),
         )
 
-    def _solves(self, X4, y, recorder: Recorder):
+    def _solves(
+        self, X4: np.ndarray, y: np.ndarray, recorder: Recorder
+    ) -> tuple[Callable[..., tuple[KernelState, dict[str, float]]], ProblemSolves]:
         """``(solve, solves)``: ``solve(f, iteration, start_from=None)`` is the state at
         filters ``f`` with that iteration's C, and its timings (the first solve that stops
         at its bound warns); ``solves`` the problem's :class:`ProblemSolves`."""
