@@ -8,19 +8,7 @@ from csvm.model.kernelised import outer_objective
 from csvm.model.kernels import kernel_gradient, kernel_matrix
 from csvm.model.regularisers import REGULARISERS, regulariser_gradient, regulariser_value
 from csvm.model.solve_settings import SolveSettings
-
-
-def _central_difference(fun, f, h):
-    grad = np.zeros_like(f)
-    for idx in np.ndindex(f.shape):
-        step = np.zeros_like(f)
-        step[idx] = h
-        grad[idx] = (fun(f + step) - fun(f - step)) / (2 * h)
-    return grad
-
-
-def _rel_error(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+from tests._fd import central_difference, rel_error
 
 
 @pytest.mark.parametrize("name", list(REGULARISERS))
@@ -29,12 +17,12 @@ def test_regulariser_gradient(name, scale):
     rng = np.random.default_rng(0)
     f = rng.standard_normal((2, 1, 3, 3))
     f *= scale / np.abs(f).sum() * (3 if scale > 1 else 1)
-    numeric = _central_difference(lambda g: regulariser_value(name, g, 0.7), f, 1e-6)
+    numeric = central_difference(lambda g: regulariser_value(name, g, 0.7), f, 1e-6)
     analytic = regulariser_gradient(name, f, 0.7)
     if name == "none":
         assert np.all(analytic == 0) and np.all(numeric == 0)
     else:
-        assert _rel_error(analytic, numeric) < 1e-6
+        assert rel_error(analytic, numeric) < 1e-6
 
 
 def test_dfo_is_zero_inside_unit_ball_and_corrects_erratum_3():
@@ -72,9 +60,9 @@ def test_quadratic_form_gradient(kernel, params, n_filters, channels):
         Z = correlate(X, g).reshape(9, -1)
         return a @ kernel_matrix(Z, kernel=kernel, **params) @ a
 
-    numeric = _central_difference(quadratic, f, 1e-6)
+    numeric = central_difference(quadratic, f, 1e-6)
     analytic = kernel_gradient(X, correlate(X, f), a, (3, 2), kernel=kernel, **params)
-    assert _rel_error(analytic, numeric) < 1e-6
+    assert rel_error(analytic, numeric) < 1e-6
 
 
 def test_kernel_matrix_matches_definitions():
@@ -114,5 +102,5 @@ def test_outer_gradient_with_svm_resolved(kernel, params, regulariser, n_filters
         kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3, svm_tol=1e-12
     )
     _, analytic = outer_objective(X, y, f, settings)
-    numeric = _central_difference(lambda g: outer_objective(X, y, g, settings)[0], f, 1e-6)
-    assert _rel_error(analytic, numeric) < 1e-4
+    numeric = central_difference(lambda g: outer_objective(X, y, g, settings)[0], f, 1e-6)
+    assert rel_error(analytic, numeric) < 1e-4

@@ -11,12 +11,8 @@ from csvm.model.kernelised import outer_objective
 from csvm.model.layers import LayerSpec, Network, format_layers, parse_layers
 from csvm.model.pooling import activate, activation_gradient, pool, pool_backward
 from csvm.model.solve_settings import SolveSettings
-from tests.model.test_gradients import _central_difference as central_difference
-from tests.model.test_gradients import _rel_error
-
-
-def _central_difference(fun, x, h=1e-6):
-    return central_difference(fun, x, h)
+from tests._fd import central_difference as _central_difference
+from tests._fd import rel_error as _rel_error
 
 
 @pytest.mark.parametrize("mode", ["avg", "max"])

@@ -22,18 +22,8 @@ from sklearn.svm import SVC
 
 from csvm.exceptions import SVMIterationWarning
 from csvm.model.smo import SMO, kernel_matrix
+from tests.model._svm_problems import KERNELS, RULES
 
-KERNELS = {
-    "linear": {},
-    "poly": {"degree": 2, "gamma": 0.5, "coef0": 1.0},
-    "rbf": {"gamma": 0.5},
-}
-#: Label rules each kernel can follow (the linear rule for linear, a circle otherwise).
-RULES = {
-    "linear": lambda X: X[:, 0] + 0.5 * X[:, 1],
-    "poly": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
-    "rbf": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
-}
 TOL = 1e-8
 HARD_C = 1e8  # LIBSVM's stand-in for "no bound": no alpha gets near it on these problems
 

@@ -24,17 +24,9 @@ from csvm.model.kernels import kernel_matrix
 from csvm.model.smo import kernel_matrix as raw_kernel
 from csvm.model.solve_settings import SolveSettings
 from csvm.model.warm_solver import solve_dual, start_alpha
+from tests._fd import central_difference, rel_error
+from tests.model._svm_problems import KERNELS, RULES
 
-KERNELS = {
-    "linear": {},
-    "poly": {"degree": 2, "gamma": 0.5, "coef0": 1.0},
-    "rbf": {"gamma": 0.5},
-}
-RULES = {
-    "linear": lambda X: X[:, 0] + 0.5 * X[:, 1],
-    "poly": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
-    "rbf": lambda X: X[:, 0] ** 2 + X[:, 1] ** 2 - 1.4,
-}
 LIBSVM_TOL = 1e-8
 HARD_C = 1e8  # no alpha gets near it on these problems: a hard margin
 STARTS = ["cold", "cold-sampled", "ones", "random", "near"]
@@ -287,19 +279,6 @@ def _toy_images(n=40, seed=0):
     return X, y
 
 
-def _central_difference(fun, f, h):
-    grad = np.zeros_like(f)
-    for idx in np.ndindex(f.shape):
-        step = np.zeros_like(f)
-        step[idx] = h
-        grad[idx] = (fun(f + step) - fun(f - step)) / (2 * h)
-    return grad
-
-
-def _rel_error(a, b):
-    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
-
-
 GRADIENT_CASES = [
     ("poly", {"degree": 2, "gamma": 1.0, "coef0": 1.0}),
     ("poly", {"degree": 3, "gamma": 0.5, "coef0": 0.3}),
@@ -323,8 +302,8 @@ def test_gradient_at_warm_solves_matches_finite_differences(kernel, params, regu
     def T(g):
         return solve_state(X, y, g, *args, solver="warm", alpha0=base.alpha())[0].objective
 
-    numeric = _central_difference(T, f, 1e-6)
-    assert _rel_error(analytic, numeric) < 1e-4
+    numeric = central_difference(T, f, 1e-6)
+    assert rel_error(analytic, numeric) < 1e-4
     # The public function with the warm solver: the same value and gradient.
     settings = SolveSettings.from_keywords(
         kernel=kernel, **params, C=1.0, regulariser=regulariser, lam=0.3, svm_tol=1e-12
