@@ -22,7 +22,7 @@ from sklearn.svm import SVC
 
 from csvm.exceptions import SVMIterationWarning
 from csvm.model.smo import SMO, kernel_matrix
-from tests.model._svm_problems import KERNELS, RULES
+from tests.model._svm_problems import KERNELS, RULES, close, dual
 
 TOL = 1e-8
 HARD_C = 1e8  # LIBSVM's stand-in for "no bound": no alpha gets near it on these problems
@@ -51,17 +51,6 @@ def _libsvm_alpha(svc: SVC, n: int) -> np.ndarray:
     return alpha
 
 
-def _dual(alpha: np.ndarray, y: np.ndarray, K: np.ndarray) -> float:
-    a = alpha * y
-    return float(alpha.sum() - 0.5 * a @ K @ a)
-
-
-def _close(ours, theirs, rtol: float) -> None:
-    ours, theirs = np.atleast_1d(ours), np.atleast_1d(theirs)
-    scale = max(1.0, float(np.max(np.abs(theirs))))
-    np.testing.assert_allclose(ours, theirs, rtol=0, atol=rtol * scale)
-
-
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("hard", [False, True], ids=["C", "hard"])
 @pytest.mark.parametrize("kernel", list(KERNELS))
@@ -78,9 +67,9 @@ def test_agrees_with_libsvm(kernel, hard, seed):
     if hard:
         assert alpha.max() < HARD_C / 100
     assert ours.converged_
-    _close(ours.alpha_, alpha, 1e-6)
-    _close(ours.intercept_, svc.intercept_[0], 1e-6)
-    w = _dual(alpha, y, K)
+    close(ours.alpha_, alpha, 1e-6)
+    close(ours.intercept_, svc.intercept_[0], 1e-6)
+    w = dual(alpha, y, K)
     assert abs(ours.dual_objective_ - w) <= 1e-6 * abs(w)
     np.testing.assert_array_equal(ours.support_, np.sort(svc.support_))
 
@@ -95,7 +84,7 @@ def test_raw_kernels_match_precomputed_and_libsvm(kernel):
     np.testing.assert_array_equal(ours.alpha_, pre.alpha_)
     np.testing.assert_allclose(ours.decision_function(X), pre.decision_function(K))
     svc = SVC(kernel=kernel, C=3.0, tol=TOL, **KERNELS[kernel]).fit(X, y)
-    _close(ours.alpha_, _libsvm_alpha(svc, len(y)), 1e-4)
+    close(ours.alpha_, _libsvm_alpha(svc, len(y)), 1e-4)
     np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-4)
 
 

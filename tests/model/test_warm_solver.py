@@ -25,7 +25,7 @@ from csvm.model.smo import kernel_matrix as raw_kernel
 from csvm.model.solve_settings import SolveSettings
 from csvm.model.warm_solver import solve_dual, start_alpha
 from tests._fd import central_difference, rel_error
-from tests.model._svm_problems import KERNELS, RULES
+from tests.model._svm_problems import KERNELS, RULES, close, dual
 
 LIBSVM_TOL = 1e-8
 HARD_C = 1e8  # no alpha gets near it on these problems: a hard margin
@@ -59,17 +59,6 @@ def _libsvm(K, y, C):
     return alpha, float(svc.intercept_[0])
 
 
-def _dual(alpha, y, K) -> float:
-    a = alpha * y
-    return float(alpha.sum() - 0.5 * a @ K @ a)
-
-
-def _close(ours, theirs, rtol: float) -> None:
-    ours, theirs = np.atleast_1d(ours), np.atleast_1d(theirs)
-    scale = max(1.0, float(np.max(np.abs(theirs))))
-    np.testing.assert_allclose(ours, theirs, rtol=0, atol=rtol * scale)
-
-
 def _start(name: str, K, y, C, seed: int):
     rng = np.random.default_rng(seed + 100)
     if name.startswith("cold"):
@@ -86,11 +75,11 @@ def _start(name: str, K, y, C, seed: int):
 def _assert_agrees(sol, K, y, C) -> None:
     alpha, b = _libsvm(K, y, C)
     assert sol.converged and not sol.hit_max_iter
-    _close(sol.alpha, alpha, 1e-6)
-    _close(sol.b, b, 1e-6)
-    w = _dual(alpha, y, K)
+    close(sol.alpha, alpha, 1e-6)
+    close(sol.b, b, 1e-6)
+    w = dual(alpha, y, K)
     assert abs(sol.objective - w) <= 1e-6 * abs(w)
-    assert abs(sol.objective - _dual(sol.alpha, y, K)) <= 1e-9 * abs(w)
+    assert abs(sol.objective - dual(sol.alpha, y, K)) <= 1e-9 * abs(w)
     assert np.all(sol.alpha >= 0) and np.all(sol.alpha <= C)
     assert abs(sol.alpha @ y) <= 1e-9 * max(1.0, sol.alpha.sum())
 
@@ -166,13 +155,13 @@ def test_singular_kernels_agree_too(dim, hard):
     for start in (None, np.ones(len(y)), rng.random(len(y))):
         sol = solve_dual(K, y, C, alpha0=start, tol=1e-8, exact=True)
         alpha, b = _libsvm(K, y, C)
-        w = _dual(alpha, y, K)
+        w = dual(alpha, y, K)
         # Many alphas may be optimal: the objective and the decision values agree.
         assert sol.converged
         assert abs(sol.objective - w) <= 1e-6 * abs(w)
         f_ours = K @ (sol.alpha * y) + sol.b
         f_libsvm = K @ (alpha * y) + b
-        _close(f_ours, f_libsvm, 1e-6)
+        close(f_ours, f_libsvm, 1e-6)
 
 
 @pytest.mark.parametrize("C", [1e-6, 1e-2, 1e10])
