@@ -4,6 +4,7 @@
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage movement
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage cifar
     OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_learned_hog_step --stage select
+    OMP_NUM_THREADS=1 nice -n 15 python -m bench.bench_learned_hog_step --stage cifar-select
 
 ``diagnose`` (a selection pair, CIFAR-10 deer v horse, seed 0, at the HOG start of
 ``3x3x8-relu-avg4-bn2-sqrt``, γ = 1 / blocks, C 10): the share of ``|dT/dθ|²`` in the
@@ -17,8 +18,9 @@ kept (after): T, η and the cosine of the filters to their start at every step.
 g 1, C 10, η 0.1, 10 iterations) with the fixed step on deer v horse, seed 0, and scores it
 on the first selection's 500 validation images (exploratory: no setting is chosen on it).
 ``select`` scores the candidates of docs/protocol_learned_hog.md (addendum 2) on the MNIST
-selection pairs' validation images and applies its rule.  Numbers land in
-``bench/results/learned_hog_step_{diagnose,movement,cifar,select}.json``.
+selection pairs' validation images and applies its rule; ``cifar-select`` does the same
+for addendum 3's CIFAR-10 grid on deer v horse, seed 0.  Numbers land in
+``bench/results/learned_hog_step_{diagnose,movement,cifar,select,cifar_select}.json``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ CANDIDATES = {
     for n in (10, 20)
 }
 G, C = 0.5, 10.0
+#: Addendum 3's CIFAR-10 grid: name -> (layers, g); the order breaks ties (the MNIST setting first).
+CIFAR_CANDIDATES = {
+    f"{f}x{f} {act} g {g}": (f"{f}x{f}x8-{act}-avg4-bn2-sqrt", g)
+    for f in (5, 3)
+    for act in ("relu", "abs")
+    for g in (0.5, 1.0)
+}
 
 
 def _save(name: str, payload) -> None:
@@ -180,8 +189,39 @@ def select() -> dict:
     return out
 
 
+def cifar_select() -> dict:
+    d = data("cifar10", "deer", "horse", 0)
+    Xv, yv = validation(d, 0)
+    rows = []
+    for name, (layers, g) in CIFAR_CANDIDATES.items():
+        t = time.perf_counter()
+        clf = KernelCSVM(
+            image_shape=tuple(d.image_shape), layers=layers, filter_init="hog", kernel="rbf",
+            gamma=g / n_blocks(layers, d.image_shape), C=C, regulariser="dfo2", lam=0.1,
+            step="relative", eta=0.1, n_iter=10, random_state=0,
+        ).fit(d.X_train, d.y_train)  # fmt: skip
+        h = clf.history_
+        rows.append({"candidate": name, "layers": layers, "g": g,
+                     "validation": float(np.mean(clf.predict(Xv) == yv)),
+                     "T": [h[0]["objective"], h[-1]["objective"]],
+                     "seconds": time.perf_counter() - t})  # fmt: skip
+        print(rows[-1], flush=True)
+    order = list(CIFAR_CANDIDATES)
+    best = max(rows, key=lambda r: (r["validation"], -order.index(r["candidate"])))
+    out = {"pair": "deer v horse", "seed": 0, "C": C, "rows": rows, "chosen": best["candidate"]}
+    print("chosen", best["candidate"], flush=True)
+    _save("cifar_select", out)
+    return out
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    stages = {"diagnose": diagnose, "movement": movement, "cifar": cifar, "select": select}
+    stages = {
+        "diagnose": diagnose,
+        "movement": movement,
+        "cifar": cifar,
+        "select": select,
+        "cifar-select": cifar_select,
+    }
     parser.add_argument("--stage", choices=tuple(stages), required=True)
     stages[parser.parse_args().stage]()
