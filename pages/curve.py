@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm.analysis.curves import (
+    LEARNED_METHODS,
     METHODS,
     CurveFileError,
     curve_cells,
@@ -77,7 +78,7 @@ def _columns() -> dict:
 def _against_each_other(record: dict) -> None:
     """Where the learned filters beat each other method: differences with McNemar's p."""
     methods = [m for m in METHODS if any(c["method"] == m for c in record["cells"])]
-    learned = [m for m in ("hoglearn", "layers", "kcsvm") if m in methods]
+    learned = [m for m in LEARNED_METHODS if m in methods]
     if not learned:
         return
     rows = []
@@ -99,7 +100,7 @@ def _against_each_other(record: dict) -> None:
 
 def _where_it_pays(record: dict) -> None:
     """Each learned method against the hand-made HOG + RBF SVM, as measured in this curve."""
-    lines = [where_learning_pays(record["cells"], m) for m in ("hoglearn", "layers", "kcsvm")]
+    lines = [where_learning_pays(record["cells"], m) for m in LEARNED_METHODS]
     lines = [line for line in lines if line]
     if lines:
         st.markdown("**Where the learned filter pays against HOG:**\n" + "".join(

@@ -29,6 +29,8 @@ __all__ = [
     "RUNS_DIR",
     "curve_cells",
     "CurveFileError",
+    "HOG_STACKS",
+    "LEARNED_METHODS",
     "where_learning_pays",
     "estimate_seconds",
     "grid_gamma",
@@ -65,6 +67,10 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
     ),
     "hog": ("HOG + RBF SVM", [{"C": C} for C in (1.0, 10.0, 100.0)]),
     "hoglearn": ("K-CSVM, learned HOG-like stack", [{"C": C} for C in (1.0, 10.0, 100.0)]),
+    "hoglearn3": (
+        "K-CSVM, learned HOG-like stack (3×3, CIFAR-10's setting)",
+        [{"C": C} for C in (1.0, 10.0, 100.0)],
+    ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
 }
 #: The stack of the "layers" method: the Classroom stack of docs/layers.md (chosen on
@@ -77,6 +83,16 @@ LAYERS = "5x5x8-abs-max2,3x3x8-abs-max2"
 HOG_STACK = "5x5x8-relu-avg4-bn2-sqrt"
 HOG_STACK_FIT: dict[str, Any] = {"eta": 0.1, "n_iter": 10}
 HOG_STACK_G = 0.5
+#: The learned HOG-like stacks by curve method: (layers, g), γ = g / blocks.  "hoglearn3" is
+#: CIFAR-10's setting, chosen on the deer v horse selection pair's validation images
+#: (docs/protocol_learned_hog.md, addendum 3; bench/bench_learned_hog_step.py --stage
+#: cifar-select): 3x3 filters and g 1, the same step and iterations.
+HOG_STACKS: dict[str, tuple[str, float]] = {
+    "hoglearn": (HOG_STACK, HOG_STACK_G),
+    "hoglearn3": ("3x3x8-relu-avg4-bn2-sqrt", 1.0),
+}
+#: The curve methods that learn their filters, as the Learning curves page compares them.
+LEARNED_METHODS = ("hoglearn", "hoglearn3", "layers", "kcsvm")
 #: The images the K-CSVMs' γ grids are written for (MNIST).  An RBF's exponent sums over
 #: every value of the maps, so on larger images (CIFAR-10's stacked 96x32 planes) the same
 #: γ is several times sharper: the one-layer K-CSVM's grid is moved by the ratio of the
@@ -125,8 +141,8 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
         else:
             common.update(filter_shape=(5, 5), n_filters=2)
         return KernelCSVM(image_shape=image_shape, random_state=seed, **common, **params)
-    if method == "hoglearn":
-        return _hog_stack(params, image_shape, seed)
+    if method in HOG_STACKS:
+        return _hog_stack(method, params, image_shape, seed)
     if method == "hog":
         from csvm.model.hog import HOGSVC
 
@@ -138,17 +154,18 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
     raise ValueError(f"Unknown method {method!r}: choose from {', '.join(METHODS)}.")
 
 
-def _hog_stack(params: dict[str, Any], image_shape, seed: int):
-    """The "hoglearn" method's estimator at a grid point (:data:`HOG_STACK`)."""
+def _hog_stack(method: str, params: dict[str, Any], image_shape, seed: int):
+    """A learned HOG-like method's estimator at a grid point (:data:`HOG_STACKS`)."""
     from csvm.model.kernelised import KernelCSVM
     from csvm.model.layers import Network, parse_layers
 
+    layers, g = HOG_STACKS[method]
     shape = tuple(int(s) for s in image_shape)
     shape = (1, *shape) if len(shape) == 2 else shape
-    _, h, w = Network(parse_layers(HOG_STACK), shape).output_shape
+    _, h, w = Network(parse_layers(layers), shape).output_shape
     return KernelCSVM(
-        image_shape=shape, layers=HOG_STACK, filter_init="hog", kernel="rbf",
-        gamma=HOG_STACK_G / (h * w), regulariser="dfo2", lam=0.1, step="relative",
+        image_shape=shape, layers=layers, filter_init="hog", kernel="rbf",
+        gamma=g / (h * w), regulariser="dfo2", lam=0.1, step="relative",
         random_state=seed, **HOG_STACK_FIT, **params,
     )  # fmt: skip
 

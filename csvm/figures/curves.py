@@ -23,6 +23,8 @@ _COLOURS = {
     "layers": "#d62728",
     "hog": "#2ca02c",
     "mkl": "#9467bd",
+    "hoglearn": "#ff7f0e",
+    "hoglearn3": "#8c564b",
 }
 
 #: At most this many measured sizes are labelled; more would run into each other.
