@@ -145,6 +145,21 @@ def test_the_learned_hog_stack_is_a_curve_method_tuned_on_c_only():
     assert 0.5 < cell["test_accuracy"] <= 1
 
 
+def test_cifar10s_learned_hog_setting_is_the_3x3_stack_at_g_1():
+    from csvm.analysis.curves import HOG_STACKS, LEARNED_METHODS, _estimator
+
+    # docs/protocol_learned_hog.md, addendum 3: chosen on deer v horse's validation images
+    assert HOG_STACKS["hoglearn3"] == ("3x3x8-relu-avg4-bn2-sqrt", 1.0)
+    assert {"hoglearn", "hoglearn3"} <= set(LEARNED_METHODS) <= set(METHODS)
+    clf = _estimator("hoglearn3", {"C": 100.0}, (96, 32), 1)
+    # 3x3 filters on CIFAR-10's stacked 96x32: 94x30 maps, 23x7 cells, 22x6 blocks
+    assert clf.layers == "3x3x8-relu-avg4-bn2-sqrt" and clf.filter_init == "hog"
+    assert clf.gamma == pytest.approx(1.0 / 132) and clf.C == 100.0 and clf.random_state == 1
+    assert clf.step == "relative" and clf.eta == 0.1 and clf.n_iter == 10
+    cell = run_cell("mnist-5k", "3", "5", "hoglearn3", 20, 0)
+    assert cell["method"] == "hoglearn3" and 0.5 < cell["test_accuracy"] <= 1
+
+
 def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
     from csvm.analysis.curves import where_learning_pays
 
