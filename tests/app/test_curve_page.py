@@ -63,12 +63,14 @@ def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
 
 def test_a_saved_curve_says_where_the_learned_filter_pays_against_hog(runs_dir, cells):
     hog = [{**c, "method": "hog"} for c in cells if c["method"] == "svm"]
-    _save(runs_dir, cells + hog)
+    cifar = [{**c, "method": "hoglearn3"} for c in cells if c["method"] == "kcsvm"]
+    _save(runs_dir, cells + hog + cifar)
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
     text = " ".join(m.value.replace("\\", "") for m in at.markdown)
     assert "Where the learned filter pays against HOG" in text
     assert "K-CSVM, one layer (2 filters 5×5) against HOG + RBF SVM, by training images" in text
+    assert "learned HOG-like stack (3×3, CIFAR-10's setting) against HOG + RBF SVM" in text
 
 
 def test_bad_sizes_are_named_and_hold_start(runs_dir):
