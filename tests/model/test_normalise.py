@@ -17,7 +17,8 @@ from csvm.model.normalise import (
     signed_sqrt_backward,
 )
 from csvm.model.solve_settings import SolveSettings
-from tests.model.test_gradients import _central_difference, _rel_error
+from tests._fd import central_difference as _central_difference
+from tests._fd import rel_error as _rel_error
 
 
 @pytest.mark.parametrize("size", [1, 2, 3])
