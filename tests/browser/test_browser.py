@@ -35,6 +35,15 @@ def _shot(page, name: str, tall: bool = True) -> None:
     page.set_viewport_size(size)
 
 
+def _until(check, seconds: float) -> None:
+    """Wait until ``check()`` is true (no time is asserted: never true fails the test)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.1)
+
+
 def _step_counter(page) -> int:
     """The "step k of n" the progress bar shows (-1 when there is none)."""
     text = page.evaluate(
@@ -206,7 +215,9 @@ def test_lcsvm_steps_alternate_and_stop_is_quick(server, browser):
         button = page.get_by_role("button", name=re.compile("Step: [wf]"))
         labels.append(button.inner_text())
         button.click()
-        page.wait_for_timeout(1500)
+        # The next half-step's label, once the page has drawn the step (a fixed 1.5 s
+        # read the old label again under CI's load); a click that is lost never gets it.
+        _until(lambda: button.inner_text() != labels[-1], seconds=60)
     assert {"Step: w" in label for label in labels} == {True, False}
     assert labels[0] != labels[1] != labels[2]
 
