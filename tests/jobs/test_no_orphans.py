@@ -68,7 +68,13 @@ def test_a_killed_pool_owner_leaves_no_worker_fork_server_or_tracker():
     )
     try:
         assert proc.stdout.readline().strip() == "ready"
-        states = [state for _, state in _session(proc.pid)]
+        # SIGSTOP has been sent; on a loaded machine the worker shows "T" once the kernel
+        # has scheduled it (it read "R" right after, once, in CI).
+        deadline = time.monotonic() + 30
+        while "T" not in (states := [state for _, state in _session(proc.pid)]):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         assert "T" in states, states  # a frozen worker, among others
         assert len(states) >= 5, states  # the owner, tracker, fork server, two workers
         os.kill(proc.pid, signal.SIGKILL)
