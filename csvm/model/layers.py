@@ -264,20 +264,21 @@ class Network:
         ``keep`` also the per-layer cache :meth:`backward` needs."""
         out, cache = X4, []
         # The last layer's output is the result; earlier outputs are not kept (memory).
-        for A_in, Z, stage_cache, out in self._layers(X4, theta):  # noqa: B007
+        for A_in, Z, stage_cache, out in self._layers(X4, theta, in_place=not keep):  # noqa: B007
             if keep:
                 cache.append((A_in, Z, stage_cache))
         return (out, cache) if keep else out
 
-    def _layers(self, X4: np.ndarray, theta: np.ndarray):
+    def _layers(self, X4: np.ndarray, theta: np.ndarray, in_place: bool = False):
         """Each layer in turn: its input, its correlation, its stages' cache (pooling,
-        block normalisation, the square root's input), its output."""
+        block normalisation, the square root's input), its output.  ``in_place``: the
+        nonlinearity overwrites the correlation (a forward pass that keeps nothing for a
+        backward pass saves a copy of every layer's largest maps)."""
         A = X4
         for spec, f in zip(self.specs, self.unpack(theta), strict=True):
             Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
-            P, pool_cache = pool(
-                activate(Z, spec.activation), spec.pool, spec.pool_size, spec.pool_stride
-            )
+            H = activate(Z, spec.activation, out=Z if in_place else None)
+            P, pool_cache = pool(H, spec.pool, spec.pool_size, spec.pool_stride)
             block_cache, root_in = None, None
             if spec.block:
                 P, block_cache = block_normalise(P, spec.block)

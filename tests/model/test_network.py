@@ -41,6 +41,26 @@ def test_pooling_backward_against_finite_differences(mode, size, stride):
     np.testing.assert_allclose(pool_backward(W, cache), numeric, atol=1e-8)
 
 
+@pytest.mark.parametrize("size,stride", [(2, 2), (3, 2), (2, 1)])
+def test_max_pooling_sends_a_tied_windows_gradient_to_its_first_maximum(size, stride):
+    # After a rectifier whole windows tie at 0: the gradient goes to the first tap in
+    # row-major order, numpy's argmax rule, computed here from the copied windows.
+    rng = np.random.default_rng(5)
+    Z = np.maximum(rng.integers(-2, 2, size=(2, 3, 7, 6)).astype(np.float32), 0)
+    P, cache = pool(Z, "max", size, stride)
+    W = rng.standard_normal(P.shape).astype(np.float32)
+    expected = np.zeros_like(Z)
+    for i in range(P.shape[2]):
+        for j in range(P.shape[3]):
+            window = Z[:, :, i * stride : i * stride + size, j * stride : j * stride + size]
+            first = window.reshape(*window.shape[:2], -1).argmax(axis=-1)
+            for n, k in np.ndindex(*first.shape):
+                a, b = divmod(int(first[n, k]), size)
+                expected[n, k, i * stride + a, j * stride + b] += W[n, k, i, j]
+    # Overlapping windows add into one pixel in another order: equal to float32 rounding.
+    np.testing.assert_allclose(pool_backward(W, cache), expected, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["none", "abs", "relu"])
 def test_activation_gradient(name):
     Z = np.random.default_rng(2).standard_normal((3, 2, 4, 4))
