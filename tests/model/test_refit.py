@@ -57,3 +57,28 @@ def test_refit_refuses_other_classes_a_mismatch_and_other_estimators():
         refit_all(clf, X, y[:-1])
     with pytest.raises(TypeError, match="KernelCSVM"):
         refit_all(object(), X, y)
+
+
+def test_a_large_refit_solved_warm_agrees_with_libsvm(monkeypatch):
+    # Above WARM_FROM images "auto" solves from zero by the warm solver, forming only the
+    # kernel columns it visits; it must find LIBSVM's solution on the whole kernel.
+    from csvm.model import kernel_state
+
+    warm_solves = []
+    solve_warm = kernel_state._solve_warm
+    monkeypatch.setattr(
+        kernel_state, "_solve_warm", lambda *a: warm_solves.append(len(a[0])) or solve_warm(*a)
+    )
+    X, y = square_blobs(
+        n_per_class=(kernel_state.WARM_FROM + 200) // 2, dtype=np.float32, shuffle=True
+    )
+    fitted = {}
+    for solver in ("auto", "libsvm"):
+        clf = _kcsvm(solver=solver, C=1.0).fit(X[::8], y[::8])
+        fitted[solver] = refit_all(clf, X, y)
+    assert warm_solves == [len(y)]  # the refit's solve, not the small fit's nor LIBSVM's
+    warm, libsvm = fitted["auto"].estimators_[0], fitted["libsvm"].estimators_[0]
+    np.testing.assert_allclose(warm.objective, libsvm.objective, rtol=1e-5)
+    np.testing.assert_allclose(
+        fitted["auto"].decision_function(X), fitted["libsvm"].decision_function(X), atol=2e-3
+    )
