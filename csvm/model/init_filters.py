@@ -11,7 +11,14 @@ all filters together (the scale at which the thesis's eta works).
   at 0 (no randomness): after ``-relu`` each map is ``relu(grad . u_k)``, the soft vote of
   each pixel's gradient for orientation bin k (signed orientations; after ``-abs`` the
   opposite directions repeat each other).  With ``-avg<cell>`` and ``-bn<block>`` a stack
-  starts as a HOG descriptor (:mod:`csvm.model.normalise`) and learning moves it.
+  starts as a HOG descriptor (:mod:`csvm.model.normalise`) and learning moves it;
+* ``hog-colour``: on 3-channel (R, G, B) images, ``hog``'s directions along three colour
+  axes, luminance ``(1, 1, 1)``, red-green ``(1, -1, 0)`` and yellow-blue ``(1, 1, -2)``
+  (unit vectors, Gaussian opponent colours): the first third of the ``k`` filters are
+  oriented derivatives of luminance, the next of red minus green, the last of yellow minus
+  blue, each third over ``k / 3`` directions (``k`` a multiple of 3), so a stack starts
+  as three HOG descriptors, one per colour axis, where HOG on grey sees only the first.
+  On images of other channel counts it is ``hog``.
 """
 
 from __future__ import annotations
@@ -20,9 +27,17 @@ import math
 
 import numpy as np
 
-__all__ = ["FILTER_INITS", "first_filters", "oriented_derivatives"]
+__all__ = [
+    "COLOUR_AXES",
+    "FILTER_INITS",
+    "colour_derivatives",
+    "first_filters",
+    "oriented_derivatives",
+]
 
-FILTER_INITS = ("uniform", "zero-mean", "gabor", "gaussian", "hog")
+FILTER_INITS = ("uniform", "zero-mean", "gabor", "gaussian", "hog", "hog-colour")
+#: The colour axes of ``hog-colour`` (rows: luminance, red-green, yellow-blue; unit norm).
+COLOUR_AXES = np.array([[1, 1, 1], [1, -1, 0], [1, 1, -2]]) / np.sqrt([[3], [2], [6]])
 
 
 def _grid(p: int, q: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,6 +90,30 @@ def oriented_derivatives(p: int, q: int, k: int) -> np.ndarray:
     return np.stack([(x * math.cos(a) + y * math.sin(a)) * envelope for a in angles])
 
 
+def colour_derivatives(p: int, q: int, k: int) -> np.ndarray:
+    """``(k, 3, p, q)``: :func:`oriented_derivatives` over ``k / 3`` directions along each
+    of the three :data:`COLOUR_AXES` (luminance, red-green, yellow-blue, in that order).
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not a positive multiple of 3.
+
+    Examples
+    --------
+    >>> f = colour_derivatives(3, 3, 6)
+    >>> f.shape, bool(np.allclose(f[2:].sum(axis=1), 0))  # opponent filters: no luminance
+    ((6, 3, 3, 3), True)
+    """
+    if k < 3 or k % 3:
+        raise ValueError(
+            f"filter_init='hog-colour' needs a multiple of 3 filters (one third per colour "
+            f"axis), got {k}."
+        )
+    planes = oriented_derivatives(p, q, k // 3)
+    return np.einsum("aj,kpq->akjpq", COLOUR_AXES, planes).reshape(k, 3, p, q)
+
+
 def first_filters(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """First filters of ``shape`` (k, C, p, q) of the given kind (see the module docstring).
 
@@ -93,8 +132,10 @@ def first_filters(kind: str, rng: np.random.Generator, shape: tuple[int, ...]) -
         start = rng.uniform(0, math.pi / k)
         planes = [_gabor(p, q, start + i * math.pi / k) for i in range(k)]
         f = np.repeat(np.stack(planes)[:, None], c, axis=1)
-    elif kind == "hog":
+    elif kind == "hog" or (kind == "hog-colour" and c != 3):
         f = np.repeat(oriented_derivatives(p, q, k)[:, None], c, axis=1)
+    elif kind == "hog-colour":
+        f = colour_derivatives(p, q, k)
     elif kind == "gaussian":
         widths = np.linspace(0.5, max(p, q) / 3, k) * rng.uniform(0.9, 1.1, k)
         f = np.repeat(np.stack([_gaussian(p, q, s) for s in widths])[:, None], c, axis=1)

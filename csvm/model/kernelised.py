@@ -130,7 +130,7 @@ class KernelCSVM(BaseCSVM):
         A stack of layers with pooling (:mod:`csvm.model.layers`), e.g.
         ``"5x5x2-abs-avg2,3x3x4-relu-avg2"``; it replaces ``filter_shape`` and
         ``n_filters``.  None (or one plain layer) is the thesis's one-layer model.
-    filter_init : {"uniform", "zero-mean", "gabor", "gaussian", "hog"}, default="uniform"
+    filter_init : {"uniform", "zero-mean", "gabor", "gaussian", "hog", "hog-colour"}, default="uniform"
         The first filters of layer 1 (:mod:`csvm.model.init_filters`); "uniform" (local
         averages) is the thesis's.
 
