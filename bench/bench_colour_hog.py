@@ -4,9 +4,9 @@
     OMP_NUM_THREADS=1 nice -n 10 python -m bench.bench_colour_hog --stage report
 
 The protocol is declared in docs/protocol_learned_hog.md (addendum 4, committed before any
-run): ``select`` fits every learned candidate (stacked or rgb input; ``hog`` or
-``hog-colour`` start) and every HOG + RBF SVM configuration on all of the selection pairs'
-``data_batch_1`` images, scores them on 500 validation images of ``data_batch_2`` and
+run, amended before any result): ``select`` fits every learned candidate (stacked or rgb
+input; ``hog`` or ``hog-colour`` start) and every HOG + RBF SVM configuration on 500 of
+the selection pairs' ``data_batch_1`` images, scores them on 500 validation images of ``data_batch_2`` and
 applies the declared rule; ``report`` scores the chosen model, its start, the chosen HOG
 baseline and HOG + RBF SVM with γ and C by 5-fold CV once on the report pairs' test
 images, with exact McNemar p-values.  Two worker processes share the fits.  Every number
@@ -35,6 +35,8 @@ from csvm.model.layers import Network, parse_layers  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_VAL = 500
+#: Training images of a selection fit (the amendment of addendum 4: the machine's load).
+N_SELECT = 500
 SELECT = [("deer", "horse"), ("ship", "truck")]
 REPORT = [("airplane", "automobile"), ("cat", "dog")]
 #: name -> (colour of the input, layers, filter_init); the order breaks ties.
@@ -47,9 +49,12 @@ G_GRID, C_LEARNED = (0.5, 1.0, 2.0), 10.0
 HOG_INPUTS, HOG_G, HOG_C = ("stacked", "rgb"), (0.5, 1.0, 2.0), (1.0, 10.0, 100.0)
 
 
-def data(a: str, b: str, colour: str):
-    """All of the pair's data_batch_1 images to train on, data_batch_2, test_batch."""
-    return load_pair("cifar10", a, b, protocol="thesis", data_dir=SHARED, color=colour)
+def data(a: str, b: str, colour: str, n_train: int | None = None):
+    """The pair's data_batch_1 images to train on (all, or a stratified draw of
+    ``n_train``, seed 0), data_batch_2, test_batch."""
+    return load_pair(
+        "cifar10", a, b, protocol="thesis", data_dir=SHARED, n_train=n_train, color=colour
+    )
 
 
 def validation(d):
@@ -91,7 +96,7 @@ def _select_task(task: tuple) -> list[dict]:
     (a, b), kind, arg = task
     where = {"pair": f"{a} v {b}"}
     if kind == "hog":
-        d = data(a, b, arg)
+        d = data(a, b, arg, N_SELECT)
         Xv, yv = validation(d)
         H, Hv = hog_of(d.X_train), hog_of(Xv)
         rows = []
@@ -101,7 +106,7 @@ def _select_task(task: tuple) -> list[dict]:
                 rows.append({**where, "candidate": f"HOG {arg}", "g": g, "C": C, "validation": acc})
         return rows
     name, g = arg
-    d = data(a, b, CANDIDATES[name][0])
+    d = data(a, b, CANDIDATES[name][0], N_SELECT)
     Xv, yv = validation(d)
     t = time.perf_counter()
     clf = kcsvm(name, g, d.image_shape).fit(d.X_train, d.y_train)
