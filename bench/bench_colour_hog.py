@@ -6,11 +6,12 @@
 The protocol is declared in docs/protocol_learned_hog.md (addendum 4, committed before any
 run, amended before any result): ``select`` fits every learned candidate (stacked or rgb
 input; ``hog`` or ``hog-colour`` start) and every HOG + RBF SVM configuration on 500 of
-the selection pairs' ``data_batch_1`` images, scores them on 500 validation images of ``data_batch_2`` and
-applies the declared rule; ``report`` scores the chosen model, its start, the chosen HOG
-baseline and HOG + RBF SVM with γ and C by 5-fold CV once on the report pairs' test
-images, with exact McNemar p-values.  Two worker processes share the fits.  Every number
-lands in ``bench/results/colour_hog_{select,report}.json``.
+the selection pairs' ``data_batch_1`` images, scores them on 500 validation images of
+``data_batch_2`` and applies the declared rule; ``report`` scores the chosen model, its
+start, the chosen HOG baseline and HOG + RBF SVM with γ and C by 5-fold CV once on the
+report pairs' test images (trained on all of their ``data_batch_1`` images), with exact
+McNemar p-values.  Two worker processes share the fits.  Every number lands in
+``bench/results/colour_hog_{select,report}.json``.
 """
 
 from __future__ import annotations
