@@ -28,10 +28,12 @@ __all__ = [
     "METHODS",
     "RUNS_DIR",
     "curve_cells",
+    "COLOUR_STACKS",
     "CurveFileError",
     "HOG_STACKS",
     "LEARNED_METHODS",
     "where_learning_pays",
+    "colour_planes",
     "estimate_seconds",
     "grid_gamma",
     "load_curve",
@@ -71,6 +73,10 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "K-CSVM, learned HOG-like stack (3×3, CIFAR-10's setting)",
         [{"C": C} for C in (1.0, 10.0, 100.0)],
     ),
+    "hogcolour": (
+        "K-CSVM, learned HOG-like stack on colour (R, G, B channels)",
+        [{"C": C} for C in (1.0, 10.0, 100.0)],
+    ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
 }
 #: The stack of the "layers" method: the Classroom stack of docs/layers.md (chosen on
@@ -91,8 +97,16 @@ HOG_STACKS: dict[str, tuple[str, float]] = {
     "hoglearn": (HOG_STACK, HOG_STACK_G),
     "hoglearn3": ("3x3x8-relu-avg4-bn2-sqrt", 1.0),
 }
+#: The learned HOG-like stacks on colour by curve method: (layers, g, filter_init), fed the
+#: R, G, B planes of a stacked CIFAR-10 image (1, 3H, W) as three channels (3, H, W).
+#: "hogcolour" was chosen on deer v horse and ship v truck's validation images
+#: (docs/protocol_learned_hog.md, addendum 4; bench/bench_colour_hog.py --stage select):
+#: 8 directions along luminance, red-green and yellow-blue, the step of "hoglearn".
+COLOUR_STACKS: dict[str, tuple[str, float, str]] = {
+    "hogcolour": ("3x3x24-relu-avg4-bn2-sqrt", 2.0, "hog-colour"),
+}
 #: The curve methods that learn their filters, as the Learning curves page compares them.
-LEARNED_METHODS = ("hoglearn", "hoglearn3", "layers", "kcsvm")
+LEARNED_METHODS = ("hoglearn", "hoglearn3", "hogcolour", "layers", "kcsvm")
 #: The images the K-CSVMs' γ grids are written for (MNIST).  An RBF's exponent sums over
 #: every value of the maps, so on larger images (CIFAR-10's stacked 96x32 planes) the same
 #: γ is several times sharper: the one-layer K-CSVM's grid is moved by the ratio of the
@@ -141,7 +155,7 @@ def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
         else:
             common.update(filter_shape=(5, 5), n_filters=2)
         return KernelCSVM(image_shape=image_shape, random_state=seed, **common, **params)
-    if method in HOG_STACKS:
+    if method in HOG_STACKS or method in COLOUR_STACKS:
         return _hog_stack(method, params, image_shape, seed)
     if method == "hog":
         from csvm.model.hog import HOGSVC
@@ -159,15 +173,32 @@ def _hog_stack(method: str, params: dict[str, Any], image_shape, seed: int):
     from csvm.model.kernelised import KernelCSVM
     from csvm.model.layers import Network, parse_layers
 
-    layers, g = HOG_STACKS[method]
     shape = tuple(int(s) for s in image_shape)
     shape = (1, *shape) if len(shape) == 2 else shape
+    if method in COLOUR_STACKS:
+        layers, g, init = COLOUR_STACKS[method]
+        shape = colour_planes(shape)
+    else:
+        (layers, g), init = HOG_STACKS[method], "hog"
     _, h, w = Network(parse_layers(layers), shape).output_shape
     return KernelCSVM(
-        image_shape=shape, layers=layers, filter_init="hog", kernel="rbf",
+        image_shape=shape, layers=layers, filter_init=init, kernel="rbf",
         gamma=g / (h * w), regulariser="dfo2", lam=0.1, step="relative",
         random_state=seed, **HOG_STACK_FIT, **params,
     )  # fmt: skip
+
+
+def colour_planes(image_shape: Sequence[int]) -> tuple[int, int, int]:
+    """The channels a colour stack sees: a stacked image (1, 3H, W) as its three planes
+    (3, H, W) (the same numbers in the same order); any other shape as it is.
+
+    Examples
+    --------
+    >>> colour_planes((1, 96, 32)), colour_planes((1, 28, 28)), colour_planes((3, 32, 32))
+    ((3, 32, 32), (1, 28, 28), (3, 32, 32))
+    """
+    c, h, w = (int(s) for s in image_shape)
+    return (3, h // 3, w) if c == 1 and h == 3 * w else (c, h, w)
 
 
 def _trained_params(method: str, params: dict[str, Any], image_shape) -> dict[str, Any]:
@@ -179,7 +210,8 @@ def _trained_params(method: str, params: dict[str, Any], image_shape) -> dict[st
 
 
 def _flat(method: str, X: np.ndarray) -> np.ndarray:
-    return X.reshape(len(X), -1) if method in ("svm", "hog") else X
+    flat = method in ("svm", "hog") or method in COLOUR_STACKS  # colour: reshaped by the model
+    return X.reshape(len(X), -1) if flat else X
 
 
 def _validation_draw(data, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ _COLOURS = {
     "mkl": "#9467bd",
     "hoglearn": "#ff7f0e",
     "hoglearn3": "#8c564b",
+    "hogcolour": "#e377c2",
 }
 
 #: At most this many measured sizes are labelled; more would run into each other.

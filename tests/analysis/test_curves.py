@@ -160,6 +160,22 @@ def test_cifar10s_learned_hog_setting_is_the_3x3_stack_at_g_1():
     assert cell["method"] == "hoglearn3" and 0.5 < cell["test_accuracy"] <= 1
 
 
+def test_the_colour_stack_sees_cifar10s_planes_as_three_channels():
+    from csvm.analysis.curves import COLOUR_STACKS, LEARNED_METHODS, _estimator, _flat
+
+    # docs/protocol_learned_hog.md, addendum 4: chosen on deer v horse and ship v truck
+    assert COLOUR_STACKS["hogcolour"] == ("3x3x24-relu-avg4-bn2-sqrt", 2.0, "hog-colour")
+    assert "hogcolour" in LEARNED_METHODS and "hogcolour" in METHODS
+    clf = _estimator("hogcolour", {"C": 10.0}, (1, 96, 32), 2)
+    # 3x3 filters on 32x32 planes: 30x30 maps, 7x7 cells, 6x6 blocks
+    assert clf.image_shape == (3, 32, 32) and clf.filter_init == "hog-colour"
+    assert clf.gamma == pytest.approx(2.0 / 36) and clf.C == 10.0 and clf.random_state == 2
+    X = np.random.default_rng(0).random((4, 1, 96, 32))
+    np.testing.assert_array_equal(_flat("hogcolour", X), X.reshape(4, 3072))
+    cell = run_cell("mnist-5k", "3", "5", "hogcolour", 20, 0)  # grey: hog-colour is hog
+    assert cell["method"] == "hogcolour" and 0.5 < cell["test_accuracy"] <= 1
+
+
 def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
     from csvm.analysis.curves import where_learning_pays
 
