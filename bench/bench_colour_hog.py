@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 nice -n 10 python -m bench.bench_colour_hog --stage select
     OMP_NUM_THREADS=1 nice -n 10 python -m bench.bench_colour_hog --stage report
+    OMP_NUM_THREADS=1 nice -n 10 python -m bench.bench_colour_hog --stage explore
 
 The protocol is declared in docs/protocol_learned_hog.md (addendum 4, committed before any
 run, amended before any result): ``select`` fits every learned candidate (stacked or rgb
@@ -207,6 +208,29 @@ def report(jobs: int = 2) -> list[dict]:
     return summary
 
 
+def _explore_task(task: tuple) -> dict:
+    (a, b), learned = task
+    d = data(a, b, "rgb")
+    Xv, yv = validation(d)
+    t = time.perf_counter()
+    clf = kcsvm("O3", 2.0, d.image_shape, learned=learned).fit(d.X_train, d.y_train)
+    return {"pair": f"{a} v {b}", "learned": learned, "n_train": int(len(d.y_train)),
+            "validation": float(np.mean(clf.predict(Xv) == yv)),
+            "seconds": time.perf_counter() - t}  # fmt: skip
+
+
+def explore(jobs: int = 2) -> list[dict]:
+    """Exploratory, after the report, selection pairs only: the chosen model learned and at
+    its start, trained on all of the pair's data_batch_1 images (the report's size)."""
+    tasks = [(p, learned) for learned in (True, False) for p in SELECT]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        rows = list(pool.imap(_explore_task, tasks))
+    for row in rows:
+        print(row, flush=True)
+    _save("explore", {"rows": rows})
+    return rows
+
+
 def summarise(rows) -> list[dict]:
     """Per report pair: accuracies in %, the chosen model minus each other role in points,
     and exact McNemar p on the discordant test images."""
@@ -228,7 +252,7 @@ def summarise(rows) -> list[dict]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("select", "report"), required=True)
+    parser.add_argument("--stage", choices=("select", "report", "explore"), required=True)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    select(args.jobs) if args.stage == "select" else report(args.jobs)
+    {"select": select, "report": report, "explore": explore}[args.stage](args.jobs)
