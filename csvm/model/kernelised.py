@@ -130,9 +130,9 @@ class KernelCSVM(BaseCSVM):
         A stack of layers with pooling (:mod:`csvm.model.layers`), e.g.
         ``"5x5x2-abs-avg2,3x3x4-relu-avg2"``; it replaces ``filter_shape`` and
         ``n_filters``.  None (or one plain layer) is the thesis's one-layer model.
-    filter_init : {"uniform", "zero-mean", "gabor", "gaussian", "hog", "hog-colour"}, default="uniform"
-        The first filters of layer 1 (:mod:`csvm.model.init_filters`); "uniform" (local
-        averages) is the thesis's.
+    filter_init : str, default="uniform"
+        The first filters of layer 1 (:mod:`csvm.model.init_filters`): "uniform" (local
+        averages, the thesis's), "zero-mean", "gabor", "gaussian", "hog" or "hog-colour".
 
     Attributes
     ----------
