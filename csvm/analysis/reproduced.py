@@ -92,10 +92,17 @@ TABLES: dict[str, dict[str, str]] = {
         "--out assets/runs/cifar10-stack.json",
     },
     "classroom-stack": {
-        "title": "50 images: does the learned filters' shape matter? (two layers and the "
-        "Classroom preset against fixed filters at the same norms)",
+        "title": "50 images: does the learned filters' shape matter? (issue 19's two-layer "
+        "stack and the one-layer preset against fixed filters at the same norms)",
         "command": "python -m csvm reproduce classroom-stack --data-dir DIR "
         "--out assets/runs/classroom-stack.json",
+    },
+    "classroom-hog-stack": {
+        "title": "50 images, fresh draws: the Classroom stack (a HOG-like second layer) against "
+        "fixed filters at its norms, a plain SVM tuned by cross-validation and the one-layer "
+        "preset",
+        "command": "python -m csvm reproduce classroom-hog-stack --data-dir DIR "
+        "--out assets/runs/classroom-hog-stack.json",
     },
     "teaching-shapes": {
         "title": "The teaching set: learned filters against fixed filters and a tuned "

@@ -9,6 +9,7 @@
     python -m csvm reproduce mnist45-stack --data-dir DIR  # that layer vs a tuned SVM, 45 pairs
     python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
     python -m csvm reproduce classroom-stack --data-dir DIR  # 50 images: does the shape matter?
+    python -m csvm reproduce classroom-hog-stack --data-dir DIR  # issue 35's Classroom stack
     python -m csvm reproduce teaching-shapes  # teaching set: do learned filters find the shapes?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
@@ -502,6 +503,12 @@ def _run_target(
         lines, models, extra = run_classroom_study(
             args.data_dir, log=lambda line: print(line, flush=True)
         )
+    elif args.table == "classroom-hog-stack":
+        from csvm.runs.classroom_stack_study import run_classroom_stack_study
+
+        lines, models, extra = run_classroom_stack_study(
+            args.data_dir, log=lambda line: print(line, flush=True)
+        )
     elif args.table in _STUDIES:
         lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
     else:
@@ -524,6 +531,7 @@ def main_reproduce(argv: list[str], prog: str = f"{PROG} reproduce") -> int:
             "mnist10-stack",
             *_STUDIES,
             "classroom-stack",
+            "classroom-hog-stack",
             "teaching-shapes",
         ],
     )

@@ -91,3 +91,48 @@ def test_the_targets_are_the_protocols():
     assert not summarise([{**r, "one_layer": 0.96} for r in rows])["T3"]
     # Three pairs ahead are not enough.
     assert not summarise([{**r, "best_fixed": 0.97} if r["pair"] == "d" else r for r in rows])["T1"]
+
+
+def test_reproduce_classroom_hog_stack_keeps_every_draw_and_the_hog_start(
+    tmp_path, monkeypatch, capsys
+):
+    from csvm.__main__ import main
+    from csvm.analysis import mnist10
+    from csvm.analysis.reproduced import load_run
+    from csvm.runs import classroom_stack_study as study
+
+    def digits(n, seed):
+        X, y = _draw(n, seed)
+        return X, np.where(y > 0, 6, 0)  # bars standing: "6", lying: "0"
+
+    (Xtr, ytr), (Xte, yte) = digits(200, 0), digits(40, 1)
+    monkeypatch.setattr(mnist10, "load_mnist10", lambda data_dir=None: (Xtr, ytr, Xte, yte))
+    tiny = {
+        "stack": candidate("3x3x2-abs-max2,3x3x2-abs-avg2-bn2-sqrt", "zero-mean", 0.5, n_iter=2),
+        "hog": candidate("3x3x4-abs-avg4-bn2-sqrt", "hog", 1.0, n_iter=2),
+    }
+    monkeypatch.setattr(study, "CANDIDATES", tiny)
+    monkeypatch.setattr(study, "HOG_LAYER", "hog")
+    monkeypatch.setattr(study, "REPORT_LABELS", {"stack": "the stack", "hog": "HOG-like"})
+    monkeypatch.setattr(study, "REPORT_PAIRS", [(0, 6)])
+    monkeypatch.setattr(study, "REPORT_SEEDS", range(300, 302))
+    out = tmp_path / "classroom-hog-stack.json"
+    assert main(["reproduce", "classroom-hog-stack", "--out", str(out)]) == 0
+    run = load_run(out)
+    names = [m["name"] for m in run["models"]]
+    assert names == [
+        "the stack",
+        "HOG-like",
+        "HOG-like, at HOG's start (no learning)",
+        "one-layer preset",
+        "plain SVM, γ and C by CV",
+    ]
+    draws = run["details"]["draws"]
+    assert len(draws) == 2 * 2 and {d["seed"] for d in draws} == {300, 301}
+    hog = [d for d in draws if d["candidate"] == "hog"]
+    assert run["models"][2]["accuracies"] == [d["fixed"]["start"] for d in hog]
+    assert all(d["fixed"]["start"] == d["fixed"]["hog"] for d in hog)  # HOG's own start
+    lines = run["details"]["sign_tests"]
+    assert lines[0].startswith("- the stack (2 draws)") and "targets met" in lines[0]
+    assert lines[1].startswith("  - 0v6:")
+    assert lines[0] in capsys.readouterr().out
