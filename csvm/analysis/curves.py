@@ -79,8 +79,9 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
     ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
 }
-#: The stack of the "layers" method: the Classroom stack of docs/layers.md (chosen on
-#: validation draws of other pairs by bench/bench_layers_small.py).
+#: The stack of the "layers" method: issue 19's Classroom stack of docs/layers.md (chosen on
+#: validation draws of other pairs by bench/bench_layers_small.py; the saved curves use it,
+#: while the preset "Digits: two layers" has a HOG-like second layer since issue 35).
 LAYERS = "5x5x8-abs-max2,3x3x8-abs-max2"
 #: The "hoglearn" method (issue 35): a stack that starts as a HOG descriptor and learns,
 #: with its activation, step and iterations chosen on the MNIST selection pairs'
