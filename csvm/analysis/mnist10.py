@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from csvm.analysis.mnist10_996 import SHIFT_SETS
 from csvm.analysis.progress import ProgressBar, format_seconds
 from csvm.analysis.reproduced import pack_correct
 from csvm.analysis.stats import format_p
 from csvm.data.deskew import deskew
-from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual
+from csvm.model.virtual import refit_virtual
 
 __all__ = [
     "MNIST10_CONFIG",
@@ -54,11 +55,7 @@ MNIST10_CONFIG: dict[str, Any] = {
     "n_filters": 1,
 }
 #: Shifts of the virtual support vectors (:mod:`csvm.model.virtual`), by the CLI's name.
-VIRTUAL_SHIFTS: dict[str, tuple[tuple[int, int], ...]] = {
-    "none": (),
-    "4": SHIFTS_4,
-    "8": SHIFTS_8,
-}
+VIRTUAL_SHIFTS: dict[str, tuple[tuple[int, int], ...]] = {"none": (), **SHIFT_SETS}
 #: The virtual support vectors of ``reproduce mnist10`` (chosen on the validation split).
 MNIST10_VIRTUAL = "4"
 #: Deskew every image, training and test, before the first fit (:mod:`csvm.data.deskew`).
@@ -300,7 +297,7 @@ def _announce(n_train: int, n_test: int, config, stack: bool, shifts, deskewed: 
     print(
         f"MNIST, 10 classes: {n_train:,} training images, {n_test:,} test images; K-CSVM "
         f"one-vs-one (45 pairs), {'' if stack else '5x5 filter, '}{settings}; virtual "
-        f"support vectors: {len(shifts)} one-pixel shifts; deskewed images: "
+        f"support vectors: {len(shifts)} shifts; deskewed images: "
         f"{'yes' if deskewed else 'no'}",
         flush=True,
     )
@@ -337,6 +334,7 @@ def run_mnist10(
     deskewed: bool = MNIST10_DESKEW,
     baseline: bool = True,
     stack: bool = False,
+    table: str | None = None,
 ) -> list[str]:
     """Fit the K-CSVM of :data:`MNIST10_CONFIG` on MNIST and return the report's lines.
 
@@ -354,7 +352,7 @@ def run_mnist10(
         Write the figures as JSON to this file (:func:`save_mnist10`).
     env : dict, optional
         :func:`csvm.analysis.reproduced.environment` taken when the run started.
-    virtual : {"none", "4", "8"}
+    virtual : {"none", "4", "8", "8+2px", "16"}
         The virtual support vectors' shifts (:data:`VIRTUAL_SHIFTS`); the first fit's
         accuracy is measured and reported too.
     deskewed : bool
@@ -369,6 +367,8 @@ def run_mnist10(
         images, then every pair's SVM solved on all of them
         (:func:`csvm.model.refit.refit_all`); the baseline keeps
         :data:`MNIST10_CONFIG`'s RBF γ.
+    table : str, optional
+        The saved run's table (default: ``mnist10-stack`` for a stack, else ``mnist10``).
     """
     if virtual not in VIRTUAL_SHIFTS:
         raise ValueError(
@@ -400,7 +400,7 @@ def run_mnist10(
     if out:
         save_mnist10(
             out, record, config, len(y), len(y_test), seed, env, shifts, deskewed,
-            table="mnist10-stack" if stack else "mnist10",
+            table=table or ("mnist10-stack" if stack else "mnist10"),
         )  # fmt: skip
     return lines
 
@@ -563,7 +563,7 @@ def save_mnist10(
     if shifts:
         models.append(
             model_entry(
-                f"{name} + virtual SVs ({len(shifts)} one-pixel shifts)",
+                f"{name} + virtual SVs ({len(shifts)} shifts)",
                 [record["test_accuracy"]],
                 record["fit_seconds"],
                 anchor["reference"],

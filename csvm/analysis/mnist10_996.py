@@ -1,0 +1,144 @@
+"""Issue 35's ten-class MNIST study toward 99.6 %: its candidates and shift sets.
+
+The protocol (what is selected on, what is reported on) is docs/protocol_mnist10_996.md;
+the validation screen is ``bench/bench_mnist10_996.py``.  :data:`CANDIDATES` are the
+learned stacks screened, :data:`SHIFT_SETS` the virtual support vectors' shifts, and
+:func:`candidate_config` a candidate's K-CSVM settings for an image shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csvm.model.virtual import SHIFTS_4, SHIFTS_8
+
+__all__ = [
+    "CANDIDATES",
+    "GAMMA_MULTS",
+    "MNIST10_996_CHOICE",
+    "MNIST10_996_CONFIG",
+    "MNIST10_996_VIRTUAL",
+    "SHIFT_SETS",
+    "TIE_IMAGES",
+    "choose",
+    "candidate_config",
+    "n_blocks",
+]
+
+#: The four two-pixel moves along the axes, and the four along the diagonals.
+_TWO_PIXEL = ((-2, 0), (2, 0), (0, -2), (0, 2))
+_TWO_PIXEL_DIAGONAL = ((-2, -2), (-2, 2), (2, -2), (2, 2))
+#: The virtual support vectors' shifts screened, by name.
+SHIFT_SETS: dict[str, tuple[tuple[int, int], ...]] = {
+    "4": SHIFTS_4,
+    "8": SHIFTS_8,
+    "8+2px": SHIFTS_8 + _TWO_PIXEL,
+    "16": SHIFTS_8 + _TWO_PIXEL + _TWO_PIXEL_DIAGONAL,
+}
+#: The learned stacks screened: layers, filter start and RBF γ (a float, or ``("g", g)``:
+#: γ = g / the number of blocks the SVM sees, issue 35's rule for HOG-like stacks).
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "A": {"layers": "5x5x16-abs-max2", "filter_init": "zero-mean", "gamma": 0.2},
+    "B": {"layers": "5x5x32-abs-max2", "filter_init": "zero-mean", "gamma": 0.2},
+    "C": {"layers": "5x5x16-abs-max2-sqrt", "filter_init": "zero-mean", "gamma": 0.2},
+    "D": {"layers": "5x5x16-relu-avg2-bn2-sqrt", "filter_init": "hog", "gamma": ("g", 0.5)},
+}
+#: What every candidate shares (``reproduce mnist10-stack``'s learning).
+_COMMON: dict[str, Any] = {
+    "kernel": "rbf",
+    "regulariser": "dfo2",
+    "lam": 0.1,
+    "step": "relative",
+    "eta": 0.1,
+    "n_iter": 30,
+    "C": None,
+}
+
+
+def n_blocks(layers: str, image_shape: tuple[int, ...]) -> int:
+    """Positions of the stack's last maps (blocks, for a ``-bn`` stack).
+
+    Parameters
+    ----------
+    layers : str
+        A stack, as :func:`csvm.model.layers.parse_layers` reads it.
+    image_shape : tuple of int
+        ``(H, W)`` or ``(C, H, W)``.
+
+    Returns
+    -------
+    int
+    """
+    from csvm.model.layers import Network, parse_layers
+
+    shape = tuple(image_shape)
+    if len(shape) == 2:
+        shape = (1, *shape)
+    _, h, w = Network(parse_layers(layers), shape).output_shape
+    return int(h * w)
+
+
+def candidate_config(name: str, image_shape: tuple[int, ...]) -> dict[str, Any]:
+    """The K-CSVM settings of candidate ``name`` for images of ``image_shape``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CANDIDATES`.
+    image_shape : tuple of int
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`csvm.model.kernelised.KernelCSVM` (no image shape).
+    """
+    if name not in CANDIDATES:
+        raise ValueError(f"Unknown candidate {name!r}: choose one of {sorted(CANDIDATES)}.")
+    cand = dict(CANDIDATES[name])
+    gamma = cand.pop("gamma")
+    if isinstance(gamma, tuple):
+        gamma = gamma[1] / n_blocks(cand["layers"], image_shape)
+    return {**cand, "gamma": float(gamma), **_COMMON}
+
+
+#: The screen's orders, for the rule's ties (docs/protocol_mnist10_996.md).
+GAMMA_MULTS = (1.0, 0.5, 2.0)
+#: Validation images within which two results tie.
+TIE_IMAGES = 3
+
+
+def choose(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The protocol's rule: the screened (candidate, γ multiplier, shifts) with the most
+    validation images right, ties within :data:`TIE_IMAGES` going to the earlier in the
+    order of :data:`CANDIDATES`, then :data:`GAMMA_MULTS`, then :data:`SHIFT_SETS`.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Each with ``candidate``, ``gamma_mult``, ``shifts`` and ``n_right`` (validation
+        images right).
+
+    Returns
+    -------
+    dict
+        The chosen row.
+    """
+    if not rows:
+        raise ValueError("choose needs at least one screened result.")
+    order = (list(CANDIDATES), list(GAMMA_MULTS), list(SHIFT_SETS))
+
+    def rank(row: dict[str, Any]) -> tuple[int, int, int]:
+        keys = (row["candidate"], float(row["gamma_mult"]), row["shifts"])
+        return tuple(o.index(k) for o, k in zip(order, keys, strict=True))  # type: ignore[return-value]
+
+    best = max(int(r["n_right"]) for r in rows)
+    return min((r for r in rows if int(r["n_right"]) >= best - TIE_IMAGES), key=rank)
+
+
+#: The recipe the rule chose on the validation screen (bench/results/mnist10_996_*.json).
+MNIST10_996_CHOICE: dict[str, Any] = {"candidate": "A", "gamma_mult": 1.0, "shifts": "4"}
+#: ``reproduce mnist10-996``'s K-CSVM settings (MNIST's 28 x 28 images).
+MNIST10_996_CONFIG: dict[str, Any] = candidate_config(MNIST10_996_CHOICE["candidate"], (28, 28))
+MNIST10_996_CONFIG["gamma"] *= MNIST10_996_CHOICE["gamma_mult"]
+#: ``reproduce mnist10-996``'s virtual support vectors (a key of :data:`SHIFT_SETS`).
+MNIST10_996_VIRTUAL: str = MNIST10_996_CHOICE["shifts"]
