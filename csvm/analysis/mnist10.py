@@ -365,8 +365,7 @@ def run_mnist10(
         ``reproduce mnist10-stack``: the pooled stack of :data:`MNIST10_STACK_CONFIG`,
         its filters learned on a stratified :data:`MNIST10_STACK_LEARN_ON` of the training
         images, then every pair's SVM solved on all of them
-        (:func:`csvm.model.refit.refit_all`); the baseline keeps
-        :data:`MNIST10_CONFIG`'s RBF γ.
+        (:func:`csvm.model.refit.refit_all`); the baseline keeps :data:`MNIST10_CONFIG`'s RBF γ.
     table : str, optional
         The saved run's table (default: ``mnist10-stack`` for a stack, else ``mnist10``).
     """
