@@ -180,6 +180,21 @@ HOG's own stages, starting from HOG's oriented filters, is level with HOG on MNI
 from 100 to 1,000 training images and ahead only at 50 (+0.98 points, p < 0.001): so far,
 learning moves HOG's filters a little and buys little. The Learning curves page says, size
 by size, where each learned model is ahead, level or behind.
+
+Colour does not change this on CIFAR-10. Starting from HOG's filters along a luminance and
+two colour-opponent axes, on the true R, G, B channels, a learned stack trails HOG + RBF at
+4 of 5 sizes of the airplane v automobile curve and is level at 20 images. On all of
+data_batch_1's images it reaches 91.35 % (HOG 91.65 %) on airplane v automobile and
+67.45 % (HOG 66.15 %) on cat v dog, neither difference significant; there, learning
+lowered the accuracy of its own start (by 2 points on cat v dog, p = 0.014).
+
+On 50 training images the Classroom preset "Digits: two layers" now ends with HOG's
+normalisation (2 × 2 average pooling, blocks scaled to unit length, a signed square root).
+Measured on 50 fresh draws of five digit pairs it was never chosen on, its learned
+filters beat the same network on fixed filters (+0.39 points, ahead on 4 of 5 pairs) and
+a plain SVM whose γ and C are cross-validated on the same 50 images (+1.40 points). But
+one layer of HOG's oriented filters with the same normalisation and no learning at all is
+0.78 points more accurate still (97.88 % against 97.10 %).
 """
 )
 st.caption(
