@@ -85,7 +85,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert not at.exception and not at.error
     assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
     tables = _cells(at)[::2]  # each comparison, then its settings and seeds
-    assert len(tables) == len(reproduced.TABLES) == 10
+    assert len(tables) == len(reproduced.TABLES) == 11
     shown = " ".join(m.value for m in at.markdown)
     assert all(f"- {table}: 35 images only it gets right" in shown for table in records)
     headers = [list(t.value.columns) for t in at.table][::2]
