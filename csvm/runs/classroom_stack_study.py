@@ -45,6 +45,7 @@ __all__ = [
     "REPORT_LABELS",
     "STACK_PRESET",
     "candidate",
+    "describe",
     "plain_cv",
     "run_classroom_stack_study",
     "score_draw",

@@ -494,10 +494,12 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             "How the first filters are drawn: uniform weights (each map starts as a local "
             "average, the thesis's start), zero-mean weights (each map a local contrast, "
             "which a stack with -abs then pools), Gabor stroke detectors at spread "
-            "orientations, Gaussian blurs of spread widths, or HOG's oriented derivative "
-            "filters (with -relu-avg4-bn2-sqrt a stack starts as a HOG descriptor).",
+            "orientations, Gaussian blurs of spread widths, HOG's oriented derivative "
+            "filters (with -relu-avg4-bn2-sqrt a stack starts as a HOG descriptor), or "
+            "hog-colour: the same along luminance, red-green and yellow-blue on images "
+            "with R, G, B channels (on other images it is hog).",
             "model",
-            choices=("uniform", "zero-mean", "gabor", "gaussian", "hog"),
+            choices=("uniform", "zero-mean", "gabor", "gaussian", "hog", "hog-colour"),
             models=("kcsvm",),
             param="filter_init",
         ),
