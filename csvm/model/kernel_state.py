@@ -42,6 +42,7 @@ __all__ = [
     "KernelState",
     "outer_objective",
     "regulariser_of",
+    "resolve_solver",
     "solve_on_filters",
     "solve_state",
     "state_gradient",
@@ -52,6 +53,14 @@ SOLVERS = ("warm", "libsvm")
 #: solver="auto" solves warm above this many images (a sub-problem's); below, LIBSVM on the
 #: whole kernel is as fast (measured on MNIST 3 v 5, poly-2 and RBF: docs/benchmarks.md).
 WARM_FROM = 1024
+
+
+def resolve_solver(solver: str, n_images: int) -> str:
+    """The dual solver ``solver`` names for a problem of ``n_images``: "auto" is "warm"
+    above :data:`WARM_FROM` images and "libsvm" otherwise; any other name is itself."""
+    if solver == "auto":
+        return "warm" if n_images > WARM_FROM else "libsvm"
+    return solver
 
 
 @dataclass
@@ -480,8 +489,7 @@ class ProblemSolves:
         max_iter: int = -1,
         network: Network | None = None,
     ):
-        if solver == "auto":
-            solver = "warm" if len(X4) > WARM_FROM else "libsvm"
+        solver = resolve_solver(solver, len(X4))
         self.X4, self.y, self.settings, self.solver = X4, y, settings, solver
         self.max_iter, self.network = max_iter, network
         # LIBSVM's n x n kernel, reused by every solve of this problem (the warm solver

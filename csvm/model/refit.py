@@ -47,7 +47,7 @@ def solver_settings(estimator: Any) -> tuple[float, dict[str, Any]]:
         "lam": float(estimator.lam),
         "svm_tol": estimator.svm_tol,
         "max_iter": estimator.svm_max_iter,
-        "solver": getattr(estimator, "solver", "libsvm"),
+        "solver": estimator.solver,
     }
 
 
@@ -61,11 +61,9 @@ def solve_fixed(model: Any, images: np.ndarray, labels: np.ndarray, C: float, so
     the ten-class stack's filters, 3.0 CPU s against LIBSVM's 10.9 on the whole kernel
     (1 GiB in float64), the same support vectors to one and T to 3e-7 (docs/benchmarks.md).
     """
-    from csvm.model.kernel_state import WARM_FROM, solve_state
+    from csvm.model.kernel_state import resolve_solver, solve_state
 
-    choice = solver.get("solver", "libsvm")
-    if choice == "auto":
-        choice = "warm" if len(images) > WARM_FROM else "libsvm"
+    choice = resolve_solver(solver.get("solver", "libsvm"), len(images))
 
     state, timings = solve_state(
         images,
