@@ -14,12 +14,16 @@ vectorised operation over all images and pixels, so no patch matrix is ever copi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 __all__ = [
+    "BlockStage",
     "as_filters",
     "as_images",
     "correlate",
+    "correlate_then",
     "correlate_input_gradient",
     "correlate_transpose",
     "map_shape",
@@ -143,19 +147,24 @@ _GEMM_MIN_FILTERS = 4
 _GEMM_BLOCK_BYTES = 2**20
 
 
-def _correlate_gemm(X: np.ndarray, f: np.ndarray, map_hw: tuple[int, int], dtype) -> np.ndarray:
+def _correlate_gemm(
+    X: np.ndarray, f: np.ndarray, map_hw: tuple[int, int], dtype, then: BlockStage | None = None
+) -> np.ndarray:
     """:func:`correlate` as one product per block of images: the filters (k, C p q) times
     the patches (C p q, m H' W').  The patches are laid out tap by tap, so each tap's copy
     is one shifted slice of the block (contiguous rows), and the product's output
     (k, m, H', W') needs one transpose: on a 16-filter 5x5 layer of 28x28 images that is
     ~4x the (m H' W', C p q) layout, whose copy gathers 25 scattered values per row, and
-    ~40x the per-tap einsum (which made the forward pass most of a pooled stack's fit)."""
+    ~40x the per-tap einsum (which made the forward pass most of a pooled stack's fit).
+    ``then`` (see :func:`correlate_then`) maps each block's product while it is in cache."""
     n = X.shape[0]
     k, c, p, q = f.shape
     h2, w2 = map_hw
     F = f.reshape(k, c * p * q).astype(dtype, copy=False)
-    out = np.empty((n, k, h2, w2), dtype=dtype)
+    out = None if then is not None else np.empty((n, k, h2, w2), dtype=dtype)
     rows = max(1, _GEMM_BLOCK_BYTES // (h2 * w2 * c * p * q * np.dtype(dtype).itemsize))
+    if out is None and n == 0:  # the stage's output shape, from an empty block
+        return then(np.empty((k, 0, h2, w2), dtype=dtype)).transpose(1, 0, 2, 3).copy()
     for start in range(0, n, rows):
         block = X[start : start + rows].transpose(1, 0, 2, 3)  # (C, m, H, W), a view
         m = block.shape[1]
@@ -163,9 +172,40 @@ def _correlate_gemm(X: np.ndarray, f: np.ndarray, map_hw: tuple[int, int], dtype
         for a in range(p):
             for b in range(q):
                 cols[:, a, b] = block[:, :, a : a + h2, b : b + w2]
-        product = F @ cols.reshape(c * p * q, m * h2 * w2)
-        out[start : start + m] = product.reshape(k, m, h2, w2).transpose(1, 0, 2, 3)
+        product = (F @ cols.reshape(c * p * q, m * h2 * w2)).reshape(k, m, h2, w2)
+        if then is not None:
+            product = then(product)
+        if out is None:
+            out = np.empty((n, k, *product.shape[2:]), dtype=product.dtype)
+        out[start : start + m] = product.transpose(1, 0, 2, 3)
     return out
+
+
+#: A map from one block's correlation (k, m, H', W') to its next stage (k, m, H'', W''),
+#: free to overwrite its input; it must treat each image's values alone.
+BlockStage = Callable[[np.ndarray], np.ndarray]
+
+
+def correlate_then(X: np.ndarray, filters: np.ndarray, then: BlockStage) -> np.ndarray:
+    """``then`` of :func:`correlate`'s maps, ``(n, k, H'', W'')``, block by block.
+
+    With enough filters for one BLAS product (:data:`_GEMM_MIN_FILTERS`) each block of
+    images goes through ``then`` (a nonlinearity and pooling) while its product is still
+    in the cache, so the full-size maps are never written: on a 16-filter 5x5 layer with
+    |x| and 2x2 max pooling, 28x28 images, that is one pass over memory instead of four
+    (``bench/bench_conv.py``).  With fewer filters, ``then`` of the whole maps.  Equal to
+    ``then`` applied to ``correlate(X, filters)`` wherever ``then`` is elementwise or a
+    maximum; an average may round its sums in another order.
+    """
+    X = as_images(X)
+    f = as_filters(filters, X.shape[1])
+    k, _, p, q = f.shape
+    h2, w2 = map_shape(X.shape[-2:], (p, q))
+    if k < _GEMM_MIN_FILTERS:
+        staged = then(np.ascontiguousarray(correlate(X, f).transpose(1, 0, 2, 3)))
+        return np.ascontiguousarray(staged.transpose(1, 0, 2, 3))
+    dtype = np.result_type(X.dtype, f.dtype, np.float32)
+    return _correlate_gemm(X, f, (h2, w2), dtype, then=then)
 
 
 def correlate(X: np.ndarray, filters: np.ndarray) -> np.ndarray:

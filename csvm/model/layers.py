@@ -29,10 +29,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from csvm.model.conv import correlate, correlate_input_gradient, correlate_transpose, map_shape
+from csvm.model.conv import (
+    correlate,
+    correlate_input_gradient,
+    correlate_then,
+    correlate_transpose,
+    map_shape,
+)
 from csvm.model.normalise import (
     block_normalise,
     block_normalise_backward,
@@ -276,9 +283,16 @@ class Network:
         backward pass saves a copy of every layer's largest maps)."""
         A = X4
         for spec, f in zip(self.specs, self.unpack(theta), strict=True):
-            Z = correlate(A, f.astype(np.result_type(A.dtype, np.float32), copy=False))
-            H = activate(Z, spec.activation, out=Z if in_place else None)
-            P, pool_cache = pool(H, spec.pool, spec.pool_size, spec.pool_stride)
+            f = f.astype(np.result_type(A.dtype, np.float32), copy=False)
+            if in_place and spec.pool == "max":
+                # Nothing goes backward: each block of maps is rectified and pooled while
+                # it is in the cache (exact: elementwise, then maxima).
+                Z, pool_cache = None, None
+                P = correlate_then(A, f, partial(_activate_pool, spec=spec))
+            else:
+                Z = correlate(A, f)
+                H = activate(Z, spec.activation, out=Z if in_place else None)
+                P, pool_cache = pool(H, spec.pool, spec.pool_size, spec.pool_stride)
             block_cache, root_in = None, None
             if spec.block:
                 P, block_cache = block_normalise(P, spec.block)
@@ -364,3 +378,8 @@ def keep_means(g: np.ndarray) -> np.ndarray:
            [-1.5, -0.5]])
     """
     return g - g.mean(axis=(-2, -1), keepdims=True)
+
+
+def _activate_pool(Z: np.ndarray, spec: LayerSpec) -> np.ndarray:
+    """A layer's nonlinearity (in place) and pooling of maps ``(..., H, W)``."""
+    return pool(activate(Z, spec.activation, out=Z), spec.pool, spec.pool_size, spec.pool_stride)[0]

@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 from scipy.signal import correlate2d
 
-from csvm.model.conv import as_images, correlate, correlate_transpose, patch_view, stack_rgb
+from csvm.model.conv import (
+    as_images,
+    correlate,
+    correlate_then,
+    correlate_transpose,
+    patch_view,
+    stack_rgb,
+)
 
 
 def _reference(X, f):
@@ -47,6 +54,33 @@ def test_many_filters_one_product_per_block_matches_scipy(
     got32 = correlate(X.astype(np.float32), f.astype(np.float32))
     assert got32.dtype == np.float32 and got32.flags["C_CONTIGUOUS"]
     np.testing.assert_allclose(got32, _reference(X, f), rtol=1e-5, atol=1e-5)
+
+
+def _abs_max2(Z):
+    """|x| in place, then 2x2 max pooling of (..., H, W) maps (a block stage)."""
+    np.abs(Z, out=Z)
+    h, w = Z.shape[-2] // 2, Z.shape[-1] // 2
+    return Z[..., : 2 * h, : 2 * w].reshape(*Z.shape[:-2], h, 2, w, 2).max(axis=(-3, -1))
+
+
+@pytest.mark.parametrize("n_filters", [2, 16])
+@pytest.mark.parametrize("block_bytes", [1, 2**20])
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_correlate_then_applies_the_stage_block_by_block(monkeypatch, n_filters, block_bytes, n):
+    """The fused pass (the stage applied to each block's product in cache) gives the
+    stage of the whole correlation bit for bit, for one image a block, many, and none."""
+    from csvm.model import conv
+
+    monkeypatch.setattr(conv, "_GEMM_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        X = rng.standard_normal((n, 1, 12, 11)).astype(dtype)
+        f = rng.standard_normal((n_filters, 1, 3, 3)).astype(dtype)
+        expected = _abs_max2(correlate(X, f))
+        got = correlate_then(X, f, _abs_max2)
+        assert got.shape == (n, n_filters, 5, 4) and got.dtype == dtype
+        assert got.flags["C_CONTIGUOUS"]
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_correlate_accepts_2d_filter_and_3d_images():

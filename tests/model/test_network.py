@@ -93,6 +93,24 @@ def test_network_backward_against_finite_differences(layers):
     assert _rel_error(net.backward(X, theta, W), numeric) < 1e-6
 
 
+@pytest.mark.parametrize(
+    "layers", ["5x5x16-abs-max2", "5x5x2-relu-max2", "5x5x8-abs-max3s2,3x3x4-relu-max2-bn2-sqrt"]
+)
+def test_a_fits_forward_pass_equals_the_pass_that_keeps_its_maps(layers):
+    """A fit's forward pass rectifies and max-pools each block of maps while it is in
+    cache; it must give what the kept, layer-by-layer pass gives, bit for bit."""
+    rng = np.random.default_rng(4)
+    net = Network(parse_layers(layers), (1, 28, 28))
+    theta = net.initial(rng)
+    for dtype in (np.float32, np.float64):
+        X = rng.random((37, 1, 28, 28)).astype(dtype)
+        fused = net.forward(X, theta)
+        kept, _ = net.forward(X, theta, keep=True)
+        assert fused.dtype == kept.dtype == dtype
+        np.testing.assert_array_equal(fused, kept)
+        np.testing.assert_array_equal(fused, net.layer_outputs(X, theta)[-1])
+
+
 def test_layers_round_trip_and_name_what_is_wrong():
     specs = parse_layers("5x5x2-abs-avg2,3x3x4-relu-max3s2")
     assert specs[0] == LayerSpec(2, (5, 5), "abs", "avg", 2, 2)
