@@ -159,7 +159,8 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     """
     running = is_running(views)
     mine = run is not None and owns(run)
-    c1, c2, c3, c4, c5 = st.columns([1, 1, 1, 1, 2.6], vertical_alignment="center")
+    # Pause's column is wider: "Resume" and its icon fit at a projector's type size.
+    c1, c2, c3, c4, c5 = st.columns([1, 1, 1.3, 1, 2.3], vertical_alignment="center")
     if c1.button("▶ Start", type="primary", disabled=bool(errors), key="start", width="stretch"):
         if running and mine:
             st.session_state["confirm_replace"] = True

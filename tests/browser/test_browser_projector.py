@@ -214,3 +214,19 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
     assert not small, f"text under {MIN_PX} px in projector mode: {small}"
     assert not cut, f"labels cut off or figure text overlapping in projector mode: {cut}"
     assert not folded, f"a page's main figure under the fold in projector mode: {folded}"
+
+
+@pytest.mark.timeout(300)
+def test_a_paused_runs_buttons_are_whole_on_a_projected_1280_screen(server, browser):
+    """Pause becomes Resume, a longer label: at a projector's type size and 1280 px it
+    was cut to "Resu…" (stop 43's walk)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/?projector=1&dataset=shapes&class_a=horizontal&class_b=vertical")
+    page.get_by_role("button", name="▶ Start").click()
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("button", name="Resume").wait_for()
+    settle(page)
+    cut = truncated_labels(page)
+    page.close()
+    assert not cut, f"labels cut off on a paused run in projector mode: {cut}"
