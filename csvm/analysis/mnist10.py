@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.mnist10_996 import SHIFT_SETS
 from csvm.analysis.progress import ProgressBar, format_seconds
 from csvm.analysis.reproduced import pack_correct
 from csvm.analysis.stats import format_p
 from csvm.data.deskew import deskew
-from csvm.model.virtual import refit_virtual
+from csvm.model.virtual import SHIFT_SETS, refit_virtual
 
 __all__ = [
     "MNIST10_CONFIG",

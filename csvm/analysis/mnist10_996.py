@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from csvm.model.virtual import SHIFTS_4, SHIFTS_8
+from csvm.analysis.mnist10 import MNIST10_STACK_CONFIG
+from csvm.model.virtual import SHIFT_SETS
 
 __all__ = [
     "CANDIDATES",
@@ -25,16 +26,6 @@ __all__ = [
     "n_blocks",
 ]
 
-#: The four two-pixel moves along the axes, and the four along the diagonals.
-_TWO_PIXEL = ((-2, 0), (2, 0), (0, -2), (0, 2))
-_TWO_PIXEL_DIAGONAL = ((-2, -2), (-2, 2), (2, -2), (2, 2))
-#: The virtual support vectors' shifts screened, by name.
-SHIFT_SETS: dict[str, tuple[tuple[int, int], ...]] = {
-    "4": SHIFTS_4,
-    "8": SHIFTS_8,
-    "8+2px": SHIFTS_8 + _TWO_PIXEL,
-    "16": SHIFTS_8 + _TWO_PIXEL + _TWO_PIXEL_DIAGONAL,
-}
 #: The learned stacks screened: layers, filter start and RBF γ (a float, or ``("g", g)``:
 #: γ = g / the number of blocks the SVM sees, issue 35's rule for HOG-like stacks).
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -43,15 +34,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "C": {"layers": "5x5x16-abs-max2-sqrt", "filter_init": "zero-mean", "gamma": 0.2},
     "D": {"layers": "5x5x16-relu-avg2-bn2-sqrt", "filter_init": "hog", "gamma": ("g", 0.5)},
 }
-#: What every candidate shares (``reproduce mnist10-stack``'s learning).
+#: What every candidate shares: ``reproduce mnist10-stack``'s learning, without its stack.
 _COMMON: dict[str, Any] = {
-    "kernel": "rbf",
-    "regulariser": "dfo2",
-    "lam": 0.1,
-    "step": "relative",
-    "eta": 0.1,
-    "n_iter": 30,
-    "C": None,
+    k: v for k, v in MNIST10_STACK_CONFIG.items() if k not in ("layers", "filter_init", "gamma")
 }
 
 

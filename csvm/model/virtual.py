@@ -24,12 +24,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.parallel import run_tasks
 
-__all__ = ["SHIFTS_4", "SHIFTS_8", "refit_virtual", "shift_images"]
+__all__ = ["SHIFTS_4", "SHIFTS_8", "SHIFT_SETS", "refit_virtual", "shift_images"]
 
 #: One pixel up, down, left and right (row shift, column shift).
 SHIFTS_4: tuple[tuple[int, int], ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
 #: The four above and the four diagonal one-pixel shifts.
 SHIFTS_8: tuple[tuple[int, int], ...] = SHIFTS_4 + ((-1, -1), (-1, 1), (1, -1), (1, 1))
+#: The four two-pixel moves along the axes, and the four along the diagonals.
+_TWO_PIXEL = ((-2, 0), (2, 0), (0, -2), (0, 2))
+_TWO_PIXEL_DIAGONAL = ((-2, -2), (-2, 2), (2, -2), (2, 2))
+#: Named sets of shifts (the CLI's ``--virtual`` choices and issue 35's screen).
+SHIFT_SETS: dict[str, tuple[tuple[int, int], ...]] = {
+    "4": SHIFTS_4,
+    "8": SHIFTS_8,
+    "8+2px": SHIFTS_8 + _TWO_PIXEL,
+    "16": SHIFTS_8 + _TWO_PIXEL + _TWO_PIXEL_DIAGONAL,
+}
 
 
 def shift_images(X4: np.ndarray, dy: int, dx: int) -> np.ndarray:
