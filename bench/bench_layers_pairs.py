@@ -4,6 +4,7 @@ on every MNIST digit pair and the two CIFAR-10 pairs (about 2,000 training image
     nice -n 10 python bench/bench_layers_pairs.py --stage select   # candidates, validation only
     nice -n 10 python bench/bench_layers_pairs.py --stage run      # chosen per pair, test once
     nice -n 10 python bench/bench_layers_pairs.py --stage ablation # learned vs fixed filters
+    nice -n 10 python bench/bench_layers_pairs.py --stage virtual  # plain SVM + virtual SVs
     python bench/bench_layers_pairs.py --report                    # print from the caches
 
 Protocol (declared in docs/protocol_issue19.md before the run stage): data as
@@ -18,6 +19,10 @@ The **ablation** stage (a report: nothing is chosen on it) trains each pair's ch
 again (seed 0, deterministic) and solves the same SVM on the same network with fixed
 filters instead: its random zero-mean start with each layer rescaled to the learned norm
 (the bandwidth the learning reached, without the shapes it learned).
+The **virtual** stage (issue 35, declared in docs/protocol_issue19.md before it ran) gives
+each MNIST pair's tuned plain SVM virtual support vectors (its support vectors' one-pixel
+shifts, the SVM solved again; 4 or 8 shifts chosen on the selection pairs' validation
+splits) and compares the stack with it.
 Units are cached in ``bench/results/layers_pairs.json`` with the images each model got
 right, so an interrupted run resumes.
 """
@@ -48,10 +53,15 @@ from bench.bench_fairness import (  # noqa: E402
 )
 from bench.bench_fairness import RESULTS as FAIRNESS  # noqa: E402
 from csvm.analysis.stats import mcnemar_correct, mcnemar_p  # noqa: E402
+from csvm.model.virtual import SHIFTS_4, SHIFTS_8  # noqa: E402
 from csvm.runs.pair_study import (  # noqa: E402
     SELECTION_PAIRS,
     STACK_BASE,
     STACK_CANDIDATES,
+    scored,
+    summarise,
+    virtual_plain_svm,
+    virtual_rows,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "layers_pairs.json"
@@ -69,6 +79,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
 #: run stage; its images are three stacked colour planes (96 x 32) as in the thesis.
 CIFAR_CANDIDATES: dict[str, dict[str, Any]] = STACK_CANDIDATES["cifar10"]
 
+
+#: The virtual stage's two shift sets, chosen between on the selection pairs' validation
+#: splits (a tie: the first listed).
+VIRTUAL_SHIFTS = {"4": SHIFTS_4, "8": SHIFTS_8}
 
 _SUMMARY_HEAD = (
     "| model | pairs | mean gain ± sd (points) | median | wins / ties / losses | "
@@ -169,6 +183,46 @@ def ablation_pair(cache, path, dataset: str, pair: str, data_dir: Path) -> None:
     )
 
 
+def virtual_shifts(cache, path, data_dir: Path, fairness: dict[str, Any]) -> str:
+    """4 or 8 shifts, by mean validation accuracy over SELECT_PAIRS (no test image read)."""
+    for pair in SELECT_PAIRS:
+        data = None
+        for name, shifts in VIRTUAL_SHIFTS.items():
+            unit = f"select-virtual mnist {pair} {name}"
+            if unit in cache:
+                continue
+            data = data or _load_pair("mnist", pair, data_dir)
+            _, info = virtual_plain_svm(data, fairness[f"mnist {pair} plain"]["params"], shifts)
+            cache[unit] = {**info, "code": CODE}
+            save_cache(path, cache)
+            print(f"{unit}: val {100 * info['val_accuracy']:.2f} % ({info['seconds']:.0f} s)")
+    means = {
+        name: np.mean([cache[f"select-virtual mnist {p} {name}"]["val_accuracy"]
+                       for p in SELECT_PAIRS])
+        for name in VIRTUAL_SHIFTS
+    }  # fmt: skip
+    return max(means, key=lambda k: (means[k], -list(VIRTUAL_SHIFTS).index(k)))
+
+
+def virtual_pair(cache, path, pair: str, data_dir: Path, fairness, name: str) -> None:
+    """The pair's tuned plain SVM with virtual support vectors, scored once on test."""
+    unit = f"mnist {pair} virtual"
+    if unit in cache:
+        return
+    data = _load_pair("mnist", pair, data_dir)
+    params = fairness[f"mnist {pair} plain"]["params"]
+    svm, info = virtual_plain_svm(data, params, VIRTUAL_SHIFTS[name], check_first_on_test=True)
+    cache[unit] = scored(svm, data, info.pop("seconds"), **info, shift_set=name, code=CODE)
+    save_cache(path, cache)
+    plain = fairness[f"mnist {pair} plain"]["correct"]
+    same = "same" if plain == info["first_correct"] else "NOT the same"
+    print(
+        f"{unit}: {name} shifts, test {100 * cache[unit]['test_accuracy']:.2f} % (first fit "
+        f"{100 * info['first_test_accuracy']:.2f} %, {same} images as fairness.json's)",
+        flush=True,
+    )
+
+
 def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
     lines = ["## Selection (validation accuracy %, selection pairs)", ""]
     lines += ["| candidate | " + " | ".join(SELECT_PAIRS) + " | mean | fit s (mean) |"]
@@ -206,6 +260,7 @@ def report(cache: dict[str, Any], fairness: dict[str, Any]) -> str:
         fit = [r["kcsvm"]["seconds"] for r in rows]
         lines.append(f"\nTraining (all candidates of a pair): median {np.median(fit):.0f} s.")
         lines += _ablation_lines(cache, dataset, pairs)
+    lines += _virtual_lines(cache, fairness)
     return "\n".join(lines)
 
 
@@ -236,9 +291,85 @@ def _ablation_lines(cache: dict[str, Any], dataset: str, pairs: list[str]) -> li
     ]
 
 
+def _virtual_selection(cache: dict[str, Any]) -> list[str]:
+    """The virtual stage's selection table (validation %, selection pairs)."""
+    units = {(p, n): cache.get(f"select-virtual mnist {p} {n}")
+             for p in SELECT_PAIRS for n in VIRTUAL_SHIFTS}  # fmt: skip
+    if not all(units.values()):
+        return []
+    lines = ["| shifts | " + " | ".join(SELECT_PAIRS) + " | mean |", "|---" * 7 + "|"]
+    first = [100 * units[p, "4"]["first_val_accuracy"] for p in SELECT_PAIRS]
+    lines.append("| none (first fit) | " + " | ".join(f"{v:.2f}" for v in first) +
+                 f" | {np.mean(first):.2f} |")  # fmt: skip
+    for name in VIRTUAL_SHIFTS:
+        vals = [100 * units[p, name]["val_accuracy"] for p in SELECT_PAIRS]
+        lines.append(
+            f"| {name} | " + " | ".join(f"{v:.2f}" for v in vals) + f" | {np.mean(vals):.2f} |"
+        )
+    return lines
+
+
+def _virtual_lines(cache: dict[str, Any], fairness: dict[str, Any]) -> list[str]:
+    """Issue 35's table: tuned plain SVM, plain + virtual SVs, the stack and its random
+    start at the learned norms on every MNIST pair, and the stack against plain + VSV."""
+    units = {
+        p: {"plain": fairness[f"mnist {p} plain"], "virtual": cache[f"mnist {p} virtual"],
+            "stack": cache[f"mnist {p} layers"],
+            "ablation": cache.get(f"mnist {p} layers-ablation")}
+        for p in MNIST_PAIRS
+        if f"mnist {p} virtual" in cache and f"mnist {p} layers" in cache
+    }  # fmt: skip
+    if not units:
+        return []
+    rows = virtual_rows(units)
+    lines = ["", "## mnist: the stack against the plain SVM with virtual support vectors", ""]
+    lines += ["Shifts chosen on validation (%):", "", *_virtual_selection(cache), ""]
+    lines += [
+        "| pair | tuned plain SVM | plain + virtual SVs | stack, learned | stack, random start "
+        "at the learned norms | stack − virtual SVs | images | p | McNemar |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        n, start = r["n"], r["fixed_start"]
+        lines.append(
+            f"| {r['pair']} | {_pct(r['tuned'], n)} | {_pct(r['plain']['test_accuracy'], n)} | "
+            f"{_pct(r['kcsvm']['test_accuracy'], n)} | "
+            f"{'—' if start is None else f'{100 * start:.2f}'} | {r['gain']:+.2f} | "
+            f"{r['images']:+d} | {r['p']:.3g} | {r['outcome']} |"
+        )
+    off = [r for r in rows if r["pair"] not in SELECT_PAIRS]
+    lines += ["", _SUMMARY_HEAD, "|---|---|---|---|---|---|---|"]
+    lines.append(_summary_line(rows, "stack vs plain + virtual SVs"))
+    if off and len(off) < len(rows):
+        lines.append(_summary_line(off, "the same off the selection pairs"))
+    lifts = np.array([r["virtual_gain"] for r in rows])
+    lines.append(
+        f"\nPlain + virtual SVs − tuned plain SVM: {lifts.mean():+.2f} ± {lifts.std():.2f} "
+        f"points over {len(rows)} pairs (ahead / level / behind {np.sum(lifts > 0)} / "
+        f"{np.sum(lifts == 0)} / {np.sum(lifts < 0)})."
+    )
+    learning = np.array([r["learning_gain"] for r in rows if r["learning_gain"] is not None])
+    if len(learning):
+        ahead = int(np.sum(learning > 0))
+        lines.append(
+            f"Learned − random start at the learned norms: {learning.mean():+.2f} points over "
+            f"{len(learning)} pairs, ahead / level / behind {ahead} / "
+            f"{int(np.sum(learning == 0))} / {int(np.sum(learning < 0))} (issue 35's target: "
+            f"≥ +0.50 on average, ahead on ≥ 30)."
+        )
+    s = summarise(rows)
+    met = s["ahead"] > s["behind"] and s["sign_p"] < 0.05 and s["losses"] == 0
+    lines.append(
+        f"Verdict (docs/protocol_issue19.md): {'met' if met else 'missed'}: ahead on "
+        f"{s['ahead']}, behind on {s['behind']} (McNemar losses {s['losses']}), sign test "
+        f"p = {s['sign_p']:.2g}."
+    )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--stage", choices=["select", "run", "ablation"])
+    parser.add_argument("--stage", choices=["select", "run", "ablation", "virtual"])
     parser.add_argument("--data-dir", type=Path, default=SHARED)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--pairs", default="all", help="MNIST pairs for the run stage")
@@ -267,6 +398,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_cifar:
             for pair in CIFAR_PAIRS:
                 ablation_pair(cache, args.results, "cifar10", pair, args.data_dir)
+    elif args.stage == "virtual":
+        fairness = load_cache(FAIRNESS)
+        name = virtual_shifts(cache, args.results, args.data_dir, fairness)
+        print(f"virtual SVs: {name} shifts (best mean validation on {SELECT_PAIRS})", flush=True)
+        pairs = MNIST_PAIRS if args.pairs == "all" else args.pairs.split(",")
+        for pair in pairs:
+            virtual_pair(cache, args.results, pair, args.data_dir, fairness, name)
     print(report(cache, load_cache(FAIRNESS)))
     return 0
 

@@ -29,6 +29,7 @@ from csvm.exceptions import DivergenceError
 __all__ = [
     "CIFAR_PAIRS",
     "MNIST_PAIRS",
+    "MNIST_VIRTUAL_SHIFTS",
     "STACK_BASE",
     "STACK_CANDIDATES",
     "choose_on_validation",
@@ -41,6 +42,8 @@ __all__ = [
     "study_record",
     "summarise",
     "tuned_plain_svm",
+    "virtual_plain_svm",
+    "virtual_rows",
 ]
 
 MNIST_PAIRS = [f"{a}-{b}" for a, b in itertools.combinations(range(10), 2)]
@@ -72,6 +75,11 @@ STACK_CANDIDATES: dict[str, dict[str, dict[str, Any]]] = {
         "16/g0.2": {"layers": "5x5x16-abs-max2", "gamma": 0.2},
     },
 }
+
+#: The shifts of the MNIST study's plain SVM + virtual support vectors (issue 35): 4 or 8
+#: one-pixel shifts (``csvm.analysis.mnist10_996.SHIFT_SETS``), chosen on the selection
+#: pairs' validation splits (``bench/bench_layers_pairs.py --stage virtual``).
+MNIST_VIRTUAL_SHIFTS = "8"
 
 Log = Callable[[str], None]
 
@@ -124,6 +132,69 @@ def tuned_plain_svm(data) -> dict[str, Any]:
         family_val={k: r.val_accuracy for k, r in tuned.items()},
         family_params={k: r.params for k, r in tuned.items()},
     )
+
+
+def virtual_plain_svm(
+    data,
+    params: dict[str, Any],
+    shifts: Iterable[tuple[int, int]],
+    check_first_on_test: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """The tuned plain SVM (``params``' kernel, γ and C) on the training split, then its
+    support vectors' shifted copies added and the SVM solved again (virtual support vectors).
+
+    The plain SVM is :func:`csvm.analysis.mnist10.plain_svm` (a K-CSVM whose fixed 1x1
+    filter of weight 1 leaves the images as they are) so that
+    :func:`csvm.model.virtual.refit_virtual` applies unchanged; no deskewing.
+
+    Parameters
+    ----------
+    data : PairData
+        A pair's splits (:func:`load_thesis_pair`); the test split only for the check.
+    params : dict
+        ``kernel``, ``gamma`` and ``C`` of the tuned plain SVM (a fairness unit's params;
+        a polynomial's ``degree`` and ``coef0`` too).
+    shifts : iterable of (int, int)
+        The one-pixel moves, e.g. :data:`csvm.model.virtual.SHIFTS_4`.
+    check_first_on_test : bool
+        Also keep the test images the first fit (before the virtual support vectors) got
+        right, ``first_correct``: a check that it is the plain SVM it stands for.
+
+    Returns
+    -------
+    estimator : KernelCSVM
+        Solved again with the virtual support vectors; score it with :func:`scored`.
+    info : dict
+        Validation accuracy before and after the virtual support vectors, the support
+        vector counts, the shifts and the seconds.
+    """
+    from csvm.analysis.mnist10 import plain_svm
+    from csvm.model.virtual import refit_virtual
+
+    shifts = [(int(dy), int(dx)) for dy, dx in shifts]
+    keys = ("kernel", "gamma", "C") + (("degree", "coef0") if params["kernel"] == "poly" else ())
+    config = {k: params[k] for k in keys}
+    start = time.perf_counter()
+    svm = plain_svm(config, 1, data.image_shape)
+    svm.set_params(**{k: config[k] for k in keys[3:]})  # a polynomial's degree and coef0
+    svm.fit(data.X_train, data.y_train)
+    first_val = float(np.mean(svm.predict(data.X_val) == data.y_val))
+    first_support = int(np.sum(svm.n_support_))
+    check = {}
+    if check_first_on_test:
+        right = svm.predict(data.X_test) == data.y_test
+        check = {"first_test_accuracy": float(right.mean()), "first_correct": pack_correct(right)}
+    refit_virtual(svm, data.X_train, shifts)
+    return svm, {
+        **check,
+        "seconds": round(time.perf_counter() - start, 2),
+        "val_accuracy": float(np.mean(svm.predict(data.X_val) == data.y_val)),
+        "first_val_accuracy": first_val,
+        "n_support_first": first_support,
+        "n_support": int(np.sum(svm.n_support_)),
+        "shifts": [list(s) for s in shifts],
+        "params": config,
+    }
 
 
 def fit_scored(data, config: dict[str, Any]):
@@ -196,6 +267,46 @@ def compare_units(plain: dict[str, Any], model: dict[str, Any], pair: str) -> di
     }
 
 
+def virtual_rows(units: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per pair, the stack against the plain SVM with virtual support vectors (issue 35).
+
+    Parameters
+    ----------
+    units : dict
+        Pair -> ``{"plain": …, "virtual": …, "stack": …}`` units (test accuracy and the
+        packed test images each got right), optionally ``"ablation"``: the stack's
+        ablation unit (``learned`` and ``fixed_start`` packed, ``n_test``).
+
+    Returns
+    -------
+    list of dict
+        :func:`compare_units` of the stack against plain + virtual SVs (``gain``,
+        ``images``, ``p``, ``outcome``; :func:`summarise` reads them), with ``tuned``: the
+        plain SVM's test accuracy, ``virtual_gain``: plain + virtual SVs − plain in points,
+        and, with an ablation, ``fixed_start``: its accuracy and ``learning_gain``: learned
+        − random start at the learned norms in points (``None`` without one).
+    """
+    rows = []
+    for pair, unit in units.items():
+        row = compare_units(unit["virtual"], unit["stack"], pair)
+        n, plain = row["n"], unit["plain"]
+        if plain["n_test"] != n or unit["stack"]["n_test"] != n:
+            raise ValueError(f"{pair}: the units were scored on different test sets")
+        virtual_vs_plain = mcnemar_correct(
+            unpack_correct(unit["virtual"]["correct"], n), unpack_correct(plain["correct"], n)
+        )
+        row.update(tuned=plain["test_accuracy"], virtual_gain=virtual_vs_plain.diff_points)
+        ablation = unit.get("ablation")
+        row["fixed_start"] = row["learning_gain"] = None
+        if ablation is not None:
+            learned = unpack_correct(ablation["learned"], n)
+            fixed = unpack_correct(ablation["fixed_start"], n)
+            row["fixed_start"] = float(fixed.mean())
+            row["learning_gain"] = mcnemar_correct(learned, fixed).diff_points
+        rows.append(row)
+    return rows
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Over pairs (rows of :func:`compare_units`): mean and sd of the gain in points, the
     median, McNemar wins / ties / losses, raw ahead / level / behind, and the sign test's p
@@ -246,7 +357,21 @@ def run_stack_study(
             f"{100 * stack['test_accuracy']:.2f} % ({stack['chosen']}), "
             f"{row['gain']:+.2f} points, p {format_p(row['p'])}"
         )
+        if dataset == "mnist":  # CIFAR-10's stacked colour planes do not shift
+            row["virtual"] = _virtual_unit(data, plain, stack, pair)
+            log(f"  {pair}: plain + virtual SVs {100 * row['virtual']['test_accuracy']:.2f} %")
     return rows
+
+
+def _virtual_unit(data, plain: dict[str, Any], stack: dict[str, Any], pair: str):
+    """The tuned plain SVM with virtual support vectors, scored, and the stack against it."""
+    from csvm.analysis.mnist10_996 import SHIFT_SETS
+
+    shifts = SHIFT_SETS[MNIST_VIRTUAL_SHIFTS]
+    svm, info = virtual_plain_svm(data, plain["params"], shifts)
+    unit = scored(svm, data, info.pop("seconds"), **info)
+    versus = compare_units(unit, stack, pair)
+    return {**unit, **{f"stack_{k}": versus[k] for k in ("gain", "images", "p", "outcome")}}
 
 
 #: The thesis's published figures for the pairs it reports (table 4.4; MNIST's pairs other
@@ -284,7 +409,14 @@ def _pair_detail(row: dict[str, Any]) -> dict[str, Any]:
         "images": row["images"],
         "p": row["p"],
         "outcome": row["outcome"],
+        **({"virtual": _virtual_detail(row["virtual"])} if "virtual" in row else {}),
     }
+
+
+def _virtual_detail(unit: dict[str, Any]) -> dict[str, Any]:
+    keep = ("test_accuracy", "val_accuracy", "seconds", "correct", "shifts", "params")
+    stack = ("stack_gain", "stack_images", "stack_p", "stack_outcome")
+    return {k: unit[k] for k in keep + stack}
 
 
 def _plain_label(params: dict[str, Any]) -> str:
@@ -292,6 +424,33 @@ def _plain_label(params: dict[str, Any]) -> str:
     if params["kernel"] == "rbf":
         return f"RBF γ {params['gamma']:.3g}, {C}"
     return f"poly d {params['degree']}, {C}"
+
+
+def _add_virtual(rows: list[dict[str, Any]], models: list, mcnemar: list[str]) -> None:
+    """The MNIST study's plain SVM + virtual support vectors: its model row (the mean over
+    the pairs) and the stack's McNemar lines against it."""
+    from csvm.analysis.reproduced import model_entry
+
+    units = [r["virtual"] for r in rows]
+    name = f"plain SVM + virtual SVs ({MNIST_VIRTUAL_SHIFTS} one-pixel shifts, solved again)"
+    models.append(
+        model_entry(
+            f"mean of {len(rows)} pairs: {name}",
+            [float(np.mean([u["test_accuracy"] for u in units]))],
+            float(np.mean([u["seconds"] for u in units])),
+            None,
+            settings="the tuned plain SVM's kernel and C per pair (details)",
+            config={"estimator": "tuned plain SVM", "virtual_shifts": units[0]["shifts"]},
+        )
+    )
+    versus = [
+        {"pair": r["pair"], **{k: r["virtual"][f"stack_{k}"] for k in ("gain", "outcome")}}
+        for r in rows
+    ]
+    mcnemar.append(_summary_line("stack vs plain SVM + virtual SVs", versus))
+    off = [v for v in versus if v["pair"] not in SELECTION_PAIRS]
+    if off and len(off) < len(versus):
+        mcnemar.append(_summary_line("the same off the five selection pairs", off))
 
 
 def study_record(dataset: str, rows: list[dict[str, Any]]) -> tuple[list[str], list, dict]:
@@ -330,6 +489,8 @@ def study_record(dataset: str, rows: list[dict[str, Any]]) -> tuple[list[str], l
         off = [r for r in rows if r["pair"] not in SELECTION_PAIRS]
         if off and len(off) < len(rows):
             mcnemar.append(_summary_line("off the five selection pairs", off))
+        if all("virtual" in r for r in rows):
+            _add_virtual(rows, models, mcnemar)
     else:
         mcnemar += [
             f"- {r['pair']}: {r['gain']:+.2f} points ({r['images']:+d} images), "

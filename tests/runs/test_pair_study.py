@@ -12,6 +12,7 @@ from csvm.analysis.reproduced import (
     pair_rows,
     unpack_correct,
 )
+from csvm.model.virtual import SHIFTS_8
 from csvm.runs import pair_study
 from tests.cli.test_cli import _fake_mnist
 
@@ -38,8 +39,16 @@ def test_mnist45_stack_out_keeps_every_pair_and_its_test_images(tmp_path, monkey
         vals = p["stack"]["candidates_val"]
         assert p["stack"]["chosen"] == max(vals, key=vals.get)  # chosen on validation
         assert f"  {p['pair']}: plain {100 * plain.mean():.2f} %" in printed
-    plain_row, stack_row = run["models"]
+        virtual = unpack_correct(p["virtual"]["correct"], p["n_test"])
+        assert p["virtual"]["stack_gain"] == pytest.approx(100 * (stack.mean() - virtual.mean()))
+        assert p["virtual"]["shifts"] == [list(s) for s in SHIFTS_8]  # MNIST_VIRTUAL_SHIFTS
+    plain_row, stack_row, virtual_row = run["models"]
     assert plain_row["name"].startswith("mean of 2 pairs: plain SVM")
+    assert virtual_row["name"].startswith("mean of 2 pairs: plain SVM + virtual SVs (8 ")
+    assert run["details"]["mcnemar"][-2].startswith("- stack vs plain SVM + virtual SVs (2 ")
+    row = pair_rows(run)[0]
+    assert row["tuned SVM + virtual SVs, %"] == f"{100 * pairs[0]['virtual']['test_accuracy']:.2f}"
+    assert "vs virtual SVs, McNemar p" in row
     assert stack_row["mean"] == pytest.approx(np.mean([p["stack"]["test_accuracy"] for p in pairs]))
     assert stack_row["config"]["a"]["layers"] == "3x3x2-abs-max2"
     assert run["details"]["mcnemar"][0].startswith("- stack vs tuned SVM (2 pairs)")
@@ -96,3 +105,64 @@ def test_cifar_record_names_each_pair_beside_the_thesis():
     assert models[2]["reference"] is None  # the thesis has no cat v dog
     assert extra["details"]["mcnemar"][1].startswith("- cat-dog: ")
     assert extra["data"]["n_test"] == 200
+
+
+def test_virtual_plain_svm_is_the_plain_svm_then_its_shifted_support_vectors():
+    from types import SimpleNamespace
+
+    from sklearn.svm import SVC
+
+    from csvm.model.virtual import SHIFTS_4
+    from tests._synthetic import square_blobs
+
+    X, y = square_blobs(n_per_class=30, size=8, seed=1, shuffle=True)
+    X4, y = X[:, None], np.where(y == 1, 1, -1)
+    data = SimpleNamespace(
+        X_train=X4[:40], y_train=y[:40], X_val=X4[40:50], y_val=y[40:50],
+        X_test=X4[50:], y_test=y[50:], image_shape=(1, 8, 8),
+    )  # fmt: skip
+    params = {"kernel": "rbf", "gamma": 0.5, "C": 1.0, "degree": 2}
+    svm, info = pair_study.virtual_plain_svm(data, params, SHIFTS_4, check_first_on_test=True)
+    plain = SVC(kernel="rbf", gamma=0.5, C=1.0).fit(X[:40].reshape(40, -1), y[:40])
+    val_right = plain.predict(X[40:50].reshape(10, -1)) == y[40:50]
+    assert info["first_val_accuracy"] == val_right.mean()
+    first_right = plain.predict(X[50:].reshape(10, -1)) == y[50:]
+    assert info["first_correct"] == pack_correct(first_right)
+    assert info["n_support_first"] == plain.n_support_.sum()
+    assert svm.support_shift_.shape == (info["n_support"], 2)  # the virtual SVs' solve
+    assert info["shifts"] == [list(s) for s in SHIFTS_4] and info["params"]["C"] == 1.0
+    assert "first_correct" not in pair_study.virtual_plain_svm(data, params, SHIFTS_4)[1]
+    poly = {"kernel": "poly", "gamma": 0.1, "C": 1.0, "degree": 3, "coef0": 0.5}
+    info = pair_study.virtual_plain_svm(data, poly, SHIFTS_4[:1], check_first_on_test=True)[1]
+    first_poly = SVC(kernel="poly", gamma=0.1, C=1.0, degree=3, coef0=0.5)
+    first_poly.fit(X[:40].reshape(40, -1), y[:40])
+    assert info["n_support_first"] == first_poly.n_support_.sum()
+    assert info["params"]["degree"] == 3
+
+
+def test_virtual_rows_compare_the_stack_with_plain_plus_virtual_svs():
+    n = 100
+    right = np.ones(n, bool)
+    plain, virtual, stack, start = right.copy(), right.copy(), right.copy(), right.copy()
+    plain[:10] = False  # virtual SVs fix 6 of the plain SVM's 10 errors
+    virtual[:4] = False
+    stack[2:5] = False  # the stack misses 3: two of virtual's and one more
+    start[:8] = False
+
+    def unit(r):
+        return {"correct": pack_correct(r), "n_test": n, "test_accuracy": float(r.mean())}
+
+    ablation = {"learned": pack_correct(stack), "fixed_start": pack_correct(start), "n_test": n}
+    both = {"plain": unit(plain), "virtual": unit(virtual)}
+    units = {"5-8": {**both, "stack": unit(stack), "ablation": ablation},
+             "2-7": {**both, "stack": unit(virtual)}}  # fmt: skip
+    ahead, level = pair_study.virtual_rows(units)
+    assert ahead["pair"] == "5-8" and ahead["images"] == 1 and ahead["gain"] == pytest.approx(1.0)
+    assert ahead["tuned"] == pytest.approx(0.90) and ahead["virtual_gain"] == pytest.approx(6.0)
+    assert ahead["fixed_start"] == pytest.approx(0.92)
+    assert ahead["learning_gain"] == pytest.approx(5.0)
+    assert level["gain"] == 0 and level["outcome"] == "tie" and level["learning_gain"] is None
+    s = pair_study.summarise([ahead, level])
+    assert (s["ahead"], s["level"], s["behind"]) == (1, 1, 0)
+    with pytest.raises(ValueError, match="different test sets"):
+        pair_study.virtual_rows({"x": {**units["2-7"], "plain": {**unit(plain), "n_test": 99}}})
