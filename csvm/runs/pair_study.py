@@ -77,7 +77,7 @@ STACK_CANDIDATES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 #: The shifts of the MNIST study's plain SVM + virtual support vectors (issue 35): 4 or 8
-#: one-pixel shifts (``csvm.analysis.mnist10_996.SHIFT_SETS``), chosen on the selection
+#: one-pixel shifts (``csvm.model.virtual.SHIFT_SETS``), chosen on the selection
 #: pairs' validation splits (``bench/bench_layers_pairs.py --stage virtual``).
 MNIST_VIRTUAL_SHIFTS = "8"
 
@@ -365,7 +365,7 @@ def run_stack_study(
 
 def _virtual_unit(data, plain: dict[str, Any], stack: dict[str, Any], pair: str):
     """The tuned plain SVM with virtual support vectors, scored, and the stack against it."""
-    from csvm.analysis.mnist10_996 import SHIFT_SETS
+    from csvm.model.virtual import SHIFT_SETS
 
     shifts = SHIFT_SETS[MNIST_VIRTUAL_SHIFTS]
     svm, info = virtual_plain_svm(data, plain["params"], shifts)
