@@ -24,6 +24,7 @@ from csvm.figures.layers_svg import layer_filters_svg, layer_maps_html
 from csvm.figures.shapes_svg import filter_shape_match, shape_match_svg, shapes_svg
 from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 from csvm.runs.ablation import run_ablation
+from csvm.runs.comparison_models import recommended_note
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.persistence import export_run
 from csvm.runs.summary import ablation_verdict, comparisons, headline
@@ -360,6 +361,9 @@ def results_panel(run: Run, views: dict) -> None:
         width="stretch",
         column_config=result_columns(),
     )
+    note = recommended_note((outs.get("recommended") or {}).get("result"))
+    if note:
+        st.caption(md_escape(note))
     lines = comparisons(config, outs, data.y_test)
     for line in lines:
         st.markdown(md_escape(line))

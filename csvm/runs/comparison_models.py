@@ -1,26 +1,31 @@
 """The other answers to "let the SVM learn its features", trained beside a Train run on the
-same split (issue 21): MKL over a fixed filter bank, HOG features with an RBF SVM, and the
-two-layer SVM.  Each gives the same result fields as the baselines (so it gets its row,
-interval and McNemar test) plus what its picture needs.
+same split (issue 21): MKL over a fixed filter bank, HOG features with an RBF SVM, the
+two-layer SVM, and the estimator the project recommends at the run's size
+(:func:`csvm.recommended`, issue 35).  Each gives the same result fields as the baselines
+(so it gets its row, interval and McNemar test) plus what its picture needs.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from csvm.model.recommend import GRAM_LIMIT
+from csvm.runs.config import MODEL_LABELS
 from csvm.runs.model_result import model_summary, pinned_indices
 
-__all__ = ["COMPARISON_MODELS", "train_comparison"]
+__all__ = ["COMPARISON_MODELS", "recommended_note", "train_comparison"]
 
 #: model -> what it is, for the settings' help and the page.
 COMPARISON_MODELS = {
     "mkl": "MKL over a fixed filter bank (Varma & Babu's GMKL): weights d ≥ 0 per filter",
     "hog": "HOG features (scikit-image) with an RBF SVM",
     "mlsvm": "two-layer SVM (Wiering & Schomaker): hidden SVMs, then an output SVM",
+    "recommended": "the project's recommended model at this size (csvm.recommended): HOG "
+    f"features with an RBF SVM up to {GRAM_LIMIT:,} images, a plain RBF SVM above",
 }
 
 
@@ -81,6 +86,17 @@ def _mlsvm(c, data):
     return _Flat(clf), picture
 
 
+def _recommended(c, data):
+    from csvm.model.recommend import recommendation, recommended
+
+    n = len(data.X_train)
+    clf = recommended(n, data.image_shape)
+    clf.fit(data.X_train.reshape(n, -1), data.y_train)
+    what, why = recommendation(n, data.image_shape)
+    picture = {"estimator": what, "why": why, "n_train": n}
+    return _Flat(clf), picture
+
+
 class _Flat:
     """A classifier on flat rows, used on images (n, C, H, W)."""
 
@@ -91,17 +107,25 @@ class _Flat:
         return self.clf.predict(np.asarray(X).reshape(len(X), -1))
 
 
-_TRAIN: dict[str, Callable] = {"mkl": _mkl, "hog": _hog, "mlsvm": _mlsvm}
+_TRAIN: dict[str, Callable] = {
+    "mkl": _mkl,
+    "hog": _hog,
+    "mlsvm": _mlsvm,
+    "recommended": _recommended,
+}
 
 
 def train_comparison(emit: Callable[[dict[str, Any]], Any], c, data, model: str) -> dict:
     """Train comparison ``model`` on the run's split; its result as a baseline's, plus
-    ``"picture"`` (the bank's weights, a test image's HOG cells, or the hidden SVMs'
-    outputs for the pinned images)."""
+    ``"picture"`` (the bank's weights, a test image's HOG cells, the hidden SVMs' outputs
+    for the pinned images, or the recommended estimator in words and why it was chosen;
+    its row's label then names that estimator too)."""
     start = time.perf_counter()
     clf, picture = _TRAIN[model](c, data)
     result = model_summary(model, clf, data, time.perf_counter() - start)
     result["picture"] = picture
+    if "estimator" in picture:
+        result["label"] = f"{MODEL_LABELS[model]}: {picture['estimator']}"
     emit(
         {
             "kind": "result",
@@ -112,3 +136,25 @@ def train_comparison(emit: Callable[[dict[str, Any]], Any], c, data, model: str)
         }
     )
     return result
+
+
+def recommended_note(result: Mapping[str, Any] | None) -> str | None:
+    """The line under a Train run's comparison table: which estimator
+    :func:`csvm.recommended` chose at the run's size, and the measurement it rests on;
+    None without the "recommended" comparison's result (or its picture: a reloaded run).
+
+    Examples
+    --------
+    >>> recommended_note({"picture": {"estimator": "HOG + RBF SVM, C 10", "n_train": 50,
+    ...                               "why": "the most accurate method"}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'Recommended model: csvm.recommended chose HOG + RBF SVM, C 10 for 50 training images
+    — the most accurate method.'
+    """
+    picture = (result or {}).get("picture") or {}
+    if "estimator" not in picture:
+        return None
+    return (
+        f"Recommended model: csvm.recommended chose {picture['estimator']} for "
+        f"{int(picture['n_train']):,} training images — {picture['why']}."
+    )

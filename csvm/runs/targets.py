@@ -347,7 +347,7 @@ def run_model(
         ``receive`` (a worker of :class:`csvm.jobs.JobPool`), the owner's pause, resume,
         step and stop commands are obeyed between steps (:class:`RunControl`).
     config : RunConfig or dict
-    model : {"csvm", "svm", "cnn", "mkl", "hog", "mlsvm"}
+    model : {"csvm", "svm", "cnn", "mkl", "hog", "mlsvm", "recommended"}
         The CSVM, a baseline, or a comparison model (:mod:`csvm.runs.comparison_models`).
     paused : bool
         Start paused: the first step waits for a "step" or "resume" command.

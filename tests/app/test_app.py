@@ -244,6 +244,25 @@ def test_figures_downsample_flag_rises_and_centre_filters_on_zero():
     assert heat.data[1].zmid == 0  # the change since the previous filter
 
 
+def test_the_recommended_comparison_gets_its_row_named_by_what_it_chose_and_why():
+    at = open_app(SMALL_RUN | {"baselines": "hog,recommended"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    assert not at.exception
+    table = at.dataframe[0].value
+    # 200 images: csvm.recommended is HOG + RBF SVM with C 10 (C 1 above 200 images)
+    models = ["K-CSVM", "HOG + SVM", "recommended model: HOG + RBF SVM, C 10"]
+    assert list(table["model"]) == models
+    assert table["test accuracy"].notna().all()
+    assert table["95 % interval"].str.contains("–").all()
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    (note,) = [c for c in captions if c.startswith("Recommended model: csvm.recommended")]
+    assert "chose HOG + RBF SVM, C 10 for 200 training images" in note
+    assert "most accurate method at every measured size of the learning curves" in note
+    mcnemar = [m.value for m in at.markdown if "recommended model" in m.value and "p" in m.value]
+    assert len(mcnemar) == 2, "a McNemar line against the K-CSVM and against HOG + SVM"
+
+
 def test_compare_page_lists_the_sessions_runs():
     at = open_app(SMALL_RUN | {"baselines": "svm"})
     at.button(key="start").click().run()
