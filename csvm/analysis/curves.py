@@ -78,6 +78,8 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         [{"C": C} for C in (1.0, 10.0, 100.0)],
     ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
+    # One point, nothing chosen on validation: csvm.recommended at the cell's size.
+    "recommended": ("recommended model (csvm.recommended)", [{}]),
 }
 #: The stack of the "layers" method: issue 19's Classroom stack of docs/layers.md (chosen on
 #: validation draws of other pairs by bench/bench_layers_small.py; the saved curves use it,
@@ -144,7 +146,15 @@ def grid_gamma(method: str, gamma: float, image_shape: Sequence[int]) -> float:
     return float(gamma) * scale
 
 
-def _estimator(method: str, params: dict[str, Any], image_shape, seed: int):
+def _estimator(
+    method: str, params: dict[str, Any], image_shape, seed: int, n_train: int | None = None
+):
+    """``method``'s estimator at a grid point; "recommended" is :func:`csvm.recommended`
+    for ``n_train`` images (its one point is empty)."""
+    if method == "recommended":
+        from csvm.model.recommend import recommended
+
+        return recommended(n_train, image_shape)
     if method == "svm":
         return SVC(kernel="rbf", **params)
     if method in ("kcsvm", "layers"):
@@ -202,16 +212,24 @@ def colour_planes(image_shape: Sequence[int]) -> tuple[int, int, int]:
     return (3, h // 3, w) if c == 1 and h == 3 * w else (c, h, w)
 
 
-def _trained_params(method: str, params: dict[str, Any], image_shape) -> dict[str, Any]:
+def _trained_params(
+    method: str, params: dict[str, Any], image_shape, n_train: int
+) -> dict[str, Any]:
     """A grid point as the estimator gets it: γ moved to these images' maps where the
-    method's grid moves (:data:`GRID_MOVES_WITH_MAPS`)."""
+    method's grid moves (:data:`GRID_MOVES_WITH_MAPS`); for "recommended" the estimator
+    :func:`csvm.recommended` chooses at ``n_train`` images, in words (what the cell saves)."""
+    if method == "recommended":
+        from csvm.model.recommend import recommendation
+
+        return {"estimator": recommendation(n_train, image_shape)[0]}
     if method in GRID_MOVES_WITH_MAPS:
         return {**params, "gamma": grid_gamma(method, params["gamma"], image_shape)}
     return dict(params)
 
 
 def _flat(method: str, X: np.ndarray) -> np.ndarray:
-    flat = method in ("svm", "hog") or method in COLOUR_STACKS  # colour: reshaped by the model
+    # colour: reshaped by the model; recommended: both its estimators take flat rows
+    flat = method in ("svm", "hog", "recommended") or method in COLOUR_STACKS
     return X.reshape(len(X), -1) if flat else X
 
 
@@ -247,7 +265,8 @@ def run_cell(
     -------
     dict
         ``method``, ``n_train``, ``seed``, ``params`` (the chosen point as trained: the
-        K-CSVMs' γ moved by :func:`grid_gamma`), ``validation``,
+        K-CSVMs' γ moved by :func:`grid_gamma`; for "recommended" the estimator in
+        words), ``validation``,
         ``test_accuracy``, ``n_test``, ``correct`` (hex of the packed right/wrong bits of
         the test images), ``seconds``.
     """
@@ -257,9 +276,10 @@ def run_cell(
     data = load_pair(dataset, a, b, data_dir=data_dir, n_train=n_train, random_state=seed)
     X_val, y_val = _validation_draw(data, seed)
     best, best_score = None, -1.0
+    n = len(data.y_train)
     for grid_point in METHODS[method][1]:
-        params = _trained_params(method, grid_point, data.image_shape)
-        clf = _estimator(method, params, data.image_shape, seed)
+        params = _trained_params(method, grid_point, data.image_shape, n)
+        clf = _estimator(method, params, data.image_shape, seed, n)
         try:
             clf.fit(_flat(method, data.X_train), data.y_train)
         except Exception:  # noqa: BLE001 (a setting that diverges is not chosen)

@@ -187,3 +187,54 @@ def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
     line = where_learning_pays(cells, "hoglearn")
     assert "ahead at 50; level at 100; behind at 200" in line
     assert where_learning_pays(cells, "kcsvm") is None  # never ran
+
+
+def test_the_recommended_method_is_csvm_recommended_at_the_cells_size_with_no_grid(
+    tmp_path, capsys
+):
+    from sklearn.pipeline import Pipeline
+
+    from csvm.analysis.curves import _estimator
+    from csvm.model.hog import HOGSVC
+
+    assert METHODS["recommended"][1] == [{}]  # one point: nothing chosen on validation
+    small = _estimator("recommended", {}, (1, 28, 28), 0, 200)
+    assert isinstance(small, HOGSVC) and small.C == 10.0 and small.product is False
+    large = _estimator("recommended", {}, (1, 96, 32), 0, 201)
+    assert isinstance(large, HOGSVC) and large.C == 1.0 and large.image_shape == (1, 96, 32)
+    plain = _estimator("recommended", {}, (1, 28, 28), 0, 15_001)
+    assert isinstance(plain, Pipeline) and plain[-1].gamma == pytest.approx(0.03)
+    out = tmp_path / "curve.json"
+    argv = ["curve", "--sizes", "20", "--seeds", "1", "--methods", "recommended"]
+    assert main([*argv, "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["methods"] == {"recommended": "recommended model (csvm.recommended)"}
+    (cell,) = [c for c in record["cells"] if c["method"] == "recommended"]
+    assert cell["params"] == {"estimator": "HOG + RBF SVM, C 10"}
+    assert 0.5 < cell["test_accuracy"] <= 1
+    (row,) = [r for r in record["rows"] if r["method"] == "recommended"]
+    assert "mcnemar_p" in row  # set against the tuned plain SVM of the same draw
+    assert "recommended model (csvm.recommended)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["curve_mnist_3v5.json", "curve_cifar10_airplane_automobile.json"])
+def test_the_saved_recommended_cells_are_hogs_cells_where_hog_chose_the_same_c(name):
+    """csvm.recommended is HOG + RBF SVM at C 10 up to 200 images and C 1 above: in the
+    saved curves it has a cell per size and seed, and where the HOG cell of the same draw
+    chose that C on validation, both got the very same test images right."""
+    from csvm.analysis.curves import RUNS_DIR, load_curve
+    from csvm.model.recommend import SMALL_N
+
+    record = load_curve(RUNS_DIR / name)
+    index = {(c["method"], c["n_train"], c["seed"]): c for c in record["cells"]}
+    mine = [c for c in record["cells"] if c["method"] == "recommended"]
+    assert len(mine) == len(record["sizes"]) * record["seeds"]
+    same_c = 0
+    for cell in mine:
+        C = 10.0 if cell["n_train"] <= SMALL_N else 1.0
+        assert cell["params"] == {"estimator": f"HOG + RBF SVM, C {C:g}"}
+        hog = index[("hog", cell["n_train"], cell["seed"])]
+        if hog["params"]["C"] == C:
+            assert hog["correct"] == cell["correct"]
+            same_c += 1
+    assert same_c >= len(mine) // 2

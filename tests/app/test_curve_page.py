@@ -73,6 +73,25 @@ def test_a_saved_curve_says_where_the_learned_filter_pays_against_hog(runs_dir, 
     assert "learned HOG-like stack (3×3, CIFAR-10's setting) against HOG + RBF SVM" in text
 
 
+def test_a_saved_curve_draws_the_recommended_models_line_and_rows(runs_dir, cells):
+    recommended = [
+        {**c, "method": "recommended", "params": {"estimator": "HOG + RBF SVM, C 10"}}
+        for c in cells
+        if c["method"] == "kcsvm"
+    ]
+    _save(runs_dir, cells + recommended)
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    (figure,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    lines = {t["name"]: t for t in figure["data"]}
+    assert lines["recommended model (csvm.recommended)"]["line"]["dash"] == "dash"
+    table = at.dataframe[0].value
+    row = table[table["method"] == "recommended model (csvm.recommended)"].iloc[0]
+    kcsvm = table[table["method"] == "K-CSVM, one layer (2 filters 5×5)"].iloc[0]
+    assert row["test accuracy"] == kcsvm["test accuracy"]  # the same bits, as saved
+    assert row["McNemar p"] != "reference"  # set against the tuned plain SVM
+
+
 def test_bad_sizes_are_named_and_hold_start(runs_dir):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     at.text_input(key="cv_sizes").set_value("20,abc").run()
