@@ -481,8 +481,9 @@ def estimate_seconds(
     cells: Sequence[tuple[str, int, int]], saved: Sequence[dict[str, Any]] = ()
 ) -> float | None:
     """Seconds of one core for ``cells``, from the saved curves' measured cells: each cell
-    costs what the nearest measured size of its method cost, scaled by (n / n_measured)²
-    (the kernel and the SVM grow about with n²).  None when a method was never measured."""
+    costs the median of its method's cells at the nearest measured size (one cell slowed
+    by a loaded machine does not set it), scaled by (n / n_measured)² (the kernel and the
+    SVM grow about with n²).  None when a method was never measured."""
     measured: dict[str, list[tuple[int, float]]] = {}
     for record in saved:
         for cell in record.get("cells", []):
@@ -492,6 +493,7 @@ def estimate_seconds(
     for method, n, _ in cells:
         if method not in measured:
             return None
-        n_ref, seconds = min(measured[method], key=lambda p: abs(np.log(p[0] / n)))
+        n_ref = min(sorted({m for m, _ in measured[method]}), key=lambda m: abs(np.log(m / n)))
+        seconds = float(np.median([s for m, s in measured[method] if m == n_ref]))
         total += seconds * max(1.0, (n / n_ref) ** 2) if n > n_ref else seconds
     return total

@@ -238,3 +238,15 @@ def test_the_saved_recommended_cells_are_hogs_cells_where_hog_chose_the_same_c(n
             assert hog["correct"] == cell["correct"]
             same_c += 1
     assert same_c >= len(mine) // 2
+
+
+def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():
+    from csvm.analysis.curves import estimate_seconds
+
+    saved = [{"cells": [
+        {"method": "hog", "n_train": 500, "seconds": s} for s in (880.0, 35.0, 50.0)
+    ] + [{"method": "hog", "n_train": 20, "seconds": 4.0}]}]  # fmt: skip
+    assert estimate_seconds([("hog", 500, 0)], saved) == 50.0  # not the starved 880 s
+    assert estimate_seconds([("hog", 1000, 0)], saved) == 50.0 * 4  # (1000 / 500)²
+    assert estimate_seconds([("hog", 10, 0)], saved) == 4.0  # smaller: not scaled down
+    assert estimate_seconds([("svm", 30, 0)], saved) is None
