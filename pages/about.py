@@ -179,8 +179,9 @@ up (at 20 the one-layer K-CSVM is ahead, 89.71 % against 88.94 %). A stack that 
 HOG's own stages, starting from HOG's oriented filters, is level with HOG on MNIST 3 v 5
 from 100 to 1,000 training images and ahead only at 50 (+0.98 points, p < 0.001): so far,
 learning moves HOG's filters a little and buys little. On a second pair, 4 v 9, the same
-stack is behind HOG at 50 and 100 images (by 1.3 and 0.6 points) and level from 200 up. The Learning curves page says, size
-by size, where each learned model is ahead, level or behind.
+stack is behind HOG at 50 and 100 images (by 1.3 and 0.6 points) and level from 200 up.
+The Learning curves page says, size by size, where each learned model is ahead, level or
+behind.
 
 Colour does not change this on CIFAR-10. Starting from HOG's filters along a luminance and
 two colour-opponent axes, on the true R, G, B channels, a learned stack trails HOG + RBF at
