@@ -32,6 +32,11 @@ _STYLE = (
     # reach; wrapped, nothing scrolls (Copy still copies the lines as written).
     "[data-testid='stCode'] :is(pre,pre code)"
     "{white-space:pre-wrap!important;overflow-wrap:anywhere}"
+    # A multiselect chip wider than the sidebar's select ended in "…" ("recommende…"): its
+    # label wraps onto a second line instead.
+    "[data-tag]{height:auto!important}"
+    "[data-tag]>span[title]{white-space:normal!important;text-overflow:clip!important;"
+    "overflow-wrap:anywhere}"
     "</style>"
 )
 # Projector mode: every text of the page at 18 px or more (what a class reads from the back
