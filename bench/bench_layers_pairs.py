@@ -53,7 +53,7 @@ from bench.bench_fairness import (  # noqa: E402
 )
 from bench.bench_fairness import RESULTS as FAIRNESS  # noqa: E402
 from csvm.analysis.stats import mcnemar_correct, mcnemar_p  # noqa: E402
-from csvm.model.virtual import SHIFTS_4, SHIFTS_8  # noqa: E402
+from csvm.model.virtual import SHIFT_SETS  # noqa: E402
 from csvm.runs.pair_study import (  # noqa: E402
     SELECTION_PAIRS,
     STACK_BASE,
@@ -82,7 +82,7 @@ CIFAR_CANDIDATES: dict[str, dict[str, Any]] = STACK_CANDIDATES["cifar10"]
 
 #: The virtual stage's two shift sets, chosen between on the selection pairs' validation
 #: splits (a tie: the first listed).
-VIRTUAL_SHIFTS = {"4": SHIFTS_4, "8": SHIFTS_8}
+VIRTUAL_SHIFTS = {name: SHIFT_SETS[name] for name in ("4", "8")}
 
 _SUMMARY_HEAD = (
     "| model | pairs | mean gain ± sd (points) | median | wins / ties / losses | "
