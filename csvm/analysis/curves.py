@@ -32,6 +32,7 @@ __all__ = [
     "CurveFileError",
     "HOG_STACKS",
     "LEARNED_METHODS",
+    "PRODUCT_STACKS",
     "where_learning_pays",
     "colour_planes",
     "estimate_seconds",
@@ -77,6 +78,18 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "K-CSVM, learned HOG-like stack on colour (R, G, B channels)",
         [{"C": C} for C in (1.0, 10.0, 100.0)],
     ),
+    "hogprod": (
+        "K-CSVM, learned stack beside HOG (product kernel)",
+        [{"C": C} for C in (1.0, 10.0, 100.0)],
+    ),
+    "hogprod0": (
+        "stack beside HOG at its HOG-like start (not learned)",
+        [{"C": C} for C in (1.0, 10.0, 100.0)],
+    ),
+    "hogprod3": (
+        "K-CSVM, learned 3×3 stack beside HOG (product kernel, CIFAR-10's setting)",
+        [{"C": C} for C in (1.0, 10.0, 100.0)],
+    ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
     # One point, nothing chosen on validation: csvm.recommended at the cell's size.
     "recommended": ("recommended model (csvm.recommended)", [{}]),
@@ -108,8 +121,19 @@ HOG_STACKS: dict[str, tuple[str, float]] = {
 COLOUR_STACKS: dict[str, tuple[str, float, str]] = {
     "hogcolour": ("3x3x24-relu-avg4-bn2-sqrt", 2.0, "hog-colour"),
 }
+#: g of the stacks beside HOG, chosen on validation images (addendum 6's selection run).
+PRODUCT_G_MNIST, PRODUCT_G_CIFAR = 0.5, 2.0
+#: The learned stacks beside HOG (:class:`csvm.model.hog_product.HOGProductCSVM`) by curve
+#: method: (layers, g, learned), γ = g / (the stack's blocks + HOG's blocks).  g was chosen
+#: on the selection pairs' validation images (docs/protocol_learned_hog.md, addendum 6;
+#: bench/bench_hog_product.py --stage select); "hogprod0" is "hogprod" at its start (η 0).
+PRODUCT_STACKS: dict[str, tuple[str, float, bool]] = {
+    "hogprod": (HOG_STACK, PRODUCT_G_MNIST, True),
+    "hogprod0": (HOG_STACK, PRODUCT_G_MNIST, False),
+    "hogprod3": ("3x3x8-relu-avg4-bn2-sqrt", PRODUCT_G_CIFAR, True),
+}
 #: The curve methods that learn their filters, as the Learning curves page compares them.
-LEARNED_METHODS = ("hoglearn", "hoglearn3", "hogcolour", "layers", "kcsvm")
+LEARNED_METHODS = ("hoglearn", "hoglearn3", "hogcolour", "hogprod", "hogprod3", "layers", "kcsvm")
 #: The images the K-CSVMs' γ grids are written for (MNIST).  An RBF's exponent sums over
 #: every value of the maps, so on larger images (CIFAR-10's stacked 96x32 planes) the same
 #: γ is several times sharper: the one-layer K-CSVM's grid is moved by the ratio of the
@@ -168,6 +192,8 @@ def _estimator(
         return KernelCSVM(image_shape=image_shape, random_state=seed, **common, **params)
     if method in HOG_STACKS or method in COLOUR_STACKS:
         return _hog_stack(method, params, image_shape, seed)
+    if method in PRODUCT_STACKS:
+        return _product_stack(method, params, image_shape, seed)
     if method == "hog":
         from csvm.model.hog import HOGSVC
 
@@ -196,6 +222,24 @@ def _hog_stack(method: str, params: dict[str, Any], image_shape, seed: int):
         image_shape=shape, layers=layers, filter_init=init, kernel="rbf",
         gamma=g / (h * w), regulariser="dfo2", lam=0.1, step="relative",
         random_state=seed, **HOG_STACK_FIT, **params,
+    )  # fmt: skip
+
+
+def _product_stack(method: str, params: dict[str, Any], image_shape, seed: int):
+    """A learned stack beside HOG at a grid point (:data:`PRODUCT_STACKS`)."""
+    from csvm.model.hog_product import HOGAppended, HOGProductCSVM
+    from csvm.model.layers import parse_layers
+
+    shape = tuple(int(s) for s in image_shape)
+    shape = (1, *shape) if len(shape) == 2 else shape
+    layers, g, learned = PRODUCT_STACKS[method]
+    net = HOGAppended(parse_layers(layers), shape)
+    _, h, w = net.map_shapes[-1]
+    fit = HOG_STACK_FIT if learned else {"eta": 0.0, "n_iter": 1}
+    return HOGProductCSVM(
+        image_shape=shape, layers=layers, filter_init="hog", kernel="rbf",
+        gamma=g / (h * w + net.n_hog_blocks), regulariser="dfo2", lam=0.1, step="relative",
+        random_state=seed, **fit, **params,
     )  # fmt: skip
 
 

@@ -27,10 +27,14 @@ _COLOURS = {
     "hoglearn3": "#8c564b",
     "hogcolour": "#e377c2",
     "recommended": "#17becf",
+    "hogprod": "#bcbd22",
+    "hogprod0": "#7f7f7f",
+    "hogprod3": "#393b79",
 }
-#: Dashed lines: the plain SVM (the reference, dotted) and the recommended model, which is
+#: Dashed lines: the plain SVM (the reference, dotted), the stack beside HOG at its start
+#: (not learned), and the recommended model, which is
 #: HOG + RBF SVM at a fixed C up to 15,000 images and so often lies on HOG's line.
-_DASHES = {"svm": "dot", "recommended": "dash"}
+_DASHES = {"svm": "dot", "recommended": "dash", "hogprod0": "dashdot"}
 
 #: At most this many measured sizes are labelled; more would run into each other.
 _MAX_SIZE_TICKS = 8

@@ -176,6 +176,27 @@ def test_the_colour_stack_sees_cifar10s_planes_as_three_channels():
     assert cell["method"] == "hogcolour" and 0.5 < cell["test_accuracy"] <= 1
 
 
+def test_the_stacks_beside_hog_count_hogs_blocks_in_their_gamma():
+    from csvm.analysis.curves import LEARNED_METHODS, PRODUCT_STACKS, _estimator
+    from csvm.model.hog_product import HOGProductCSVM
+
+    # docs/protocol_learned_hog.md, addendum 6: g chosen on the selection pairs
+    assert {"hogprod", "hogprod3"} <= set(LEARNED_METHODS) and "hogprod0" not in LEARNED_METHODS
+    assert set(PRODUCT_STACKS) <= set(METHODS)
+    clf = _estimator("hogprod", {"C": 10.0}, (28, 28), 3)
+    g = PRODUCT_STACKS["hogprod"][1]
+    # the stack's 5x5 blocks, and HOG's 6x6 blocks of 2x2 cells of 4x4 pixels
+    assert isinstance(clf, HOGProductCSVM) and clf.gamma == pytest.approx(g / (25 + 36))
+    assert clf.eta == 0.1 and clf.n_iter == 10 and clf.random_state == 3
+    start = _estimator("hogprod0", {"C": 10.0}, (28, 28), 3)
+    assert start.eta == 0.0 and start.gamma == clf.gamma
+    cifar = _estimator("hogprod3", {"C": 1.0}, (96, 32), 0)
+    # 22x6 blocks of the 3x3 stack, and HOG's 23x7 on the stacked 96x32 image
+    assert cifar.gamma == pytest.approx(PRODUCT_STACKS["hogprod3"][1] / (132 + 161))
+    cell = run_cell("mnist-5k", "3", "5", "hogprod", 20, 0)
+    assert cell["method"] == "hogprod" and 0.5 < cell["test_accuracy"] <= 1
+
+
 def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
     from csvm.analysis.curves import where_learning_pays
 

@@ -1,0 +1,100 @@
+"""Selection of the learned stack beside HOG (issue 35, docs/protocol_learned_hog.md addendum 6).
+
+    OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_hog_product --stage select
+
+Scores :class:`csvm.model.hog_product.HOGProductCSVM` at each g of the addendum's grid (γ =
+g / (the stack's blocks + HOG's blocks), C 10) on the selection pairs' validation images —
+MNIST 2 v 7 and 6 v 8 (seeds 0, 1) with the 5 × 5 stack, CIFAR-10 deer v horse (seed 0)
+with the 3 × 3 stack — learned and at its start, beside HOGSVC rbf at C 10, and applies the
+rule: per dataset the learned model's g with the highest mean validation accuracy, ties to
+the smaller g.  No test image is read.  Numbers land in ``bench/results/hog_product_select.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
+
+from bench.bench_learned_hog import SELECT, SELECT_SEEDS, data, validation  # noqa: E402
+from csvm.model.hog import HOGSVC  # noqa: E402
+from csvm.model.hog_product import HOGAppended, HOGProductCSVM  # noqa: E402
+from csvm.model.layers import parse_layers  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+LAYERS = {"mnist": "5x5x8-relu-avg4-bn2-sqrt", "cifar10": "3x3x8-relu-avg4-bn2-sqrt"}
+G_GRID = {"mnist": (0.25, 0.5, 1.0), "cifar10": (0.5, 1.0, 2.0)}
+C = 10.0
+
+
+def product_blocks(layers: str, image_shape) -> int:
+    """The blocks the product's SVM sees: the stack's positions and HOG's blocks."""
+    net = HOGAppended(parse_layers(layers), tuple(image_shape))
+    _, h, w = net.map_shapes[-1]
+    return h * w + net.n_hog_blocks
+
+
+def model(layers: str, learned: bool, g: float, image_shape, seed: int) -> HOGProductCSVM:
+    return HOGProductCSVM(
+        image_shape=tuple(image_shape), layers=layers, filter_init="hog", kernel="rbf",
+        gamma=g / product_blocks(layers, image_shape), C=C, regulariser="dfo2", lam=0.1,
+        step="relative", eta=0.1 if learned else 0.0, n_iter=10 if learned else 1,
+        random_state=seed,
+    )  # fmt: skip
+
+
+def choose(rows: list[dict]) -> dict[str, float]:
+    """Per dataset, the learned model's g with the highest mean validation accuracy."""
+    chosen = {}
+    for dataset, grid in G_GRID.items():
+        means = [
+            np.mean([r["validation"] for r in rows if r["dataset"] == dataset
+                     and r["candidate"] == "learned" and r["g"] == g])
+            for g in grid
+        ]  # fmt: skip
+        chosen[dataset] = grid[int(np.argmax(means))]  # argmax: the first (smaller g) of ties
+    return chosen
+
+
+def select() -> dict:
+    rows = []
+    for dataset, pairs in SELECT.items():
+        for a, b in pairs:
+            for seed in SELECT_SEEDS[dataset]:
+                d = data(dataset, a, b, seed)
+                Xv, yv = validation(d, seed)
+                where = {"dataset": dataset, "pair": f"{a} v {b}", "seed": seed}
+                for learned in (True, False):
+                    for g in G_GRID[dataset]:
+                        t = time.perf_counter()
+                        clf = model(LAYERS[dataset], learned, g, d.image_shape, seed)
+                        acc = float(np.mean(clf.fit(d.X_train, d.y_train).predict(Xv) == yv))
+                        rows.append({**where, "candidate": "learned" if learned else "start",
+                                     "g": g, "validation": acc,
+                                     "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
+                        print(rows[-1], flush=True)
+                hog = HOGSVC(image_shape=d.image_shape, hog_kernel="rbf", product=False, C=C)
+                acc = float(np.mean(hog.fit(d.X_train, d.y_train).predict(Xv) == yv))
+                rows.append({**where, "candidate": "HOGSVC rbf", "validation": acc})
+                print(rows[-1], flush=True)
+    payload = {"rows": rows, "chosen_g": choose(rows)}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "hog_product_select.json").write_text(json.dumps(payload, indent=1))
+    return payload["chosen_g"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", choices=["select"], required=True)
+    parser.parse_args(argv)
+    print("chosen g:", select())
+
+
+if __name__ == "__main__":
+    main()
