@@ -50,10 +50,14 @@ def _score(clf, Xv, yv) -> np.ndarray:
 
 
 def main(argv: list[str]) -> int:
-    from csvm.analysis.mnist10_996 import CANDIDATES, SHIFT_SETS, candidate_config
+    from csvm.analysis.mnist10_996 import (
+        CANDIDATES,
+        SHIFT_SETS,
+        candidate_config,
+        candidate_estimator,
+    )
     from csvm.data import load_multiclass
     from csvm.data.deskew import deskew
-    from csvm.model.kernelised import KernelCSVM
     from csvm.model.refit import refit_all
     from csvm.model.virtual import refit_virtual
 
@@ -68,10 +72,9 @@ def main(argv: list[str]) -> int:
     X, y, Xv, yv = deskew(d.X_train), d.y_train, deskew(d.X_val), d.y_val
     config = candidate_config(args.cand, X.shape[1:])
     print(f"{args.cand}: train {len(y)}, val {len(yv)}; {config}", flush=True)
-    clf = KernelCSVM(
-        image_shape=X.shape[1:], multi_class="ovo", n_jobs=args.n_jobs, random_state=0,
-        **config,
-    )  # fmt: skip
+    clf = candidate_estimator(
+        args.cand, X.shape[1:], multi_class="ovo", n_jobs=args.n_jobs, random_state=0
+    )
     t = time.perf_counter()
     clf.fit(X, y)
     learn = time.perf_counter() - t

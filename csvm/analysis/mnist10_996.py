@@ -23,6 +23,7 @@ __all__ = [
     "TIE_IMAGES",
     "choose",
     "candidate_config",
+    "candidate_estimator",
     "n_blocks",
 ]
 
@@ -33,6 +34,14 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "B": {"layers": "5x5x32-abs-max2", "filter_init": "zero-mean", "gamma": 0.2},
     "C": {"layers": "5x5x16-abs-max2-sqrt", "filter_init": "zero-mean", "gamma": 0.2},
     "D": {"layers": "5x5x16-relu-avg2-bn2-sqrt", "filter_init": "hog", "gamma": ("g", 0.5)},
+    # Added after the study's report (docs/protocol_mnist10_996.md, addendum): the learning
+    # curves' stack beside HOG (csvm.model.hog_product), its g chosen on MNIST 2 v 7 and 6 v 8.
+    "E": {
+        "layers": "5x5x8-relu-avg4-bn2-sqrt",
+        "filter_init": "hog",
+        "gamma": ("g", 0.5),
+        "beside_hog": True,
+    },
 }
 #: What every candidate shares: ``reproduce mnist10-stack``'s learning, without its stack.
 _COMMON: dict[str, Any] = {
@@ -40,7 +49,7 @@ _COMMON: dict[str, Any] = {
 }
 
 
-def n_blocks(layers: str, image_shape: tuple[int, ...]) -> int:
+def n_blocks(layers: str, image_shape: tuple[int, ...], beside_hog: bool = False) -> int:
     """Positions of the stack's last maps (blocks, for a ``-bn`` stack).
 
     Parameters
@@ -49,16 +58,23 @@ def n_blocks(layers: str, image_shape: tuple[int, ...]) -> int:
         A stack, as :func:`csvm.model.layers.parse_layers` reads it.
     image_shape : tuple of int
         ``(H, W)`` or ``(C, H, W)``.
+    beside_hog : bool, default=False
+        Count the HOG descriptor's blocks too (:class:`csvm.model.hog_product.HOGAppended`).
 
     Returns
     -------
     int
     """
+    from csvm.model.hog_product import HOGAppended
     from csvm.model.layers import Network, parse_layers
 
     shape = tuple(image_shape)
     if len(shape) == 2:
         shape = (1, *shape)
+    if beside_hog:
+        net = HOGAppended(parse_layers(layers), shape)
+        _, h, w = net.map_shapes[-1]
+        return int(h * w + net.n_hog_blocks)
     _, h, w = Network(parse_layers(layers), shape).output_shape
     return int(h * w)
 
@@ -81,9 +97,22 @@ def candidate_config(name: str, image_shape: tuple[int, ...]) -> dict[str, Any]:
         raise ValueError(f"Unknown candidate {name!r}: choose one of {sorted(CANDIDATES)}.")
     cand = dict(CANDIDATES[name])
     gamma = cand.pop("gamma")
+    beside_hog = cand.pop("beside_hog", False)
     if isinstance(gamma, tuple):
-        gamma = gamma[1] / n_blocks(cand["layers"], image_shape)
+        gamma = gamma[1] / n_blocks(cand["layers"], image_shape, beside_hog)
     return {**cand, "gamma": float(gamma), **_COMMON}
+
+
+def candidate_estimator(name: str, image_shape: tuple[int, ...], **params: Any) -> Any:
+    """Candidate ``name``'s unfitted estimator: a :class:`~csvm.model.kernelised.KernelCSVM`,
+    or for a stack beside HOG a :class:`~csvm.model.hog_product.HOGProductCSVM`, with
+    :func:`candidate_config`'s settings and ``params`` (``n_jobs``, ``random_state``...)."""
+    from csvm.model.hog_product import HOGProductCSVM
+    from csvm.model.kernelised import KernelCSVM
+
+    config = candidate_config(name, image_shape)
+    cls = HOGProductCSVM if CANDIDATES[name].get("beside_hog") else KernelCSVM
+    return cls(image_shape=tuple(image_shape), **config, **params)
 
 
 #: The screen's orders, for the rule's ties (docs/protocol_mnist10_996.md).

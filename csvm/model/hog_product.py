@@ -17,7 +17,8 @@ filters learn what HOG's kernel leaves unexplained.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -25,13 +26,34 @@ from csvm.model.hog import hog_features
 from csvm.model.kernelised import KernelCSVM
 from csvm.model.layers import Network
 
-__all__ = ["HOGAppended", "HOGProductCSVM"]
+__all__ = ["HOGAppended", "HOGProductCSVM", "cached_hog"]
 
 #: HOG's values per block: 9 orientations in each of 2 x 2 cells (hog_features' defaults).
 _HOG_BLOCK_VALUES = 9 * 2 * 2
-#: How many images' HOG descriptors a network keeps (a fit's training images, and the
-#: last batch it was asked for), so the training images' descriptors are computed once.
-_CACHED_ARRAYS = 2
+#: The HOG descriptors kept, by the bytes of the images they describe (all networks of a
+#: process share them: a one-vs-one model's 45 pairs predict the same test images), at
+#: most this many bytes of descriptors; the oldest go first.
+_CACHE_BYTES = 256 * 2**20
+_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def cached_hog(X4: np.ndarray) -> np.ndarray:
+    """:func:`csvm.model.hog.hog_features` of ``X4``, kept for the next call with the same
+    images (keyed by their bytes, so equal images give the kept descriptors)."""
+    X4 = np.ascontiguousarray(X4)
+    key = (X4.shape, X4.dtype.str, hashlib.blake2b(X4.tobytes(), digest_size=16).digest())
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    H = hog_features(X4)
+    H.flags.writeable = False  # shared: a caller must not change what the next one gets
+    with _cache_lock:
+        _cache[key] = H
+        while sum(v.nbytes for v in _cache.values()) > _CACHE_BYTES and len(_cache) > 1:
+            _cache.popitem(last=False)
+    return H
 
 
 class HOGAppended(Network):
@@ -48,7 +70,6 @@ class HOGAppended(Network):
         super().__init__(specs, image_shape)
         probe = np.zeros((1, *self.image_shape))
         self.n_hog = int(hog_features(probe).shape[1])
-        self._hog_cache: dict[tuple, np.ndarray] = {}
 
     @property
     def n_learned(self) -> int:
@@ -78,19 +99,8 @@ class HOGAppended(Network):
         return super().backward(X4, theta, dA.reshape(len(X4), *self.map_shapes[-1]))
 
     def hog(self, X4: np.ndarray) -> np.ndarray:
-        """The HOG descriptors of ``X4`` (n, n_hog), float64; the last few arrays' are kept,
-        keyed by their bytes, so each of a fit's solves does not compute them again."""
-        X4 = np.ascontiguousarray(X4)
-        key = (X4.shape, X4.dtype.str, hashlib.blake2b(X4.tobytes(), digest_size=16).digest())
-        if key not in self._hog_cache:
-            while len(self._hog_cache) >= _CACHED_ARRAYS:
-                self._hog_cache.pop(next(iter(self._hog_cache)))
-            self._hog_cache[key] = hog_features(X4)
-        return self._hog_cache[key]
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A pickled network (a Dask worker's, a saved model's) does not carry descriptors.
-        return {**self.__dict__, "_hog_cache": {}}
+        """The HOG descriptors of ``X4`` (n, n_hog), float64 (:func:`cached_hog`)."""
+        return cached_hog(X4)
 
 
 class HOGProductCSVM(KernelCSVM):

@@ -32,6 +32,11 @@ def test_candidate_config_gives_each_stack_and_the_block_rule_for_hog_like_gamma
     # 28 - 4 = 24 positions, 2x2 cells -> 12 a side, 2x2-cell blocks -> 11 a side.
     assert study.n_blocks("5x5x16-relu-avg2-bn2-sqrt", (1, 28, 28)) == 121
     assert study.candidate_config("D", (28, 28))["gamma"] == pytest.approx(0.5 / 121)
+    # E: the stack's 5x5 blocks and HOG's 6x6 (csvm.model.hog_product)
+    assert study.candidate_config("E", (28, 28))["gamma"] == pytest.approx(0.5 / (25 + 36))
+    assert "beside_hog" not in study.candidate_config("E", (28, 28))
+    assert type(study.candidate_estimator("E", (1, 28, 28))).__name__ == "HOGProductCSVM"
+    assert type(study.candidate_estimator("A", (1, 28, 28), n_jobs=2)).__name__ == "KernelCSVM"
     with pytest.raises(ValueError, match="Unknown candidate"):
         study.candidate_config("Z", (28, 28))
 

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 
 from csvm.model.hog import hog_features
-from csvm.model.hog_product import HOGAppended, HOGProductCSVM
+from csvm.model.hog_product import HOGAppended, HOGProductCSVM, cached_hog
 from csvm.model.kernel_state import solve_state, state_gradient
 from csvm.model.layers import Network, parse_layers
 from csvm.model.solve_settings import SolveSettings
@@ -82,7 +82,7 @@ def _clf(**params):
     )  # fmt: skip
 
 
-def test_it_fits_predicts_clones_and_pickles_without_its_descriptors():
+def test_it_fits_predicts_clones_and_pickles():
     X, y = _images(40)
     clf = _clf().fit(X.reshape(len(X), -1), y)
     assert clf.score(X.reshape(len(X), -1), y) >= 0.9
@@ -91,7 +91,6 @@ def test_it_fits_predicts_clones_and_pickles_without_its_descriptors():
     again = clone(clf)
     assert type(again) is HOGProductCSVM and again.get_params() == clf.get_params()
     restored = pickle.loads(pickle.dumps(clf))
-    assert restored.network_._hog_cache == {}
     np.testing.assert_array_equal(
         restored.predict(X.reshape(len(X), -1)), clf.predict(X.reshape(len(X), -1))
     )
@@ -107,6 +106,16 @@ def test_learning_moves_the_filters_and_keeps_hogs_half():
     np.testing.assert_allclose(
         clf.feature_maps(flat)[:, n:, 0, 0], start.feature_maps(flat)[:, n:, 0, 0]
     )
+
+
+def test_the_descriptors_are_kept_by_the_images_bytes():
+    X, _ = _images()
+    first = cached_hog(X)
+    assert cached_hog(X.copy()) is first  # equal images: the kept descriptors
+    other = X.copy()
+    other[0, 0, 0, 0] += 1.0
+    assert cached_hog(other) is not first
+    np.testing.assert_array_equal(cached_hog(X[:3]), hog_features(X[:3]))
 
 
 def test_without_a_stack_it_says_what_to_give():
