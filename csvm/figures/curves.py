@@ -28,7 +28,7 @@ _COLOURS = {
     "hogcolour": "#e377c2",
     "recommended": "#17becf",
     "hogprod": "#bcbd22",
-    "hogprod0": "#7f7f7f",
+    "hogprod0": "#8c6d31",
     "hogprod3": "#393b79",
 }
 #: Dashed lines: the plain SVM (the reference, dotted), the stack beside HOG at its start
