@@ -191,12 +191,12 @@ before any learning: learning its filters adds 0.2 to 0.4 points at 3 of the 10 
 sizes and is level at the rest. The Learning curves page says, size by size, where each
 learned model is ahead, level or behind.
 
-Colour does not change this on CIFAR-10. Starting from HOG's filters along a luminance and
-two colour-opponent axes, on the true R, G, B channels, a learned stack trails HOG + RBF at
-4 of 5 sizes of the airplane v automobile curve and is level at 20 images. On all of
-data_batch_1's images it reaches 91.35 % (HOG 91.65 %) on airplane v automobile and
-67.45 % (HOG 66.15 %) on cat v dog, neither difference significant; there, learning
-lowered the accuracy of its own start (by 2 points on cat v dog, p = 0.014).
+Colour does not help the learned stack alone on CIFAR-10. Starting from HOG's filters
+along a luminance and two colour-opponent axes, on the true R, G, B channels, a learned
+stack trails HOG + RBF at 4 of 5 sizes of the airplane v automobile curve and is level at
+20 images. On all of data_batch_1's images it reaches 91.35 % (HOG 91.65 %) on airplane v
+automobile and 67.45 % (HOG 66.15 %) on cat v dog, neither difference significant; there,
+learning lowered the accuracy of its own start (by 2 points on cat v dog, p = 0.014).
 
 On 50 training images the Classroom preset "Digits: two layers" now ends with HOG's
 normalisation (2 × 2 average pooling, blocks scaled to unit length, a signed square root).
