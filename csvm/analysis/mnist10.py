@@ -176,18 +176,16 @@ def _load(
 def _fit_first(
     X: np.ndarray, y: np.ndarray, config: dict[str, Any], n_jobs: int, seed: int
 ) -> tuple[Any, float]:
-    """The one-vs-one K-CSVM fitted with a progress bar, and the seconds the fit took."""
+    """The one-vs-one K-CSVM fitted with a progress bar, and the seconds the fit took
+    (``config["beside_hog"]``: a stack beside HOG, :mod:`csvm.model.hog_product`)."""
+    from csvm.model.hog_product import HOGProductCSVM
     from csvm.model.kernelised import KernelCSVM
 
+    config = dict(config)
+    cls = HOGProductCSVM if config.pop("beside_hog", False) else KernelCSVM
     shape = {} if config.get("layers") else {"filter_shape": (5, 5)}
-    clf = KernelCSVM(
-        image_shape=X.shape[1:],
-        **shape,
-        multi_class="ovo",
-        n_jobs=n_jobs,
-        random_state=seed,
-        **config,
-    )
+    fixed = {"multi_class": "ovo", "n_jobs": n_jobs, "random_state": seed}
+    clf = cls(image_shape=X.shape[1:], **shape, **fixed, **config)
     bar = ProgressBar(total=45 * int(config["n_iter"]), unit="pair iterations")
     t0 = time.perf_counter()
     try:
@@ -542,6 +540,8 @@ def save_mnist10(
     name = "K-CSVM, 45 OvO filters 5×5, RBF γ " + format(config.get("gamma", 0), "g")
     if config.get("layers"):
         name = f"K-CSVM, 45 OvO stacks {config['layers']}, RBF γ " + format(config["gamma"], "g")
+    if config.get("beside_hog"):
+        name = name.replace("stacks ", "stacks beside HOG, ", 1)
     if deskewed:
         name += ", deskewed images"
     anchor = {

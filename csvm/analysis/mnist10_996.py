@@ -149,10 +149,15 @@ def choose(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return min((r for r in rows if int(r["n_right"]) >= best - TIE_IMAGES), key=rank)
 
 
-#: The recipe the rule chose on the validation screen (bench/results/mnist10_996_*.json).
-MNIST10_996_CHOICE: dict[str, Any] = {"candidate": "A", "gamma_mult": 1.0, "shifts": "16"}
-#: ``reproduce mnist10-996``'s K-CSVM settings (MNIST's 28 x 28 images).
+#: The recipe the rule chose on the validation screen (bench/results/mnist10_996_*.json):
+#: A with the `16` shifts (9,895 of 10,000), then E (9,907: more than 3 images above A,
+#: the protocol's addendum; reported on the test set as A was).
+MNIST10_996_CHOICE: dict[str, Any] = {"candidate": "E", "gamma_mult": 1.0, "shifts": "16"}
+#: ``reproduce mnist10-996``'s settings (MNIST's 28 x 28 images); ``beside_hog``: a
+#: :class:`~csvm.model.hog_product.HOGProductCSVM`, not a plain K-CSVM.
 MNIST10_996_CONFIG: dict[str, Any] = candidate_config(MNIST10_996_CHOICE["candidate"], (28, 28))
 MNIST10_996_CONFIG["gamma"] *= MNIST10_996_CHOICE["gamma_mult"]
+if CANDIDATES[MNIST10_996_CHOICE["candidate"]].get("beside_hog"):
+    MNIST10_996_CONFIG["beside_hog"] = True
 #: ``reproduce mnist10-996``'s virtual support vectors (a key of :data:`SHIFT_SETS`).
 MNIST10_996_VIRTUAL: str = MNIST10_996_CHOICE["shifts"]

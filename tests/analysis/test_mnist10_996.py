@@ -62,6 +62,8 @@ def test_the_chosen_recipe_is_a_screened_candidate():
     assert study.MNIST10_996_VIRTUAL == choice["shifts"]
     base = study.candidate_config(choice["candidate"], (28, 28))["gamma"]
     assert study.MNIST10_996_CONFIG["gamma"] == pytest.approx(base * choice["gamma_mult"])
+    beside = bool(study.CANDIDATES[choice["candidate"]].get("beside_hog"))
+    assert study.MNIST10_996_CONFIG.get("beside_hog", False) == beside
 
 
 def test_two_pixel_virtual_shifts_train_on_the_moved_support_vectors():
@@ -103,4 +105,6 @@ def test_reproduce_mnist10_996_saves_its_table_with_the_chosen_recipe(
     shifts = [list(s) for s in study.SHIFT_SETS[study.MNIST10_996_VIRTUAL]]
     assert config["virtual_shifts"] == shifts
     assert "γ 0.03" in run["models"][2]["name"]  # the same-recipe plain SVM
+    if study.MNIST10_996_CONFIG.get("beside_hog"):
+        assert "beside HOG" in run["models"][0]["name"] and config["beside_hog"] is True
     assert "mcnemar" in run["details"]
