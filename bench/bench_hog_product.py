@@ -30,12 +30,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench import bench_colour_hog as colour  # noqa: E402
-from bench.bench_learned_hog import SELECT, SELECT_SEEDS, data, validation  # noqa: E402
+from bench.bench_learned_hog import kcsvm, selection_draws  # noqa: E402
 from csvm.analysis.curves import PRODUCT_STACKS  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
 from csvm.model.hog import HOGSVC  # noqa: E402
-from csvm.model.hog_product import HOGAppended, HOGProductCSVM  # noqa: E402
-from csvm.model.layers import parse_layers  # noqa: E402
+from csvm.model.hog_product import HOGProductCSVM  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 LAYERS = {"mnist": "5x5x8-relu-avg4-bn2-sqrt", "cifar10": "3x3x8-relu-avg4-bn2-sqrt"}
@@ -43,20 +42,9 @@ G_GRID = {"mnist": (0.25, 0.5, 1.0), "cifar10": (0.5, 1.0, 2.0)}
 C = 10.0
 
 
-def product_blocks(layers: str, image_shape) -> int:
-    """The blocks the product's SVM sees: the stack's positions and HOG's blocks."""
-    net = HOGAppended(parse_layers(layers), tuple(image_shape))
-    _, h, w = net.map_shapes[-1]
-    return h * w + net.n_hog_blocks
-
-
 def model(layers: str, learned: bool, g: float, image_shape, seed: int) -> HOGProductCSVM:
-    return HOGProductCSVM(
-        image_shape=tuple(image_shape), layers=layers, filter_init="hog", kernel="rbf",
-        gamma=g / product_blocks(layers, image_shape), C=C, regulariser="dfo2", lam=0.1,
-        step="relative", eta=0.1 if learned else 0.0, n_iter=10 if learned else 1,
-        random_state=seed,
-    )  # fmt: skip
+    """The stack beside HOG at g (C 10; its start when not ``learned``)."""
+    return kcsvm(layers, learned, g, C, image_shape, seed, beside_hog=True)
 
 
 def choose(rows: list[dict]) -> dict[str, float]:
@@ -74,25 +62,21 @@ def choose(rows: list[dict]) -> dict[str, float]:
 
 def select() -> dict:
     rows = []
-    for dataset, pairs in SELECT.items():
-        for a, b in pairs:
-            for seed in SELECT_SEEDS[dataset]:
-                d = data(dataset, a, b, seed)
-                Xv, yv = validation(d, seed)
-                where = {"dataset": dataset, "pair": f"{a} v {b}", "seed": seed}
-                for learned in (True, False):
-                    for g in G_GRID[dataset]:
-                        t = time.perf_counter()
-                        clf = model(LAYERS[dataset], learned, g, d.image_shape, seed)
-                        acc = float(np.mean(clf.fit(d.X_train, d.y_train).predict(Xv) == yv))
-                        rows.append({**where, "candidate": "learned" if learned else "start",
-                                     "g": g, "validation": acc,
-                                     "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
-                        print(rows[-1], flush=True)
-                hog = HOGSVC(image_shape=d.image_shape, hog_kernel="rbf", product=False, C=C)
-                acc = float(np.mean(hog.fit(d.X_train, d.y_train).predict(Xv) == yv))
-                rows.append({**where, "candidate": "HOGSVC rbf", "validation": acc})
+    for where, d, Xv, yv in selection_draws():
+        layers, seed = LAYERS[where["dataset"]], where["seed"]
+        for learned in (True, False):
+            for g in G_GRID[where["dataset"]]:
+                t = time.perf_counter()
+                clf = model(layers, learned, g, d.image_shape, seed)
+                acc = float(np.mean(clf.fit(d.X_train, d.y_train).predict(Xv) == yv))
+                rows.append({**where, "candidate": "learned" if learned else "start", "g": g,
+                             "validation": acc,
+                             "seconds": round(time.perf_counter() - t, 1)})  # fmt: skip
                 print(rows[-1], flush=True)
+        hog = HOGSVC(image_shape=d.image_shape, hog_kernel="rbf", product=False, C=C)
+        acc = float(np.mean(hog.fit(d.X_train, d.y_train).predict(Xv) == yv))
+        rows.append({**where, "candidate": "HOGSVC rbf", "validation": acc})
+        print(rows[-1], flush=True)
     payload = {"rows": rows, "chosen_g": choose(rows)}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "hog_product_select.json").write_text(json.dumps(payload, indent=1))

@@ -24,11 +24,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED  # noqa: E402
+from csvm.analysis.mnist10_996 import n_blocks as study_blocks  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
 from csvm.data import load_pair  # noqa: E402
 from csvm.model.hog import HOGSVC, hog_features, scale_gamma  # noqa: E402
+from csvm.model.hog_product import HOGProductCSVM  # noqa: E402
 from csvm.model.kernelised import KernelCSVM  # noqa: E402
-from csvm.model.layers import Network, parse_layers  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 N_TRAIN, N_VAL = 500, 500
@@ -47,18 +48,23 @@ G_GRID, C_GRID = (0.25, 0.5, 1.0), (1.0, 10.0)
 HOG_KERNELS, HOG_C = ("rbf", "chi2", "intersection"), (1.0, 10.0, 100.0)
 
 
-def n_blocks(layers: str, image_shape) -> int:
-    """Blocks (positions) of the last layer's maps: γ = g / n_blocks."""
-    _, h, w = Network(parse_layers(layers), tuple(image_shape)).output_shape
-    return h * w
+def n_blocks(layers: str, image_shape, beside_hog: bool = False) -> int:
+    """Blocks (positions) of the last layer's maps, and HOG's blocks ``beside_hog``:
+    γ = g / n_blocks."""
+    return study_blocks(layers, tuple(image_shape), beside_hog)
 
 
-def kcsvm(layers: str, learned: bool, g: float, C: float, image_shape, seed: int) -> KernelCSVM:
-    """The K-CSVM-family candidate at one grid point."""
-    return KernelCSVM(
+def kcsvm(
+    layers: str, learned: bool, g: float, C: float, image_shape, seed: int,
+    beside_hog: bool = False,
+) -> KernelCSVM:  # fmt: skip
+    """The K-CSVM-family candidate at one grid point (``beside_hog``: a stack beside HOG,
+    :class:`csvm.model.hog_product.HOGProductCSVM`)."""
+    cls = HOGProductCSVM if beside_hog else KernelCSVM
+    return cls(
         image_shape=tuple(image_shape), layers=layers, filter_init="hog", kernel="rbf",
-        gamma=g / n_blocks(layers, image_shape), C=C, regulariser="dfo2", lam=0.1,
-        step="relative", eta=0.1 if learned else 0.0, n_iter=10 if learned else 1,
+        gamma=g / n_blocks(layers, image_shape, beside_hog), C=C, regulariser="dfo2",
+        lam=0.1, step="relative", eta=0.1 if learned else 0.0, n_iter=10 if learned else 1,
         random_state=seed,
     )  # fmt: skip
 
@@ -77,33 +83,39 @@ def _save(name: str, payload) -> None:
     (RESULTS / f"learned_hog_{name}.json").write_text(json.dumps(payload, indent=1))
 
 
-def select() -> dict:
-    rows = []
+def selection_draws():
+    """Each selection pair and seed: where it is (for a result row), its data, and its
+    validation images."""
     for dataset, pairs in SELECT.items():
         for a, b in pairs:
             for seed in SELECT_SEEDS[dataset]:
                 d = data(dataset, a, b, seed)
                 Xv, yv = validation(d, seed)
-                where = {"dataset": dataset, "pair": f"{a} v {b}", "seed": seed}
-                for name, (layers, learned) in CANDIDATES.items():
-                    for g in G_GRID:
-                        for C in C_GRID:
-                            t = time.perf_counter()
-                            clf = kcsvm(layers, learned, g, C, d.image_shape, seed)
-                            clf.fit(d.X_train, d.y_train)
-                            acc = float(np.mean(clf.predict(Xv) == yv))
-                            rows.append({**where, "candidate": name, "g": g, "C": C,
-                                         "validation": acc,
-                                         "seconds": time.perf_counter() - t})  # fmt: skip
-                            print(rows[-1], flush=True)
-                for kind in HOG_KERNELS:
-                    for C in HOG_C:
-                        clf = HOGSVC(image_shape=d.image_shape, hog_kernel=kind, product=False, C=C)
-                        acc = float(np.mean(clf.fit(d.X_train, d.y_train).predict(Xv) == yv))
-                        rows.append({**where, "candidate": f"HOGSVC {kind}", "C": C,
-                                     "validation": acc})  # fmt: skip
-                        print(rows[-1], flush=True)
-                _save("select", {"rows": rows})
+                yield {"dataset": dataset, "pair": f"{a} v {b}", "seed": seed}, d, Xv, yv
+
+
+def select() -> dict:
+    rows = []
+    for where, d, Xv, yv in selection_draws():
+        for name, (layers, learned) in CANDIDATES.items():
+            for g in G_GRID:
+                for C in C_GRID:
+                    t = time.perf_counter()
+                    clf = kcsvm(layers, learned, g, C, d.image_shape, where["seed"])
+                    clf.fit(d.X_train, d.y_train)
+                    acc = float(np.mean(clf.predict(Xv) == yv))
+                    rows.append({**where, "candidate": name, "g": g, "C": C,
+                                 "validation": acc,
+                                 "seconds": time.perf_counter() - t})  # fmt: skip
+                    print(rows[-1], flush=True)
+        for kind in HOG_KERNELS:
+            for C in HOG_C:
+                clf = HOGSVC(image_shape=d.image_shape, hog_kernel=kind, product=False, C=C)
+                acc = float(np.mean(clf.fit(d.X_train, d.y_train).predict(Xv) == yv))
+                rows.append({**where, "candidate": f"HOGSVC {kind}", "C": C,
+                             "validation": acc})  # fmt: skip
+                print(rows[-1], flush=True)
+        _save("select", {"rows": rows})
     choice = choose(rows)
     _save("select", {"rows": rows, "chosen": choice})
     return choice

@@ -47,8 +47,13 @@ def scales() -> None:
     print(f"## digits 0-2: {len(ytr)} train, {len(yte)} test, default SmallCNN (lr 0.1)")
     print("| input | max | test accuracy %, seeds 0-4 | warned |")
     print("|---|---|---|---|")
-    for label, factor in [("raw", 1.0), ("/16 x 8", 0.5), ("/16 x 4", 0.25), ("/16 x 2", 1 / 8),
-                          ("/16", 1 / 16)]:
+    for label, factor in [
+        ("raw", 1.0),
+        ("/16 x 8", 0.5),
+        ("/16 x 4", 0.25),
+        ("/16 x 2", 1 / 8),
+        ("/16", 1 / 16),
+    ]:
         accs, warned = [], []
         for seed in SEEDS:
             clf, kinds = _fit(Xtr * factor, ytr, random_state=seed)
@@ -83,8 +88,10 @@ def final_pass() -> None:
         passes.append(time.perf_counter() - t0)
     fit, extra = float(np.median(fits)), float(np.median(passes))
     print(f"\n## MNIST-5k 3 vs 5, {len(data.y_train)} images, the thesis's network, 10 epochs")
-    print(f"fit {fit:.2f} s (median of 3); the final forward pass {extra:.3f} s "
-          f"= {100 * extra / fit:.1f} % of the fit")
+    print(
+        f"fit {fit:.2f} s (median of 3); the final forward pass {extra:.3f} s "
+        f"= {100 * extra / fit:.1f} % of the fit"
+    )
 
 
 if __name__ == "__main__":

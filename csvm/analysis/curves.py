@@ -51,6 +51,12 @@ RUNS_DIR = Path(__file__).resolve().parents[2] / "assets" / "runs"
 #: Validation images drawn for each cell's tuning (from the pair's validation split).
 N_VALIDATION = 200
 
+
+def _c_grid() -> list[dict[str, Any]]:
+    """C ∈ {1, 10, 100}: the grid of every method whose other settings are fixed."""
+    return [{"C": C} for C in (1.0, 10.0, 100.0)]
+
+
 #: method -> (label, the settings tried on validation).  Small grids: a cell must stay
 #: cheap enough for a live page, and every method gets a comparable number of fits.  The
 #: K-CSVMs' C is finite: a hard margin on data that a kernel cannot separate (CIFAR-10)
@@ -68,27 +74,27 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "K-CSVM, two layers with pooling",
         [{"gamma": g, "C": C} for g in (0.02, 0.05, 0.1) for C in (10.0, 100.0)],
     ),
-    "hog": ("HOG + RBF SVM", [{"C": C} for C in (1.0, 10.0, 100.0)]),
-    "hoglearn": ("K-CSVM, learned HOG-like stack", [{"C": C} for C in (1.0, 10.0, 100.0)]),
+    "hog": ("HOG + RBF SVM", _c_grid()),
+    "hoglearn": ("K-CSVM, learned HOG-like stack", _c_grid()),
     "hoglearn3": (
         "K-CSVM, learned HOG-like stack (3×3, CIFAR-10's setting)",
-        [{"C": C} for C in (1.0, 10.0, 100.0)],
+        _c_grid(),
     ),
     "hogcolour": (
         "K-CSVM, learned HOG-like stack on colour (R, G, B channels)",
-        [{"C": C} for C in (1.0, 10.0, 100.0)],
+        _c_grid(),
     ),
     "hogprod": (
         "K-CSVM, learned stack beside HOG (product kernel)",
-        [{"C": C} for C in (1.0, 10.0, 100.0)],
+        _c_grid(),
     ),
     "hogprod0": (
         "stack beside HOG at its HOG-like start (not learned)",
-        [{"C": C} for C in (1.0, 10.0, 100.0)],
+        _c_grid(),
     ),
     "hogprod3": (
         "K-CSVM, learned 3×3 stack beside HOG (product kernel, CIFAR-10's setting)",
-        [{"C": C} for C in (1.0, 10.0, 100.0)],
+        _c_grid(),
     ),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
     # One point, nothing chosen on validation: csvm.recommended at the cell's size.
