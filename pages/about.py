@@ -183,16 +183,16 @@ v 9, the same stack is behind HOG at 50 and 100 images (by 1.3 and 0.6 points) a
 from 200 up.
 
 Beside HOG, the learned stack pays a little. When the SVM sees both the stack's maps and
-HOG's descriptor (the product of the two kernels, its setting chosen on other pairs), it is
-never significantly behind HOG on the three curves, and ahead at 50, 100 and 200 images on
-3 v 5 (by 1.37, 0.46 and 0.67 points), at 1,000 on 4 v 9 (0.47) and at 500 on CIFAR-10
+HOG's descriptor (the product of the two kernels, its setting chosen on other pairs), it
+is never significantly behind HOG on the three curves, and ahead at 50, 100 and 200 images
+on 3 v 5 (by 1.37, 0.46 and 0.67 points), at 1,000 on 4 v 9 (0.47) and at 500 on CIFAR-10
 (1.03), level at the other sizes. Most of that comes from the HOG-like stack beside HOG
 before any learning: learning its filters adds 0.2 to 0.4 points at 3 of the 10 digit
-sizes and is level at the rest. Trained on all of CIFAR-10's data_batch_1 it reaches
-92.95 % on airplane v automobile and 68.30 % on cat v dog, ahead of HOG + RBF (91.65 and
-66.15 %); on all 60,000 MNIST images, 99.37 % (99.45 % before its shifted support
-vectors), short of the 99.6 % of convolutional kernel networks. The Learning curves page says, size by size, where each
-learned model is ahead, level or behind.
+sizes and is level at the rest. Trained on all of CIFAR-10's data_batch_1 it reaches 92.95
+% on airplane v automobile and 68.30 % on cat v dog, ahead of HOG + RBF (91.65 and 66.15
+%); on all 60,000 MNIST images, 99.37 % (99.45 % before its shifted support vectors),
+short of the 99.6 % of convolutional kernel networks. The Learning curves page says, size
+by size, where each learned model is ahead, level or behind.
 
 Colour does not help the learned stack alone on CIFAR-10. Starting from HOG's filters
 along a luminance and two colour-opponent axes, on the true R, G, B channels, a learned
