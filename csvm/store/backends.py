@@ -148,6 +148,27 @@ class Backend:
         """Close the connection (the object may not be used again)."""
 
 
+#: How long an opener retries a new file's switch to WAL while another opener holds it.
+_WAL_SWITCH_SECONDS = 10.0
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another process opens the same new file:
+    the switch needs the file alone for a moment, and SQLite answers "database is locked"
+    at once there instead of waiting out the connection's busy timeout (two servers
+    starting together on a loaded machine met it)."""
+    deadline = time.monotonic() + _WAL_SWITCH_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class SqliteBackend(Backend):
     """A SQLite file: WAL journal, so readers never wait for a writer and a killed
     writer leaves the last committed state.
@@ -168,7 +189,7 @@ class SqliteBackend(Backend):
             self._conn = sqlite3.connect(
                 str(path), timeout=10.0, isolation_level=None, check_same_thread=False
             )
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):

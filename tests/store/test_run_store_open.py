@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 
 import pytest
 
@@ -139,3 +140,27 @@ def test_two_servers_opening_a_new_store_at_once_both_work(store_url):
     finally:
         for s in stores:
             s.close()
+
+
+class _LockedTwice:
+    """A connection whose first two switches to WAL meet another opener's lock."""
+
+    def __init__(self, error: str = "database is locked"):
+        self.calls, self.error = 0, error
+
+    def execute(self, sql):
+        self.calls += 1
+        if self.calls <= 2:
+            raise sqlite3.OperationalError(self.error)
+
+
+def test_a_new_files_switch_to_wal_waits_for_another_opener():
+    from csvm.store.backends import _switch_to_wal
+
+    conn = _LockedTwice()
+    _switch_to_wal(conn)
+    assert conn.calls == 3
+    other = _LockedTwice("disk I/O error")  # not a lock: said at once
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _switch_to_wal(other)
+    assert other.calls == 1
