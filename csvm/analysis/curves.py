@@ -239,12 +239,11 @@ def _product_stack(method: str, params: dict[str, Any], image_shape, seed: int):
     shape = tuple(int(s) for s in image_shape)
     shape = (1, *shape) if len(shape) == 2 else shape
     layers, g, learned = PRODUCT_STACKS[method]
-    net = HOGAppended(parse_layers(layers), shape)
-    _, h, w = net.map_shapes[-1]
+    blocks = HOGAppended(parse_layers(layers), shape).n_blocks
     fit = HOG_STACK_FIT if learned else {"eta": 0.0, "n_iter": 1}
     return HOGProductCSVM(
         image_shape=shape, layers=layers, filter_init="hog", kernel="rbf",
-        gamma=g / (h * w + net.n_hog_blocks), regulariser="dfo2", lam=0.1, step="relative",
+        gamma=g / blocks, regulariser="dfo2", lam=0.1, step="relative",
         random_state=seed, **fit, **params,
     )  # fmt: skip
 

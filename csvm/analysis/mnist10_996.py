@@ -72,9 +72,7 @@ def n_blocks(layers: str, image_shape: tuple[int, ...], beside_hog: bool = False
     if len(shape) == 2:
         shape = (1, *shape)
     if beside_hog:
-        net = HOGAppended(parse_layers(layers), shape)
-        _, h, w = net.map_shapes[-1]
-        return int(h * w + net.n_hog_blocks)
+        return HOGAppended(parse_layers(layers), shape).n_blocks
     _, h, w = Network(parse_layers(layers), shape).output_shape
     return int(h * w)
 

@@ -82,6 +82,13 @@ class HOGAppended(Network):
         return self.n_hog // _HOG_BLOCK_VALUES
 
     @property
+    def n_blocks(self) -> int:
+        """The blocks the SVM sees: the stack's last positions and HOG's blocks (γ = g /
+        ``n_blocks`` treats every block-normalised block alike)."""
+        _, h, w = self.map_shapes[-1]
+        return int(h * w + self.n_hog_blocks)
+
+    @property
     def output_shape(self) -> tuple[int, int, int]:
         """``(D, 1, 1)``: the learned maps' values and the HOG descriptor's, one column."""
         return (self.n_learned + self.n_hog, 1, 1)
