@@ -266,5 +266,3 @@ def _colours(plane: np.ndarray, vmax: float, scale: str) -> list[list[str]]:
     for r, c in zip(*np.nonzero(~np.isfinite(plane)), strict=True):
         grid[r][c] = "#888"  # a diverged value has no colour on the scale
     return grid
-
-

@@ -25,7 +25,6 @@ from csvm.figures.text import plain
 __all__ = ["image_grid_html", "feature_maps_html", "png_data_uri"]
 
 
-
 def png_data_uri(plane: np.ndarray) -> str:
     """One 8-bit grey plane (H, W), or colour plane (H, W, 3), as a
     ``data:image/png;base64,...`` URI.

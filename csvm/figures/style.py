@@ -166,5 +166,3 @@ def for_projector(fig: go.Figure, scale: float = 1.5) -> go.Figure:
             size = base * 0.8 if size is None else size * min(scale, 1.2)
             trace.textfont.size = max(size, PROJECTOR_MIN_PX)
     return fig
-
-

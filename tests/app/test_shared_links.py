@@ -131,9 +131,10 @@ def test_a_shared_view_shows_the_owners_ablation():
     viewer_lines = {m.value for m in viewer.markdown}
     verdicts = {line for line in owner_lines if line.startswith("**") and line in viewer_lines}
     assert verdicts, "the owner's ablation verdict is missing from the shared view"
-    assert any(
-        "What did learning the filter buy?" in h.value for h in viewer.subheader
-    ) and len(viewer.dataframe) >= 2
+    assert (
+        any("What did learning the filter buy?" in h.value for h in viewer.subheader)
+        and len(viewer.dataframe) >= 2
+    )
 
 
 def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_its_owner():
