@@ -54,6 +54,23 @@ def _step_counter(page) -> int:
     return int(m.group(1)) if m else -1
 
 
+def _wait_for_resume(page, seconds: float = 60.0) -> None:
+    """Wait for Pause to become Resume; if it never does, say what the page showed (CI
+    once saw Resume never come, and the plain timeout told nothing more)."""
+    try:
+        page.get_by_role("button", name=re.compile("Resume$")).wait_for(timeout=seconds * 1000)
+    except Exception as error:  # Playwright's TimeoutError: describe the page instead
+        buttons = page.evaluate(
+            "() => [...document.querySelectorAll('button')]"
+            ".map(b => b.innerText.trim() + (b.disabled ? ' (disabled)' : '')).filter(t => t)"
+        )
+        _shot(page, "pause-never-resumed.png", tall=False)
+        raise AssertionError(
+            f"Resume did not appear within {seconds:.0f} s of Pause: step counter "
+            f"{_step_counter(page)}, buttons {buttons}"
+        ) from error
+
+
 def _objective_signature(page) -> str:
     """The objective line as drawn (its points, or the picture of it while the run plays),
     to tell frames apart."""
@@ -179,7 +196,7 @@ def test_paced_run_pause_step_resume_and_shared_view(server, browser):
     before_pause = _step_counter(page)
     assert before_pause < 89, f"the run reached step {before_pause} of 90 before Pause"
     page.get_by_role("button", name=re.compile("Pause$")).click()
-    page.get_by_role("button", name=re.compile("Resume$")).wait_for()  # the rerun is drawn
+    _wait_for_resume(page)  # the rerun is drawn
     page.wait_for_timeout(1500)
     held = _step_counter(page)
     page.wait_for_timeout(3000)
