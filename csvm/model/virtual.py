@@ -12,6 +12,8 @@ Here each binary sub-problem of a fitted :class:`~csvm.KernelCSVM` keeps its lea
 filter and kernel; only its SVM is solved again, on its support vectors and their
 shifted copies (:func:`refit_virtual`).  The filter is not learned again: it was learned
 on real images, and the step this adds is one kernel and one SVM solve per sub-problem.
+For photographs the mirror image is the same invariance (``mirror=True``: a car facing
+left is still a car); for digits it is not.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.parallel import run_tasks
 
-__all__ = ["SHIFTS_4", "SHIFTS_8", "SHIFT_SETS", "refit_virtual", "shift_images"]
+__all__ = ["SHIFTS_4", "SHIFTS_8", "SHIFT_SETS", "mirror_images", "refit_virtual", "shift_images"]
 
 #: One pixel up, down, left and right (row shift, column shift).
 SHIFTS_4: tuple[tuple[int, int], ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
@@ -66,16 +68,36 @@ def shift_images(X4: np.ndarray, dy: int, dx: int) -> np.ndarray:
     return out
 
 
+def mirror_images(X4: np.ndarray) -> np.ndarray:
+    """The images mirrored left to right (a photograph's own invariance; not a digit's).
+
+    Parameters
+    ----------
+    X4 : array (n, C, H, W)
+
+    Returns
+    -------
+    array like ``X4`` (a contiguous copy)
+    """
+    return np.ascontiguousarray(X4[..., ::-1])
+
+
 def _virtual_set(
-    images: np.ndarray, labels: np.ndarray, shifts: Sequence[tuple[int, int]]
+    images: np.ndarray,
+    labels: np.ndarray,
+    shifts: Sequence[tuple[int, int]],
+    mirror: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The images followed by each shifted copy, and the labels repeated to match."""
+    """The images followed by each shifted copy (then the mirrored copy), and the labels
+    repeated to match."""
     copies = [images] + [shift_images(images, dy, dx) for dy, dx in shifts]
+    if mirror:
+        copies.append(mirror_images(images))
     return np.concatenate(copies), np.tile(labels, len(copies))
 
 
 def _refit_one(
-    model: Any, images: np.ndarray, shifts, C: float, solver: dict[str, Any]
+    model: Any, images: np.ndarray, shifts, mirror: bool, C: float, solver: dict[str, Any]
 ) -> tuple[Any, dict[str, float]]:
     """One sub-problem's SVM solved again on its support vectors and their shifts: the
     solved state and its kernel / SVM seconds."""
@@ -83,7 +105,7 @@ def _refit_one(
 
     # a_i = alpha_i y_i with alpha_i > 0, so its sign is the support vector's label.
     labels = np.where(np.asarray(model.dual_coef) > 0, 1, -1)
-    return solve_fixed(model, *_virtual_set(images, labels, shifts), C, solver)
+    return solve_fixed(model, *_virtual_set(images, labels, shifts, mirror), C, solver)
 
 
 def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -103,18 +125,23 @@ def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[t
 
 
 def _sources(
-    supports: Sequence[Any], states: Sequence[Any], shifts: Sequence[tuple[int, int]]
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """For each sub-problem, the training row and the shift of every new support vector."""
-    offsets = np.array([(0, 0)] + list(shifts), dtype=np.intp)
-    new_support, new_shift = [], []
+    supports: Sequence[Any],
+    states: Sequence[Any],
+    shifts: Sequence[tuple[int, int]],
+    mirror: bool = False,
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """For each sub-problem, the training row, the shift and whether it is mirrored, of
+    every new support vector."""
+    offsets = np.array([(0, 0)] + list(shifts) + ([(0, 0)] if mirror else []), dtype=np.intp)
+    new_support, new_shift, new_mirrored = [], [], []
     for rows, state in zip(supports, states, strict=True):
         rows = np.asarray(rows, dtype=np.intp)
-        # The virtual set is [originals, shift 1, shift 2, ...], each len(rows) long.
+        # The virtual set is [originals, shift 1, shift 2, ..., mirrored], each len(rows).
         copy, source = np.divmod(np.asarray(state.support, dtype=np.intp), len(rows))
         new_support.append(rows[source])
         new_shift.append(offsets[copy])
-    return new_support, new_shift
+        new_mirrored.append(copy == len(shifts) + 1)
+    return new_support, new_shift, new_mirrored
 
 
 def refit_virtual(
@@ -123,6 +150,7 @@ def refit_virtual(
     shifts: Sequence[tuple[int, int]] = SHIFTS_4,
     n_jobs: int | None = None,
     on_done: Callable[[int], Any] | None = None,
+    mirror: bool = False,
 ) -> Any:
     """Solve every sub-problem's SVM again on its support vectors plus shifted copies.
 
@@ -143,6 +171,9 @@ def refit_virtual(
         :func:`csvm.parallel.backend`).
     on_done : callable, optional
         Called with each sub-problem's index as it finishes (a progress bar).
+    mirror : bool, default False
+        Also add each support vector mirrored left to right (photographs: a car facing
+        left is still a car; never digits).
 
     Returns
     -------
@@ -150,7 +181,8 @@ def refit_virtual(
         With new ``estimators_``, ``dual_coef_``, ``intercept_`` and ``n_support_``;
         ``support_`` now gives, for each new support vector, the training row it is a
         (possibly shifted) copy of, and ``support_shift_`` its (row, column) shift
-        ((0, 0) for the original image).  ``virtual_timings_`` holds each sub-problem's
+        ((0, 0) for the original image), ``support_mirrored_`` whether it is the
+        mirrored copy (then its shift is (0, 0)).  ``virtual_timings_`` holds each sub-problem's
         kernel and SVM seconds.  The sub-problems keep no support-vector kernel, so the
         refitted estimator predicts but takes no further filter step.
     """
@@ -162,12 +194,12 @@ def refit_virtual(
     supports = [estimator.support_] if single else list(estimator.support_)
     C, solver = solver_settings(estimator)
     args = [
-        (model, X4[np.asarray(rows)], shifts, C, solver)
+        (model, X4[np.asarray(rows)], shifts, bool(mirror), C, solver)
         for model, rows in zip(estimator.estimators_, supports, strict=True)
     ]
     results = run_tasks(_refit_one, args, n_jobs, on_result=report_to(on_done))
     states = [state for state, _ in results]
-    new_support, new_shift = _sources(supports, states, shifts)
+    new_support, new_shift, new_mirrored = _sources(supports, states, shifts, bool(mirror))
     estimator.estimators_ = states
     estimator.virtual_timings_ = [timings for _, timings in results]
     dual = [np.asarray(s.dual_coef, dtype=np.float64) for s in states]
@@ -175,8 +207,10 @@ def refit_virtual(
     estimator.n_support_ = np.array([len(s) for s in new_support], dtype=np.intp)
     if single:
         estimator.support_, estimator.support_shift_ = new_support[0], new_shift[0]
+        estimator.support_mirrored_ = new_mirrored[0]
         estimator.dual_coef_, estimator.intercept_ = dual[0], intercept[0]
     else:
         estimator.support_, estimator.support_shift_ = new_support, new_shift
+        estimator.support_mirrored_ = new_mirrored
         estimator.dual_coef_, estimator.intercept_ = dual, intercept
     return estimator

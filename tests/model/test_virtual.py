@@ -10,7 +10,7 @@ from scipy import ndimage
 from csvm import LinearCSVM
 from csvm.model.conv import correlate
 from csvm.model.kernels import kernel_matrix
-from csvm.model.virtual import SHIFTS_4, SHIFTS_8, refit_virtual, shift_images
+from csvm.model.virtual import SHIFTS_4, SHIFTS_8, mirror_images, refit_virtual, shift_images
 from tests._synthetic import small_kcsvm as _kcsvm
 from tests._synthetic import square_blobs
 
@@ -87,3 +87,30 @@ def test_refit_virtual_names_what_it_cannot_do():
         refit_virtual(linear, X)
     with pytest.raises(ValueError, match=r"\(0, 0\)"):
         refit_virtual(_kcsvm().fit(X, y), X, [(0, 0), (1, 0)])
+
+
+def test_mirror_images_reverses_the_columns_of_every_plane():
+    X = np.random.default_rng(0).random((3, 2, 4, 5)).astype(np.float32)
+    got = mirror_images(X)
+    assert got.flags.c_contiguous and got.dtype == X.dtype
+    np.testing.assert_array_equal(got, np.flip(X, axis=-1))
+    np.testing.assert_array_equal(mirror_images(got), X)
+
+
+def test_refit_virtual_adds_the_mirrored_support_vectors():
+    X, y = blobs()
+    before = _kcsvm(C=None).fit(X, y)  # hard margin: every virtual image on its side
+    clf = refit_virtual(copy.deepcopy(before), X, [(1, 0)], mirror=True)
+    rows, shifts, mirrored = clf.support_, clf.support_shift_, clf.support_mirrored_
+    assert len(rows) == len(shifts) == len(mirrored) == clf.n_support_[0]
+    assert set(rows) <= set(before.support_)
+    # A mirrored copy is never also shifted; the others come from the originals or (1, 0).
+    assert all(tuple(s) == (0, 0) for s in shifts[mirrored])
+    assert {tuple(s) for s in shifts[~mirrored]} <= {(0, 0), (1, 0)}
+    images = X[before.support_][:, None]
+    labels = np.where(before.dual_coef_ > 0, 1, -1)
+    for moved in (images, shift_images(images, 1, 0), mirror_images(images)):
+        np.testing.assert_array_equal(np.sign(clf.estimators_[0].decision_function(moved)), labels)
+    # Without mirror=True nothing is mirrored.
+    plain = refit_virtual(copy.deepcopy(before), X, [(1, 0)])
+    assert not plain.support_mirrored_.any()
