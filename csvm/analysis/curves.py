@@ -96,6 +96,16 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
         "K-CSVM, learned 3×3 stack beside HOG (product kernel, CIFAR-10's setting)",
         _c_grid(),
     ),
+    "hogprodv": (
+        "K-CSVM, learned stack beside HOG + shifted support vectors",
+        _c_grid(),
+    ),
+    "hogprod3m": (
+        "K-CSVM, learned 3×3 stack beside HOG + mirrored support vectors",
+        _c_grid(),
+    ),
+    "hogv": ("HOG + RBF SVM + shifted support vectors", _c_grid()),
+    "hogm": ("HOG + RBF SVM + mirrored support vectors", _c_grid()),
     "mkl": ("MKL over a filter bank", [{"C": C} for C in (1.0, 10.0)]),
     # One point, nothing chosen on validation: csvm.recommended at the cell's size.
     "recommended": ("recommended model (csvm.recommended)", [{}]),
@@ -138,8 +148,23 @@ PRODUCT_STACKS: dict[str, tuple[str, float, bool]] = {
     "hogprod0": (HOG_STACK, PRODUCT_G_MNIST, False),
     "hogprod3": ("3x3x8-relu-avg4-bn2-sqrt", PRODUCT_G_CIFAR, True),
 }
+#: Methods that solve a base method's SVM again with virtual support vectors
+#: (:func:`csvm.model.virtual.add_virtual`): method -> (base, shifts, mirror).  Chosen on
+#: selection pairs only (docs/protocol_learned_hog.md, addenda 8 and 9): the MNIST shifts
+#: by bench/bench_hog_mirror.py --stage select-shifts, CIFAR-10's mirror by --stage select.
+#: "hogv" and "hogm" give the HOG baseline the same copies.
+VIRTUAL_SHIFTS_MNIST = "8"
+VIRTUAL: dict[str, tuple[str, str | None, bool]] = {
+    "hogprodv": ("hogprod", VIRTUAL_SHIFTS_MNIST, False),
+    "hogv": ("hog", VIRTUAL_SHIFTS_MNIST, False),
+    "hogprod3m": ("hogprod3", None, True),
+    "hogm": ("hog", None, True),
+}
 #: The curve methods that learn their filters, as the Learning curves page compares them.
-LEARNED_METHODS = ("hoglearn", "hoglearn3", "hogcolour", "hogprod", "hogprod3", "layers", "kcsvm")
+LEARNED_METHODS = (
+    "hoglearn", "hoglearn3", "hogcolour", "hogprod", "hogprod3", "hogprodv", "hogprod3m",
+    "layers", "kcsvm",
+)  # fmt: skip
 #: The images the K-CSVMs' γ grids are written for (MNIST).  An RBF's exponent sums over
 #: every value of the maps, so on larger images (CIFAR-10's stacked 96x32 planes) the same
 #: γ is several times sharper: the one-layer K-CSVM's grid is moved by the ratio of the
@@ -180,7 +205,10 @@ def _estimator(
     method: str, params: dict[str, Any], image_shape, seed: int, n_train: int | None = None
 ):
     """``method``'s estimator at a grid point; "recommended" is :func:`csvm.recommended`
-    for ``n_train`` images (its one point is empty)."""
+    for ``n_train`` images (its one point is empty); a :data:`VIRTUAL` method's is its
+    base method's (:func:`_virtual` follows the fit)."""
+    if method in VIRTUAL:
+        return _estimator(VIRTUAL[method][0], params, image_shape, seed, n_train)
     if method == "recommended":
         from csvm.model.recommend import recommended
 
@@ -276,8 +304,20 @@ def _trained_params(
     return dict(params)
 
 
+def _virtual(method: str, clf, X: np.ndarray, y: np.ndarray):
+    """A fitted :data:`VIRTUAL` method's SVM solved again with its virtual support
+    vectors; any other method's estimator as it is."""
+    if method not in VIRTUAL:
+        return clf
+    from csvm.model.virtual import SHIFT_SETS, add_virtual
+
+    _, shifts, mirror = VIRTUAL[method]
+    return add_virtual(clf, X, y, SHIFT_SETS[shifts] if shifts else (), mirror)
+
+
 def _flat(method: str, X: np.ndarray) -> np.ndarray:
     # colour: reshaped by the model; recommended: both its estimators take flat rows
+    method = VIRTUAL[method][0] if method in VIRTUAL else method
     flat = method in ("svm", "hog", "recommended") or method in COLOUR_STACKS
     return X.reshape(len(X), -1) if flat else X
 
@@ -329,8 +369,9 @@ def run_cell(
     for grid_point in METHODS[method][1]:
         params = _trained_params(method, grid_point, data.image_shape, n)
         clf = _estimator(method, params, data.image_shape, seed, n)
+        X_train = _flat(method, data.X_train)
         try:
-            clf.fit(_flat(method, data.X_train), data.y_train)
+            clf = _virtual(method, clf.fit(X_train, data.y_train), X_train, data.y_train)
         except Exception:  # noqa: BLE001 (a setting that diverges is not chosen)
             continue
         score = float(np.mean(clf.predict(_flat(method, X_val)) == y_val))

@@ -30,11 +30,22 @@ _COLOURS = {
     "hogprod": "#bcbd22",
     "hogprod0": "#8c6d31",
     "hogprod3": "#393b79",
+    "hogprodv": "#843c39",
+    "hogprod3m": "#7b4173",
+    "hogv": "#31a354",
+    "hogm": "#31a354",
 }
 #: Dashed lines: the plain SVM (the reference, dotted), the stack beside HOG at its start
-#: (not learned), and the recommended model, which is
-#: HOG + RBF SVM at a fixed C up to 15,000 images and so often lies on HOG's line.
-_DASHES = {"svm": "dot", "recommended": "dash", "hogprod0": "dashdot"}
+#: (not learned), the recommended model, which is HOG + RBF SVM at a fixed C up to 15,000
+#: images and so often lies on HOG's line, and HOG with virtual support vectors (HOG's
+#: green, long dashes).
+_DASHES = {
+    "svm": "dot",
+    "recommended": "dash",
+    "hogprod0": "dashdot",
+    "hogv": "longdash",
+    "hogm": "longdash",
+}
 
 #: At most this many measured sizes are labelled; more would run into each other.
 _MAX_SIZE_TICKS = 8

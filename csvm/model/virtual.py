@@ -26,7 +26,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.parallel import run_tasks
 
-__all__ = ["SHIFTS_4", "SHIFTS_8", "SHIFT_SETS", "mirror_images", "refit_virtual", "shift_images"]
+__all__ = [
+    "SHIFTS_4",
+    "SHIFTS_8",
+    "SHIFT_SETS",
+    "add_virtual",
+    "mirror_images",
+    "refit_virtual",
+    "shift_images",
+]
 
 #: One pixel up, down, left and right (row shift, column shift).
 SHIFTS_4: tuple[tuple[int, int], ...] = ((-1, 0), (1, 0), (0, -1), (0, 1))
@@ -214,3 +222,63 @@ def refit_virtual(
         estimator.support_mirrored_ = new_mirrored
         estimator.dual_coef_, estimator.intercept_ = dual, intercept
     return estimator
+
+
+def add_virtual(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    shifts: Sequence[tuple[int, int]] = (),
+    mirror: bool = False,
+) -> Any:
+    """Virtual support vectors for a fitted K-CSVM or :class:`~csvm.HOGSVC`.
+
+    A K-CSVM goes through :func:`refit_virtual`.  A HOGSVC is solved again, with its γ
+    (and raw-pixel γ) fixed at the first fit's values ("scale" would move with the set),
+    on its support vectors and their copies; the result is that new HOGSVC.  The curves
+    use this to give a learned model and the HOG baseline the same virtual copies.
+
+    Parameters
+    ----------
+    estimator : KernelCSVM or HOGSVC
+        Fitted on ``X``, ``y`` (two classes for a HOGSVC).
+    X, y : array-like
+        Its training images (any layout it accepts) and labels.
+    shifts : sequence of (int, int), default ()
+        (row, column) moves of each support vector.
+    mirror : bool, default False
+        Also each support vector mirrored left to right.
+
+    Returns
+    -------
+    estimator
+        The K-CSVM changed in place, or a new fitted HOGSVC.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from csvm import HOGSVC
+    >>> from csvm.model.virtual import add_virtual
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.random((20, 16, 16)), np.repeat([0, 1], 10)
+    >>> hog = HOGSVC(image_shape=(16, 16), C=10.0).fit(X, y)
+    >>> again = add_virtual(hog, X, y, mirror=True)
+    >>> again.gamma == hog.gamma_, len(again.support_) >= len(hog.support_)
+    (True, True)
+    """
+    from sklearn.base import clone
+
+    from csvm.model.hog import HOGSVC
+
+    if not isinstance(estimator, HOGSVC):
+        return refit_virtual(estimator, X, shifts, mirror=mirror)
+    check_is_fitted(estimator, "svc_")
+    shifts = [(int(dy), int(dx)) for dy, dx in shifts]
+    rows = np.asarray(estimator.support_)
+    X = np.asarray(X)
+    images = X[rows].reshape(len(rows), *estimator.image_shape)
+    copies, labels = _virtual_set(images, np.asarray(y)[rows], shifts, mirror)
+    again = clone(estimator).set_params(gamma=estimator.gamma_)
+    if estimator.product:
+        again.set_params(raw_gamma=estimator.raw_gamma_)
+    return again.fit(copies.reshape(len(copies), *X.shape[1:]), labels)
