@@ -153,7 +153,7 @@ PRODUCT_STACKS: dict[str, tuple[str, float, bool]] = {
 #: selection pairs only (docs/protocol_learned_hog.md, addenda 8 and 9): the MNIST shifts
 #: by bench/bench_hog_mirror.py --stage select-shifts, CIFAR-10's mirror by --stage select.
 #: "hogv" and "hogm" give the HOG baseline the same copies.
-VIRTUAL_SHIFTS_MNIST = "8"
+VIRTUAL_SHIFTS_MNIST = "4"
 VIRTUAL: dict[str, tuple[str, str | None, bool]] = {
     "hogprodv": ("hogprod", VIRTUAL_SHIFTS_MNIST, False),
     "hogv": ("hog", VIRTUAL_SHIFTS_MNIST, False),

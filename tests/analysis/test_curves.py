@@ -197,6 +197,32 @@ def test_the_stacks_beside_hog_count_hogs_blocks_in_their_gamma():
     assert cell["method"] == "hogprod" and 0.5 < cell["test_accuracy"] <= 1
 
 
+def test_virtual_methods_solve_their_base_again_with_the_same_copies(monkeypatch):
+    from csvm.analysis import curves
+    from csvm.model import virtual
+
+    # docs/protocol_learned_hog.md, addenda 8 and 9: one base method each, the learned
+    # model and HOG given the same copies
+    assert set(curves.VIRTUAL) <= set(METHODS)
+    assert {"hogprodv", "hogprod3m"} <= set(curves.LEARNED_METHODS)
+    by_copies = {}
+    for method, (base, shifts, mirror) in curves.VIRTUAL.items():
+        assert base in METHODS and base not in curves.VIRTUAL
+        by_copies.setdefault((shifts, mirror), set()).add(base)
+    assert all(bases >= {"hog"} and len(bases) == 2 for bases in by_copies.values())
+    seen = []
+    real = virtual.add_virtual
+    monkeypatch.setattr(
+        virtual, "add_virtual", lambda *a, **k: seen.append((a[3], a[4])) or real(*a, **k)
+    )
+    cell = run_cell("mnist-5k", "3", "5", "hogv", 20, 0)
+    assert cell["method"] == "hogv" and 0.5 < cell["test_accuracy"] <= 1
+    shifts = virtual.SHIFT_SETS[curves.VIRTUAL["hogv"][1]]
+    assert seen == [(shifts, False)] * len(METHODS["hogv"][1])  # once per grid point
+    plain = run_cell("mnist-5k", "3", "5", "hog", 20, 0)
+    assert len(seen) == 3 and plain["method"] == "hog"
+
+
 def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
     from csvm.analysis.curves import where_learning_pays
 

@@ -10,7 +10,14 @@ from scipy import ndimage
 from csvm import LinearCSVM
 from csvm.model.conv import correlate
 from csvm.model.kernels import kernel_matrix
-from csvm.model.virtual import SHIFTS_4, SHIFTS_8, mirror_images, refit_virtual, shift_images
+from csvm.model.virtual import (
+    SHIFTS_4,
+    SHIFTS_8,
+    add_virtual,
+    mirror_images,
+    refit_virtual,
+    shift_images,
+)
 from tests._synthetic import small_kcsvm as _kcsvm
 from tests._synthetic import square_blobs
 
@@ -114,3 +121,23 @@ def test_refit_virtual_adds_the_mirrored_support_vectors():
     # Without mirror=True nothing is mirrored.
     plain = refit_virtual(copy.deepcopy(before), X, [(1, 0)])
     assert not plain.support_mirrored_.any()
+
+
+def test_add_virtual_solves_hog_again_on_its_support_vectors_and_their_copies():
+    from csvm import HOGSVC
+
+    X, y = blobs()
+    X = X.reshape(len(X), -1)  # the flat rows the curves give HOG
+    hog = HOGSVC(image_shape=(10, 10), product=False, C=1e6).fit(X, y)
+    again = add_virtual(hog, X, y, [(1, 0)], mirror=True)
+    assert again is not hog and again.gamma == hog.gamma_ == again.gamma_
+    images = X[hog.support_].reshape(-1, 1, 10, 10)
+    labels = y[hog.support_]
+    # hard margin: each support vector, its shift and its mirror on its own side
+    for moved in (images, shift_images(images, 1, 0), mirror_images(images)):
+        np.testing.assert_array_equal(again.predict(moved.reshape(len(moved), -1)), labels)
+    # its training set was those copies: its support vectors index into them
+    assert again.support_.max() < 3 * len(hog.support_)
+    # a K-CSVM goes through refit_virtual
+    clf = add_virtual(_kcsvm().fit(X.reshape(-1, 10, 10), y), X.reshape(-1, 10, 10), y, mirror=True)
+    assert clf.support_mirrored_.dtype == bool
