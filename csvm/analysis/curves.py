@@ -40,6 +40,7 @@ __all__ = [
     "load_curve",
     "map_values",
     "pairwise",
+    "product_stack",
     "run_cell",
     "run_curve",
     "saved_curves",
@@ -227,7 +228,7 @@ def _estimator(
     if method in HOG_STACKS or method in COLOUR_STACKS:
         return _hog_stack(method, params, image_shape, seed)
     if method in PRODUCT_STACKS:
-        return _product_stack(method, params, image_shape, seed)
+        return product_stack(method, params, image_shape, seed)
     if method == "hog":
         from csvm.model.hog import HOGSVC
 
@@ -259,7 +260,7 @@ def _hog_stack(method: str, params: dict[str, Any], image_shape, seed: int):
     )  # fmt: skip
 
 
-def _product_stack(method: str, params: dict[str, Any], image_shape, seed: int):
+def product_stack(method: str, params: dict[str, Any], image_shape, seed: int):
     """A learned stack beside HOG at a grid point (:data:`PRODUCT_STACKS`)."""
     from csvm.model.hog_product import HOGAppended, HOGProductCSVM
     from csvm.model.layers import parse_layers

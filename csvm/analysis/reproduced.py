@@ -96,6 +96,12 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce cifar10-stack --data-dir DIR "
         "--out assets/runs/cifar10-stack.json",
     },
+    "cifar10-hog-mirror": {
+        "title": "CIFAR-10 pairs at data_batch_1's size: the stack beside HOG with mirrored "
+        "support vectors, against HOG given the same (issue 35)",
+        "command": "python -m csvm reproduce cifar10-hog-mirror --data-dir DIR "
+        "--out assets/runs/cifar10-hog-mirror.json",
+    },
     "classroom-stack": {
         "title": "50 images: does the learned filters' shape matter? (issue 19's two-layer "
         "stack and the one-layer preset against fixed filters at the same norms)",

@@ -11,6 +11,7 @@
     python -m csvm reproduce cifar10-stack --data-dir DIR  # the same, two CIFAR-10 pairs
     python -m csvm reproduce classroom-stack --data-dir DIR  # 50 images: does the shape matter?
     python -m csvm reproduce classroom-hog-stack --data-dir DIR  # issue 35's Classroom stack
+    python -m csvm reproduce cifar10-hog-mirror --data-dir DIR  # beside HOG, mirrored SVs
     python -m csvm reproduce teaching-shapes  # teaching set: do learned filters find the shapes?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
@@ -22,6 +23,8 @@ machine and versions); the app's Reproduce page reads ``assets/runs/<table>.json
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import time
 from typing import Any
 
@@ -422,6 +425,14 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
 _MNIST10 = ("mnist10", "mnist10-stack", "mnist10-996")
 #: The stack-vs-tuned-SVM studies (csvm.runs.pair_study): target -> dataset.
 _STUDIES = {"mnist45-stack": "mnist", "cifar10-stack": "cifar10"}
+#: Studies run whole by one function: target -> (module, function, whether it takes
+#: ``data_dir``); each takes ``log`` and returns (lines, model rows, extra fields).
+_RUNNERS = {
+    "classroom-stack": ("csvm.runs.classroom_study", "run_classroom_study", True),
+    "classroom-hog-stack": ("csvm.runs.classroom_stack_study", "run_classroom_stack_study", True),
+    "cifar10-hog-mirror": ("csvm.runs.cifar_hog_study", "run_cifar_hog_study", True),
+    "teaching-shapes": ("csvm.runs.teaching_study", "run_teaching_study", False),
+}
 
 
 def _reproduce_study(
@@ -501,22 +512,11 @@ def _run_target(
             lines, models, extra = _reproduce_table31(
                 args.data_dir, args.n_train, args.seeds, args.n_jobs
             )
-    elif args.table == "teaching-shapes":
-        from csvm.runs.teaching_study import run_teaching_study
-
-        lines, models, extra = run_teaching_study(log=lambda line: print(line, flush=True))
-    elif args.table == "classroom-stack":
-        from csvm.runs.classroom_study import run_classroom_study
-
-        lines, models, extra = run_classroom_study(
-            args.data_dir, log=lambda line: print(line, flush=True)
-        )
-    elif args.table == "classroom-hog-stack":
-        from csvm.runs.classroom_stack_study import run_classroom_stack_study
-
-        lines, models, extra = run_classroom_stack_study(
-            args.data_dir, log=lambda line: print(line, flush=True)
-        )
+    elif args.table in _RUNNERS:
+        module, function, reads_data = _RUNNERS[args.table]
+        run = getattr(importlib.import_module(module), function)
+        log = functools.partial(print, flush=True)
+        lines, models, extra = run(args.data_dir, log=log) if reads_data else run(log=log)
     elif args.table in _STUDIES:
         lines, models, extra = _reproduce_study(args.table, args.data_dir, args.pairs)
     else:
@@ -537,9 +537,7 @@ def main_reproduce(argv: list[str], prog: str = f"{PROG} reproduce") -> int:
             "table3.1",
             *_MNIST10,
             *_STUDIES,
-            "classroom-stack",
-            "classroom-hog-stack",
-            "teaching-shapes",
+            *_RUNNERS,
         ],
     )
     parser.add_argument("--data-dir", default=None)
