@@ -56,7 +56,10 @@ def recommended(n_train: int, image_shape: tuple[int, ...]) -> BaseEstimator:
       p < 0.001) but is level with this very estimator on the same draws (3 v 5: −0.07
       points, p = 0.70; CIFAR-10 airplane v automobile: −0.13, p = 0.81) and takes about
       2 (MNIST) to 4 (CIFAR-10) times as long to fit (1.1 s v 0.63 s and 13 s v 3.3 s at
-      500 images, one thread), so it is not the recommendation.
+      500 images, one thread), so it is not the recommendation.  Issue 35's later stack
+      beside HOG with virtual support vectors (the curves' ``hogprodv``, ``hogprod3m``)
+      is ahead of HOG + RBF at 4 of 5 sizes of each report curve; it stays out of the
+      recommendation, which would otherwise be chosen on the report curves themselves.
     * ``n_train > GRAM_LIMIT``: HOG's precomputed kernel would not fit in memory; the plain
       RBF SVM on raw pixels (:func:`csvm.model.plain_svm.make_plain_svm`, no bound on
       alpha, ``γ = 0.03 · 784 / pixels``): 98.58 % on all 60,000 MNIST images, 10 classes
