@@ -200,6 +200,16 @@ def test_the_saved_runs_in_the_repository_load():
 
 
 @needs_mnist
+def test_the_page_draws_every_run_saved_in_the_repository():
+    # the repository's own files, not the fixture's: a study whose details the page
+    # misreads (a CIFAR-10 study once raised KeyError here) fails this
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    titles = [s.value for s in at.subheader]
+    saved = [m["title"] for t, m in reproduced.TABLES.items() if reproduced.run_path(t).exists()]
+    assert saved and all(title in titles for title in saved)
+
+
 def test_open_the_matching_preset_in_train(runs_dir, monkeypatch):
     from explorer import datasets
 
