@@ -38,6 +38,9 @@ ensure_app()  # a page's own URL on a fresh server: run it inside the app
 MAX_CELLS = 60
 #: A saved curve's height in projector mode (px): title, caption and figure in 720 px.
 _PROJECTOR_HEIGHT = 440
+#: Past this many methods the legend's rows (one each at a projector's type size, about
+#: _LEGEND_ROW px) ate the plot: its axis title ran into the figure's title (7 methods).
+_LEGEND_ROWS_IN_HEIGHT, _LEGEND_ROW = 6, 30
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:
@@ -121,7 +124,9 @@ def _saved(record: dict, key: str) -> None:
     # first curve is seen whole without scrolling.
     figure = projected(curve_figure(record["rows"], title=f"{name}: {a} v {b}"))
     if projector_mode():
-        figure.update_layout(height=_PROJECTOR_HEIGHT)
+        methods = len({row["method"] for row in record["rows"]})
+        extra_rows = max(0, methods - _LEGEND_ROWS_IN_HEIGHT)
+        figure.update_layout(height=_PROJECTOR_HEIGHT + _LEGEND_ROW * extra_rows)
     st.plotly_chart(figure, key=f"curve_{key}", width="stretch")
     table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())
     _where_it_pays(record)
