@@ -42,7 +42,7 @@ from bench.bench_learned_hog import selection_draws  # noqa: E402
 from csvm.analysis.curves import PRODUCT_STACKS  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
 from csvm.model.hog import HOGSVC  # noqa: E402
-from csvm.model.virtual import SHIFT_SETS, mirror_images, refit_virtual  # noqa: E402
+from csvm.model.virtual import SHIFT_SETS, add_virtual, refit_virtual  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SELECT = [("deer", "horse"), ("ship", "truck")]
@@ -51,16 +51,10 @@ TARGETS = {"airplane v automobile": 0.93, "cat v dog": 0.72}
 
 def _hog_with_mirror(d) -> tuple[HOGSVC, HOGSVC]:
     """HOGSVC rbf C 10, and the same solved again on its support vectors and their
-    mirrors (γ kept at the first fit's "scale" value)."""
+    mirrors (γ kept at the first fit's "scale" value; csvm.model.virtual.add_virtual)."""
     first = HOGSVC(image_shape=d.image_shape, hog_kernel="rbf", product=False, C=10.0)
     first.fit(d.X_train, d.y_train)
-    sv = d.X_train[first.support_]
-    again = HOGSVC(
-        image_shape=d.image_shape, hog_kernel="rbf", product=False, C=10.0, gamma=first.gamma_
-    )
-    labels = d.y_train[first.support_]
-    again.fit(np.concatenate([sv, mirror_images(sv)]), np.concatenate([labels, labels]))
-    return first, again
+    return first, add_virtual(first, d.X_train, d.y_train, mirror=True)
 
 
 def _pair(task: tuple[tuple[str, str], str]) -> dict:
