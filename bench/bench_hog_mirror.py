@@ -41,40 +41,24 @@ from bench.bench_hog_product import model  # noqa: E402
 from bench.bench_learned_hog import selection_draws  # noqa: E402
 from csvm.analysis.curves import PRODUCT_STACKS  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
-from csvm.model.hog import HOGSVC  # noqa: E402
-from csvm.model.virtual import SHIFT_SETS, add_virtual, refit_virtual  # noqa: E402
+from csvm.model.virtual import SHIFT_SETS, refit_virtual  # noqa: E402
+from csvm.runs.cifar_hog_study import fit_models  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SELECT = [("deer", "horse"), ("ship", "truck")]
 TARGETS = {"airplane v automobile": 0.93, "cat v dog": 0.72}
 
 
-def _hog_with_mirror(d) -> tuple[HOGSVC, HOGSVC]:
-    """HOGSVC rbf C 10, and the same solved again on its support vectors and their
-    mirrors (γ kept at the first fit's "scale" value; csvm.model.virtual.add_virtual)."""
-    first = HOGSVC(image_shape=d.image_shape, hog_kernel="rbf", product=False, C=10.0)
-    first.fit(d.X_train, d.y_train)
-    return first, add_virtual(first, d.X_train, d.y_train, mirror=True)
-
-
 def _pair(task: tuple[tuple[str, str], str]) -> dict:
-    """Every model of the addendum on one pair, scored on validation or test images."""
+    """Every model of the addendum on one pair, scored on validation or test images
+    (the four models of :func:`csvm.runs.cifar_hog_study.fit_models`)."""
     (a, b), stage = task
     d = colour.data(a, b, "stacked")
     X, y = colour.validation(d) if stage == "select" else (d.X_test, d.y_test)
-    layers, g, _ = PRODUCT_STACKS["hogprod3"]
-    t = time.perf_counter()
-    none = model(layers, True, g, d.image_shape, 0).fit(d.X_train, d.y_train)
-    seconds = {"fit": time.perf_counter() - t}
-    n_support = {"none": int(np.sum(none.n_support_))}
-    right = {"none": none.predict(X) == y}
-    t = time.perf_counter()
-    mirrored = refit_virtual(copy.deepcopy(none), d.X_train, shifts=(), mirror=True)
-    seconds["mirror"] = time.perf_counter() - t
-    n_support["mirror"] = int(np.sum(mirrored.n_support_))
-    right["mirror"] = mirrored.predict(X) == y
-    hog, hog_mirror = _hog_with_mirror(d)
-    right["hog"], right["hog_mirror"] = hog.predict(X) == y, hog_mirror.predict(X) == y
+    models, took = fit_models(d)
+    seconds = {"fit": took["none"], "mirror": took["mirror"] - took["none"]}
+    n_support = {k: int(np.sum(models[k].n_support_)) for k in ("none", "mirror")}
+    right = {k: models[k].predict(X) == y for k in ("none", "mirror", "hog", "hog_mirror")}
     row = {"pair": f"{a} v {b}", "stage": stage, "n_train": int(len(d.y_train)),
            "n_scored": int(len(y)), "n_support": n_support,
            "seconds": {k: round(v, 1) for k, v in seconds.items()},

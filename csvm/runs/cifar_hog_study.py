@@ -28,7 +28,15 @@ import numpy as np
 
 from csvm.analysis.stats import format_p, mcnemar_correct
 
-__all__ = ["C", "MODELS", "REPORT_PAIRS", "TARGETS", "run_cifar_hog_study", "score_pair"]
+__all__ = [
+    "C",
+    "MODELS",
+    "REPORT_PAIRS",
+    "TARGETS",
+    "fit_models",
+    "run_cifar_hog_study",
+    "score_pair",
+]
 
 #: The report pairs of addenda 7 and 8, and issue 35's targets on them.
 REPORT_PAIRS: tuple[tuple[str, str], ...] = (("airplane", "automobile"), ("cat", "dog"))
@@ -56,23 +64,32 @@ def _fitted(key: str, data) -> Any:
     return clf.fit(data.X_train, data.y_train)
 
 
+def fit_models(data) -> tuple[dict[str, Any], dict[str, float]]:
+    """The four models (:data:`MODELS`' keys) fitted on ``data``'s training images, and
+    each one's seconds (a mirrored model's include its first fit).  The bench's selection
+    (``bench/bench_hog_mirror.py``) fits the same four on the selection pairs."""
+    from csvm.model.virtual import add_virtual
+
+    models, seconds = {}, {}
+    for first, mirrored in (("none", "mirror"), ("hog", "hog_mirror")):
+        start = time.perf_counter()
+        models[first] = _fitted(first, data)
+        seconds[first] = time.perf_counter() - start
+        start = time.perf_counter()
+        models[mirrored] = add_virtual(
+            copy.deepcopy(models[first]), data.X_train, data.y_train, mirror=True
+        )
+        seconds[mirrored] = seconds[first] + time.perf_counter() - start
+    return models, seconds
+
+
 def score_pair(a: str, b: str, data_dir: str | None = None) -> dict[str, Any]:
     """The four models on one pair: which test images each got right, and its seconds."""
     from csvm.data import load_pair
-    from csvm.model.virtual import add_virtual
 
     data = load_pair("cifar10", a, b, protocol="thesis", data_dir=data_dir, color="stacked")
-    right, seconds = {}, {}
-    for first in ("none", "hog"):
-        start = time.perf_counter()
-        clf = _fitted(first, data)
-        seconds[first] = time.perf_counter() - start
-        right[first] = clf.predict(data.X_test) == data.y_test
-        start = time.perf_counter()
-        again = add_virtual(copy.deepcopy(clf), data.X_train, data.y_train, mirror=True)
-        mirrored = "mirror" if first == "none" else "hog_mirror"
-        seconds[mirrored] = seconds[first] + time.perf_counter() - start
-        right[mirrored] = again.predict(data.X_test) == data.y_test
+    models, seconds = fit_models(data)
+    right = {key: clf.predict(data.X_test) == data.y_test for key, clf in models.items()}
     return {"pair": f"{a} v {b}", "n_train": int(len(data.y_train)), "right": right,
             "seconds": seconds}  # fmt: skip
 
