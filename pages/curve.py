@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from csvm.analysis.curve_suits import suited_methods, unsuited
 from csvm.analysis.curves import (
     LEARNED_METHODS,
     METHODS,
@@ -166,13 +167,24 @@ st.caption(
     "(change the pair on the Train page). One job per cell on the server's workers."
 )
 c1, c2, c3 = st.columns([3, 2, 1])
+offered = suited_methods(list(METHODS), base.dataset)
+chosen = st.session_state.get("cv_methods")
+if chosen is not None and any(m not in offered for m in chosen):  # chosen on other data
+    st.session_state["cv_methods"] = [m for m in chosen if m in offered]
 methods = c1.multiselect(
     "Methods",
-    list(METHODS),
-    default=["svm", "kcsvm", "layers"],
+    offered,
+    default=None if chosen is not None else ["svm", "kcsvm", "layers"],
     format_func=lambda m: METHODS[m][0],
     key="cv_methods",
 )
+left_out = [m for m in METHODS if m not in offered]
+if left_out:
+    c1.caption(
+        "Not offered on these images: "
+        + "; ".join(f"{METHODS[m][0]} ({unsuited(m, base.dataset)})" for m in left_out)
+        + "."
+    )
 sizes_text = c2.text_input("Training images", "20,50,100", key="cv_sizes", help="Comma list.")
 seeds = int(c3.number_input("Seeds", 1, 10, 2, key="cv_seeds"))
 
@@ -191,7 +203,7 @@ def _sizes(text: str) -> list[int]:
 
 error, cells = "", []
 try:
-    cells = curve_cells(methods or ["svm"], _sizes(sizes_text), range(seeds))
+    cells = curve_cells(methods or ["svm"], _sizes(sizes_text), range(seeds), base.dataset)
 except ValueError as exc:
     error = str(exc)
 if cells and len(cells) > MAX_CELLS:

@@ -397,12 +397,17 @@ def run_cell(
 
 
 def curve_cells(
-    methods: Sequence[str], sizes: Sequence[int], seeds: Sequence[int]
+    methods: Sequence[str], sizes: Sequence[int], seeds: Sequence[int], dataset: str | None = None
 ) -> list[tuple[str, int, int]]:
-    """Every (method, size, seed), the plain SVM first (it is every other's reference)."""
+    """Every (method, size, seed), the plain SVM first (it is every other's reference); a
+    ValueError for a method unknown or, given ``dataset``, unsuited to its images."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"Unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}.")
+    if dataset is not None:
+        from csvm.analysis.curve_suits import check_suited
+
+        check_suited(methods, dataset)
     ordered = ["svm"] + [m for m in methods if m != "svm"]
     return [(m, int(n), int(s)) for m in ordered for n in sizes for s in seeds]
 
@@ -521,7 +526,7 @@ def run_curve(
     done = set(skip)
     args = [
         (dataset, pair[0], pair[1], m, n, s, data_dir)
-        for m, n, s in curve_cells(methods, sizes, seeds)
+        for m, n, s in curve_cells(methods, sizes, seeds, dataset)
         if (m, n, s) not in done
     ]
     return run_tasks(run_cell, args, n_jobs, on_result=on_cell)

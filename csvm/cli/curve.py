@@ -172,11 +172,13 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
     """Run the curve's cells, print one row per method and size, and save the JSON; the
     exit status (:mod:`csvm.cli.args`)."""
+    from csvm.analysis.curve_suits import check_suited
     from csvm.analysis.reproduced import environment
 
     args = _parser(prog).parse_args(argv)
     env = environment(["curve", *argv])
     try:
+        check_suited(args.methods, args.dataset)
         done = _earlier_cells(args)
         if args.plot:
             from csvm.cli.plots import require_figures

@@ -297,3 +297,19 @@ def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():
     assert estimate_seconds([("hog", 1000, 0)], saved) == 50.0 * 4  # (1000 / 500)²
     assert estimate_seconds([("hog", 10, 0)], saved) == 4.0  # smaller: not scaled down
     assert estimate_seconds([("svm", 30, 0)], saved) is None
+
+
+def test_virtual_copies_must_be_images_of_the_same_class(tmp_path, capsys):
+    from csvm.analysis.curve_suits import suited_methods, unsuited
+
+    assert unsuited("hogm", "mnist").startswith("mirrors")  # a mirrored 3 is no digit
+    assert unsuited("hogv", "cifar10").startswith("shifts")  # rows cross the stacked planes
+    assert unsuited("hogm", "cifar10") is None and unsuited("hogv", "mnist-5k") is None
+    assert suited_methods(["svm", "hogprod3m", "hogprodv"], "digits") == ["svm", "hogprodv"]
+    assert unsuited("hogm", "no-such-data") is None  # loading it names the problem
+    with pytest.raises(ValueError, match="does not suit cifar10"):
+        curve_cells(["svm", "hogprodv"], [20], [0], "cifar10")
+    assert main(["curve", "--methods", "svm,hogm", "--out", str(tmp_path / "c.json")]) == 2
+    said = capsys.readouterr().err
+    assert "'hogm'" in said and "does not suit mnist-5k" in said and "Traceback" not in said
+    assert not (tmp_path / "c.json").exists()

@@ -126,3 +126,19 @@ def test_load_curve_refuses_what_is_not_a_curve(tmp_path):
     path.write_text(json.dumps({"kind": "table", "rows": []}))
     with pytest.raises(curves.CurveFileError, match="lacks"):
         load_curve(path)
+
+
+def test_only_methods_that_suit_the_pairs_images_are_offered(runs_dir):
+    # digits: a mirrored support vector is no digit, so the mirrored methods are not offered
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update(dataset="mnist-5k", class_a="3", class_b="5")
+    at.session_state["cv_methods"] = ["svm", "hogm"]  # chosen on CIFAR-10 before
+    at.run()
+    assert not at.exception
+    picker = at.multiselect(key="cv_methods")
+    mirrored, shifted = curves.METHODS["hogm"][0], curves.METHODS["hogv"][0]
+    assert mirrored not in picker.options and shifted in picker.options
+    assert picker.value == ["svm"]
+    said = " ".join(c.value for c in at.caption)
+    assert "Not offered on these images: " in said
+    assert f"{mirrored} (mirrors each support vector left to right" in said

@@ -1,0 +1,72 @@
+"""Which curve methods suit which images: the copies a virtual-support-vector method adds
+must be images of the same class (issue 35's curves chose them on one kind of data each).
+
+- A mirrored support vector suits photographs (a car facing left is still a car), never
+  digits: a mirrored 3 is no digit at all.
+- A shifted support vector moves the whole image, so on CIFAR-10's stacked 96 × 32 image
+  (the R, G and B planes above each other) rows would cross from one colour plane into the
+  next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["check_suited", "suited_methods", "unsuited"]
+
+
+def _images(dataset: str) -> tuple[tuple[int, ...], bool] | None:
+    """The dataset's image shape and whether its classes are digits; None if unknown."""
+    from csvm.data.registry import DIGITS, spec
+    from csvm.exceptions import CSVMError
+
+    try:
+        entry = spec(dataset)
+    except (CSVMError, OSError, ValueError):  # loading the pair says what is wrong
+        return None
+    return tuple(entry.image_shape), tuple(entry.classes) == DIGITS
+
+
+def unsuited(method: str, dataset: str) -> str | None:
+    """Why ``method`` does not suit ``dataset``'s images, or None where it does.
+
+    Examples
+    --------
+    >>> unsuited("hogm", "cifar10") is None, unsuited("hogv", "mnist") is None
+    (True, True)
+    >>> unsuited("hogm", "mnist")[:40]
+    'mirrors each support vector left to righ'
+    """
+    from csvm.analysis.curves import VIRTUAL, colour_planes
+
+    known = _images(dataset)
+    if method not in VIRTUAL or known is None:
+        return None
+    (c, h, w), digits = known
+    _, shifts, mirror = VIRTUAL[method]
+    if mirror and digits:
+        return "mirrors each support vector left to right, and a mirrored digit is no digit"
+    if shifts and c == 1 and colour_planes((c, h, w))[0] == 3:
+        return (
+            f"shifts each support vector, and on the stacked {h} × {w} colour image rows "
+            "would cross from one colour plane into the next"
+        )
+    return None
+
+
+def suited_methods(methods: Sequence[str], dataset: str) -> list[str]:
+    """``methods`` without those that do not suit ``dataset`` (:func:`unsuited`)."""
+    return [m for m in methods if unsuited(m, dataset) is None]
+
+
+def check_suited(methods: Sequence[str], dataset: str) -> None:
+    """A ValueError naming the first method that does not suit ``dataset``, and why."""
+    from csvm.analysis.curves import METHODS
+
+    for method in methods:
+        why = unsuited(method, dataset)
+        if why is not None:
+            raise ValueError(
+                f"Method {method!r} ({METHODS[method][0]}) does not suit {dataset}: it {why}. "
+                "Leave it out, or run it on other data."
+            )
