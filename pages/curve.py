@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from csvm.analysis.curve_suits import suited_methods, unsuited
+from csvm.analysis.curve_suits import left_out_note, suited_methods
 from csvm.analysis.curves import (
     LEARNED_METHODS,
     METHODS,
@@ -178,13 +178,9 @@ methods = c1.multiselect(
     format_func=lambda m: METHODS[m][0],
     key="cv_methods",
 )
-left_out = [m for m in METHODS if m not in offered]
+left_out = left_out_note(list(METHODS), base.dataset)
 if left_out:
-    c1.caption(
-        "Not offered on these images: "
-        + "; ".join(f"{METHODS[m][0]} ({unsuited(m, base.dataset)})" for m in left_out)
-        + "."
-    )
+    c1.caption(left_out)
 sizes_text = c2.text_input("Training images", "20,50,100", key="cv_sizes", help="Comma list.")
 seeds = int(c3.number_input("Seeds", 1, 10, 2, key="cv_seeds"))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["check_suited", "suited_methods", "unsuited"]
+__all__ = ["check_suited", "left_out_note", "suited_methods", "unsuited"]
 
 
 def _images(dataset: str) -> tuple[tuple[int, ...], bool] | None:
@@ -34,8 +34,8 @@ def unsuited(method: str, dataset: str) -> str | None:
     --------
     >>> unsuited("hogm", "cifar10") is None, unsuited("hogv", "mnist") is None
     (True, True)
-    >>> unsuited("hogm", "mnist")[:40]
-    'mirrors each support vector left to righ'
+    >>> unsuited("hogm", "mnist")
+    'mirrored support vectors: a mirrored digit is no digit'
     """
     from csvm.analysis.curves import VIRTUAL, colour_planes
 
@@ -45,13 +45,21 @@ def unsuited(method: str, dataset: str) -> str | None:
     (c, h, w), digits = known
     _, shifts, mirror = VIRTUAL[method]
     if mirror and digits:
-        return "mirrors each support vector left to right, and a mirrored digit is no digit"
+        return _MIRRORED
     if shifts and c == 1 and colour_planes((c, h, w))[0] == 3:
-        return (
-            f"shifts each support vector, and on the stacked {h} × {w} colour image rows "
-            "would cross from one colour plane into the next"
-        )
+        return _SHIFTED
     return None
+
+
+_MIRRORED = "mirrored support vectors: a mirrored digit is no digit"
+_SHIFTED = "shifted support vectors: rows would cross the stacked colour planes"
+
+
+def left_out_note(methods: Sequence[str], dataset: str) -> str | None:
+    """One short line on what of ``methods`` is not offered on ``dataset``, and why
+    (None when all suit it)."""
+    reasons = dict.fromkeys(r for r in (unsuited(m, dataset) for m in methods) if r)
+    return "Not offered on these images: " + "; ".join(reasons) + "." if reasons else None
 
 
 def suited_methods(methods: Sequence[str], dataset: str) -> list[str]:
@@ -67,6 +75,6 @@ def check_suited(methods: Sequence[str], dataset: str) -> None:
         why = unsuited(method, dataset)
         if why is not None:
             raise ValueError(
-                f"Method {method!r} ({METHODS[method][0]}) does not suit {dataset}: it {why}. "
-                "Leave it out, or run it on other data."
+                f"Method {method!r} ({METHODS[method][0]}) does not suit {dataset}'s images "
+                f"({why}). Leave it out, or run it on other data."
             )

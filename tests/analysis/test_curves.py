@@ -300,15 +300,17 @@ def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():
 
 
 def test_virtual_copies_must_be_images_of_the_same_class(tmp_path, capsys):
-    from csvm.analysis.curve_suits import suited_methods, unsuited
+    from csvm.analysis.curve_suits import left_out_note, suited_methods, unsuited
 
-    assert unsuited("hogm", "mnist").startswith("mirrors")  # a mirrored 3 is no digit
-    assert unsuited("hogv", "cifar10").startswith("shifts")  # rows cross the stacked planes
+    assert unsuited("hogm", "mnist").startswith("mirrored")  # a mirrored 3 is no digit
+    assert unsuited("hogv", "cifar10").startswith("shifted")  # rows cross the stacked planes
     assert unsuited("hogm", "cifar10") is None and unsuited("hogv", "mnist-5k") is None
     assert suited_methods(["svm", "hogprod3m", "hogprodv"], "digits") == ["svm", "hogprodv"]
     assert unsuited("hogm", "no-such-data") is None  # loading it names the problem
     with pytest.raises(ValueError, match="does not suit cifar10"):
         curve_cells(["svm", "hogprodv"], [20], [0], "cifar10")
+    assert left_out_note(["svm", "hogv"], "mnist") is None
+    assert left_out_note(["hogprod3m", "hogm"], "mnist").count("mirrored digit") == 1
     assert main(["curve", "--methods", "svm,hogm", "--out", str(tmp_path / "c.json")]) == 2
     said = capsys.readouterr().err
     assert "'hogm'" in said and "does not suit mnist-5k" in said and "Traceback" not in said
