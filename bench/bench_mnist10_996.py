@@ -2,6 +2,7 @@
 
     python bench/bench_mnist10_996.py --cand A          # about 6 minutes on a quiet machine
     python bench/bench_mnist10_996.py --cand B --gammas 1 --shifts 4,8
+    python bench/bench_mnist10_996.py --overlap A E   # the saved screens' errors, together
 
 Protocol: docs/protocol_mnist10_996.md (declared before any run).  Trains on a stratified
 ``--n-train`` of MNIST training images 0-49,999, validates on images 50,000-59,999 (the
@@ -49,7 +50,29 @@ def _score(clf, Xv, yv) -> np.ndarray:
     return clf.predict(Xv) == yv
 
 
+def overlap(names: list[str]) -> int:
+    """How far any arbitration between screened candidates could go: the validation images
+    each candidate's chosen row (most right) gets wrong, and those all of them get wrong
+    (no model is fitted and no test image read: the saved screens' bits only)."""
+    from bench._cache import load_cache, unpack_correct
+
+    wrong = {}
+    for name in names:
+        rows = load_cache(RESULTS / f"mnist10_996_{name}.json")["rows"]
+        best = max(rows, key=lambda r: r["val_accuracy"])
+        wrong[name] = ~unpack_correct(best["correct"], 10_000)
+        print(f"{name} ({best['shifts']} shifts, γ×{best['gamma_mult']:g}): "
+              f"{int(wrong[name].sum())} of 10,000 validation images wrong")  # fmt: skip
+    every = np.logical_and.reduce(list(wrong.values()))
+    print(f"wrong for all of {', '.join(names)}: {int(every.sum())} (a perfect arbiter's "
+          f"{100 - every.mean() * 100:.2f} %); wrong for any: "
+          f"{int(np.logical_or.reduce(list(wrong.values())).sum())}")  # fmt: skip
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--overlap"]:
+        return overlap(argv[1:] or ["A", "E"])
     from csvm.analysis.mnist10_996 import (
         CANDIDATES,
         SHIFT_SETS,
