@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from csvm.analysis.curve_suits import left_out_note, suited_methods
+from csvm.analysis.curve_virtual import left_out_note, suited_methods
 from csvm.analysis.curves import (
     LEARNED_METHODS,
     METHODS,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.svm import SVC
 
+from csvm.analysis.curve_virtual import VIRTUAL, check_suited
 from csvm.analysis.stats import mcnemar_p, wilson_interval
 
 __all__ = [
@@ -148,18 +149,6 @@ PRODUCT_STACKS: dict[str, tuple[str, float, bool]] = {
     "hogprod": (HOG_STACK, PRODUCT_G_MNIST, True),
     "hogprod0": (HOG_STACK, PRODUCT_G_MNIST, False),
     "hogprod3": ("3x3x8-relu-avg4-bn2-sqrt", PRODUCT_G_CIFAR, True),
-}
-#: Methods that solve a base method's SVM again with virtual support vectors
-#: (:func:`csvm.model.virtual.add_virtual`): method -> (base, shifts, mirror).  Chosen on
-#: selection pairs only (docs/protocol_learned_hog.md, addenda 8 and 9): the MNIST shifts
-#: by bench/bench_hog_mirror.py --stage select-shifts, CIFAR-10's mirror by --stage select.
-#: "hogv" and "hogm" give the HOG baseline the same copies.
-VIRTUAL_SHIFTS_MNIST = "4"
-VIRTUAL: dict[str, tuple[str, str | None, bool]] = {
-    "hogprodv": ("hogprod", VIRTUAL_SHIFTS_MNIST, False),
-    "hogv": ("hog", VIRTUAL_SHIFTS_MNIST, False),
-    "hogprod3m": ("hogprod3", None, True),
-    "hogm": ("hog", None, True),
 }
 #: The curve methods that learn their filters, as the Learning curves page compares them.
 LEARNED_METHODS = (
@@ -405,8 +394,6 @@ def curve_cells(
     if unknown:
         raise ValueError(f"Unknown method {unknown[0]!r}: choose from {', '.join(METHODS)}.")
     if dataset is not None:
-        from csvm.analysis.curve_suits import check_suited
-
         check_suited(methods, dataset)
     ordered = ["svm"] + [m for m in methods if m != "svm"]
     return [(m, int(n), int(s)) for m in ordered for n in sizes for s in seeds]

@@ -172,7 +172,7 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
     """Run the curve's cells, print one row per method and size, and save the JSON; the
     exit status (:mod:`csvm.cli.args`)."""
-    from csvm.analysis.curve_suits import check_suited
+    from csvm.analysis.curve_virtual import check_suited
     from csvm.analysis.reproduced import environment
 
     args = _parser(prog).parse_args(argv)

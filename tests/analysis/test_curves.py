@@ -300,7 +300,7 @@ def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():
 
 
 def test_virtual_copies_must_be_images_of_the_same_class(tmp_path, capsys):
-    from csvm.analysis.curve_suits import left_out_note, suited_methods, unsuited
+    from csvm.analysis.curve_virtual import left_out_note, suited_methods, unsuited
 
     assert unsuited("hogm", "mnist").startswith("mirrored")  # a mirrored 3 is no digit
     assert unsuited("hogv", "cifar10").startswith("shifted")  # rows cross the stacked planes

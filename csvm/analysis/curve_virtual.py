@@ -1,5 +1,5 @@
-"""Which curve methods suit which images: the copies a virtual-support-vector method adds
-must be images of the same class (issue 35's curves chose them on one kind of data each).
+"""The learning curves' virtual-support-vector methods, and which images they suit: the
+copies such a method adds must be images of the same class.
 
 - A mirrored support vector suits photographs (a car facing left is still a car), never
   digits: a mirrored 3 is no digit at all.
@@ -12,7 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["check_suited", "left_out_note", "suited_methods", "unsuited"]
+__all__ = [
+    "VIRTUAL",
+    "VIRTUAL_SHIFTS_MNIST",
+    "check_suited",
+    "left_out_note",
+    "suited_methods",
+    "unsuited",
+]
+
+#: Methods that solve a base method's SVM again with virtual support vectors
+#: (:func:`csvm.model.virtual.add_virtual`): method -> (base, shifts, mirror).  Chosen on
+#: selection pairs only (docs/protocol_learned_hog.md, addenda 8 and 9): the MNIST shifts
+#: by bench/bench_hog_mirror.py --stage select-shifts, CIFAR-10's mirror by --stage select.
+#: "hogv" and "hogm" give the HOG baseline the same copies.
+VIRTUAL_SHIFTS_MNIST = "4"
+VIRTUAL: dict[str, tuple[str, str | None, bool]] = {
+    "hogprodv": ("hogprod", VIRTUAL_SHIFTS_MNIST, False),
+    "hogv": ("hog", VIRTUAL_SHIFTS_MNIST, False),
+    "hogprod3m": ("hogprod3", None, True),
+    "hogm": ("hog", None, True),
+}
 
 
 def _images(dataset: str) -> tuple[tuple[int, ...], bool] | None:
@@ -37,8 +57,6 @@ def unsuited(method: str, dataset: str) -> str | None:
     >>> unsuited("hogm", "mnist")
     'mirrored support vectors: a mirrored digit is no digit'
     """
-    from csvm.analysis.curves import VIRTUAL, colour_planes
-
     known = _images(dataset)
     if method not in VIRTUAL or known is None:
         return None
@@ -46,7 +64,7 @@ def unsuited(method: str, dataset: str) -> str | None:
     _, shifts, mirror = VIRTUAL[method]
     if mirror and digits:
         return _MIRRORED
-    if shifts and c == 1 and colour_planes((c, h, w))[0] == 3:
+    if shifts and c == 1 and h == 3 * w:  # the stacked colour layout (curves.colour_planes)
         return _SHIFTED
     return None
 
@@ -69,12 +87,10 @@ def suited_methods(methods: Sequence[str], dataset: str) -> list[str]:
 
 def check_suited(methods: Sequence[str], dataset: str) -> None:
     """A ValueError naming the first method that does not suit ``dataset``, and why."""
-    from csvm.analysis.curves import METHODS
-
     for method in methods:
         why = unsuited(method, dataset)
         if why is not None:
             raise ValueError(
-                f"Method {method!r} ({METHODS[method][0]}) does not suit {dataset}'s images "
+                f"Method {method!r} does not suit {dataset}'s images "
                 f"({why}). Leave it out, or run it on other data."
             )
