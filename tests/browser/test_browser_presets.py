@@ -67,6 +67,24 @@ def _opens_on(preset: dict) -> bool:
     return not problems and config == app_default()
 
 
+def _choose_preset(page, name: str, tries: int = 3) -> None:
+    """Pick ``name`` in the sidebar's preset box.  The page may still be drawing its first
+    run when the box opens, and a redraw can close the list before the option is clicked
+    (CI once waited a minute for "Too-large step (diverges)"): open it again then."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first
+    option = page.get_by_role("option", name=name)
+    for attempt in range(tries):
+        box.click()
+        page.keyboard.type(name)  # filters the list to this preset
+        try:
+            option.click(timeout=15_000)
+            return
+        except Exception:  # Playwright's TimeoutError: the list closed; open it again
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+
+
 @pytest.mark.parametrize("preset", PRESETS, ids=[_slug(p["name"]) for p in PRESETS])
 def test_preset_end_state_fits_the_screen(server, browser, preset):
     need = preset.get("requires")
@@ -79,8 +97,7 @@ def test_preset_end_state_fits_the_screen(server, browser, preset):
     page.goto(f"{server}/?pace=live")
     page.get_by_text("Example training images").wait_for()
     if not _opens_on(preset):
-        page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
-        page.get_by_role("option", name=preset["name"]).click()
+        _choose_preset(page, preset["name"])
         page.wait_for_timeout(1500)
     # The preset's own settings are in place (its caption, no "changed from the preset").
     sidebar = page.locator('[data-testid="stSidebar"]')
