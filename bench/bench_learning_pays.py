@@ -1,0 +1,116 @@
+"""With how many filters does learning pay on the MNIST pairs? (issue 35; the protocol,
+docs/protocol_learning_pays.md, was declared before any run.)
+
+    OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage select
+    python bench/bench_learning_pays.py --report    # the saved test run beside the baselines
+
+``--stage select`` fits every candidate of ``csvm.runs.learning_study.CANDIDATES`` on the
+selection pairs (``SELECTION_PAIRS``) with its random start at the learned norms, and scores
+both on the pairs' **validation** splits only (no test split is read); the rule chooses the
+largest mean learned − random start, ties within 0.05 points to more filters.  Units are
+cached in ``bench/results/learning_pays_select.json`` as they come (a rerun resumes).
+
+``--report`` reads the test run ``python -m csvm reproduce mnist45-learning`` saved
+(``assets/runs/mnist45-learning.json``) and sets each pair's learned stack beside the tuned
+plain SVM (``bench/results/fairness.json``) and the 16-filter stack
+(``bench/results/layers_pairs.json``) on the same test images.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
+
+from bench._cache import load_cache, save_cache, unpack_correct  # noqa: E402
+from bench._data import SHARED  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SELECT = RESULTS / "learning_pays_select.json"
+SAVED_RUN = Path(__file__).resolve().parents[1] / "assets" / "runs" / "mnist45-learning.json"
+#: Mean validation points within which two candidates tie (the protocol's rule).
+TIE_POINTS = 0.05
+
+
+def select() -> str:
+    """Every candidate on every selection pair's validation split; the rule's choice."""
+    from csvm.runs.learning_study import CANDIDATES, candidate_config, score_pair
+    from csvm.runs.pair_study import SELECTION_PAIRS
+
+    cache = load_cache(SELECT)
+    for name in CANDIDATES:
+        for pair in SELECTION_PAIRS:
+            key = f"{name} {pair}"
+            if key not in cache:
+                cache[key] = score_pair(pair, candidate_config(name), "val", SHARED)
+                save_cache(SELECT, cache)
+            u = cache[key]
+            print(f"{name:>2} filters, {pair}: validation learned "
+                  f"{100 * u['learned_accuracy']:.2f} %, random start at the learned norms "
+                  f"{100 * u['start_accuracy']:.2f} % ({u['seconds']:.0f} s, cosine "
+                  f"{u['cosine']:.2f})", flush=True)  # fmt: skip
+    gaps = {}
+    for name in CANDIDATES:
+        units = [cache[f"{name} {pair}"] for pair in SELECTION_PAIRS]
+        gaps[name] = 100 * float(
+            np.mean([u["learned_accuracy"] - u["start_accuracy"] for u in units])
+        )
+        learned = 100 * float(np.mean([u["learned_accuracy"] for u in units]))
+        print(f"{name:>2} filters: mean learned − random start {gaps[name]:+.2f} points "
+              f"(learned {learned:.2f} %)")  # fmt: skip
+    best = max(gaps.values())
+    # ties go to more filters: the candidates are listed from fewest to most
+    chosen = [n for n in CANDIDATES if gaps[n] >= best - TIE_POINTS][-1]
+    print(f"chosen: {chosen} filters")
+    return chosen
+
+
+def _right(unit: dict, key: str, n: int) -> np.ndarray:
+    return unpack_correct(unit[key], n)
+
+
+def report() -> None:
+    """The saved test run per pair, beside the tuned SVM and the 16-filter stack."""
+    from csvm.analysis.stats import format_p, mcnemar_correct
+
+    units = json.loads(SAVED_RUN.read_text())["details"]["units"]
+    fairness = json.loads((RESULTS / "fairness.json").read_text())
+    stacks = json.loads((RESULTS / "layers_pairs.json").read_text())
+    print("| pair | learned | random start | − start | tuned SVM | − SVM | 16-filter stack |")
+    print("|---|---|---|---|---|---|---|")
+    against_svm, against_16 = [], []
+    for u in units:
+        n, pair = u["n"], u["pair"]
+        learned, start = _right(u, "learned", n), _right(u, "start", n)
+        svm = _right(fairness[f"mnist {pair} plain"], "correct", n)
+        stack = _right(stacks[f"mnist {pair} layers-ablation"], "learned", n)
+        m_start, m_svm = mcnemar_correct(learned, start), mcnemar_correct(learned, svm)
+        against_svm.append(m_svm.diff_points)
+        against_16.append(100 * (learned.mean() - stack.mean()))
+        print(f"| {pair} | {100 * learned.mean():.2f} | {100 * start.mean():.2f} | "
+              f"{m_start.diff_points:+.2f} (p {format_p(m_start.p_value)}) | "
+              f"{100 * svm.mean():.2f} | {m_svm.diff_points:+.2f} (p {format_p(m_svm.p_value)}) "
+              f"| {100 * stack.mean():.2f} |")  # fmt: skip
+    print(f"learned − tuned SVM: {np.mean(against_svm):+.2f} points on average; learned − the "
+          f"16-filter stack: {np.mean(against_16):+.2f}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--stage", choices=["select"])
+    parser.add_argument("--report", action="store_true")
+    args = parser.parse_args(argv)
+    if args.stage == "select":
+        select()
+    if args.report:
+        report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""With how many filters does learning pay?  A stack learned on each MNIST pair against the
+same network on its random start at the learned norms (issue 35; declared in
+docs/protocol_learning_pays.md before any run).
+
+``python -m csvm reproduce mnist45-learning`` runs :func:`run_learning_study`: on each of the
+45 MNIST pairs (thesis protocol), the chosen stack (:data:`CHOSEN`) learned on the pair's
+training split, and the same network and SVM with its filters fixed at their random
+zero-mean start, each layer rescaled to the learned layer's norm (the bandwidth learning
+reached, without the shapes it learned); both scored once on the pair's test split.
+
+The candidates (:data:`CANDIDATES`) were screened on the validation splits of the selection
+pairs only (``bench/bench_learning_pays.py --stage select``), which chose :data:`CHOSEN`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from csvm.analysis.stats import format_p, mcnemar_correct
+
+__all__ = [
+    "CANDIDATES",
+    "CHOSEN",
+    "candidate_config",
+    "fit_with_start",
+    "run_learning_study",
+    "score_pair",
+]
+
+#: Stacks of F filters, γ keeping γ × F at the 45-pair stack's 0.2 × 16 (the squared
+#: distance between two images' pooled maps grows with the number of maps).
+CANDIDATES: dict[str, dict[str, Any]] = {
+    str(f): {"layers": f"5x5x{f}-abs-max2", "gamma": 3.2 / f} for f in (2, 4, 8, 16)
+}
+#: The candidate the selection chose (docs/protocol_learning_pays.md's rule), or None
+#: before the selection ran.
+CHOSEN: str | None = None
+#: The 45-pair stack's iterations (its chosen ``16/g0.2/30it``).
+N_ITER = 30
+
+
+def candidate_config(name: str) -> dict[str, Any]:
+    """Candidate ``name``'s RunConfig fields: the 45-pair study's stack settings
+    (:data:`csvm.runs.pair_study.STACK_BASE`, 30 iterations) with its layers and γ."""
+    from csvm.runs.pair_study import STACK_BASE
+
+    if name not in CANDIDATES:
+        raise ValueError(f"Unknown candidate {name!r}: choose one of {', '.join(CANDIDATES)}.")
+    return {**STACK_BASE, "n_iter": N_ITER, **CANDIDATES[name]}
+
+
+def fit_with_start(data, config: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """The stack learned on ``data``'s training split, the same network's SVM solved on
+    its random start at the learned norms, and what the two fits record.
+
+    Returns
+    -------
+    clf : KernelCSVM
+        Fitted (its own record: validation accuracy, seconds, divergence).
+    fixed : KernelState
+        The random start's solved SVM (``decision_function`` on the network's images).
+    info : dict
+        ``seconds`` (both fits), ``cosine`` (layer 1, learned to start) and the
+        learned ``norms``.
+    """
+    from csvm.analysis.ablation import one_solve, rescale_to_norm
+    from csvm.model.kernel_state import solve_on_filters
+    from csvm.runs.pair_study import fit_scored
+
+    start_time = time.perf_counter()
+    clf, record = fit_scored(data, config)
+    # The run's first filters: η 0 on two images (they depend on the seed and shapes only).
+    two = np.concatenate([np.flatnonzero(data.y_train == c)[:1] for c in clf.classes_])
+    start = one_solve(clf).fit(data.X_train[two], data.y_train[two])
+    state = clf.estimators_[0]
+    learned, net = state.layer_filters, state.network
+    first = start.estimators_[0].layer_filters
+    scaled = [
+        rescale_to_norm(f0, float(np.linalg.norm(f))) for f0, f in zip(first, learned, strict=True)
+    ]
+    params = {k: clf.get_params()[k] for k in ("kernel", "degree", "gamma", "coef0")}
+    sign = np.where(data.y_train == clf.classes_[1], 1, -1)
+    fixed = solve_on_filters(
+        clf._images(data.X_train, reset=False), sign, net.pack(scaled), params, clf.C, network=net
+    )
+    f0, f1 = first[0].ravel(), learned[0].ravel()
+    info = {
+        "seconds": time.perf_counter() - start_time,
+        "cosine": float(f0 @ f1 / (np.linalg.norm(f0) * np.linalg.norm(f1))),
+        "norms": [float(np.linalg.norm(f)) for f in learned],
+        "diverged": record.get("diverged"),
+    }
+    return clf, fixed, info
+
+
+def _right(clf, fixed, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``X`` the learned stack and its random start get right."""
+    learned = clf.predict(X) == y
+    start = (fixed.decision_function(clf._images(X, reset=False)) > 0) == (y == clf.classes_[1])
+    return learned, start
+
+
+def score_pair(
+    pair: str, config: dict[str, Any], split: str, data_dir: str | None = None
+) -> dict[str, Any]:
+    """One pair: the learned stack and its random start scored on ``split`` ("val" or
+    "test"; the selection reads "val" only), as packed right / wrong bits."""
+    from csvm.analysis.reproduced import pack_correct
+    from csvm.runs.pair_study import load_thesis_pair
+
+    if split not in ("val", "test"):
+        raise ValueError(f"split {split!r}: 'val' or 'test'.")
+    data = load_thesis_pair("mnist", pair, data_dir)
+    clf, fixed, info = fit_with_start(data, config)
+    X, y = (data.X_val, data.y_val) if split == "val" else (data.X_test, data.y_test)
+    learned, start = _right(clf, fixed, X, y)
+    return {
+        "pair": pair,
+        "split": split,
+        "n": int(len(y)),
+        "n_train": int(len(data.y_train)),
+        "learned": pack_correct(learned),
+        "start": pack_correct(start),
+        "learned_accuracy": float(learned.mean()),
+        "start_accuracy": float(start.mean()),
+        **info,
+    }
+
+
+def summary(units: list[dict[str, Any]]) -> dict[str, Any]:
+    """Learned − random start over pairs: mean and sd in points, ahead / level / behind,
+    McNemar wins / ties / losses (p < 0.05) and the sign test over the pairs not level."""
+    from csvm.analysis.reproduced import unpack_correct
+    from csvm.analysis.stats import mcnemar_p
+
+    tests = [
+        mcnemar_correct(unpack_correct(u["learned"], u["n"]), unpack_correct(u["start"], u["n"]))
+        for u in units
+    ]
+    gains = np.array([t.diff_points for t in tests])
+    ahead, behind = int(np.sum(gains > 0)), int(np.sum(gains < 0))
+    return {
+        "pairs": len(units),
+        "mean": float(gains.mean()),
+        "sd": float(gains.std()),
+        "ahead": ahead,
+        "level": len(units) - ahead - behind,
+        "behind": behind,
+        "wins": sum(t.p_value < 0.05 and t.b > t.c for t in tests),
+        "losses": sum(t.p_value < 0.05 and t.b < t.c for t in tests),
+        "sign_p": mcnemar_p(ahead, behind),
+    }
+
+
+def _line(label: str, s: dict[str, Any]) -> str:
+    return (
+        f"- {label} ({s['pairs']} pairs): learned − random start at the learned norms "
+        f"{s['mean']:+.2f} ± {s['sd']:.2f} points; ahead / level / behind {s['ahead']} / "
+        f"{s['level']} / {s['behind']}; McNemar wins / losses {s['wins']} / {s['losses']}; "
+        f"sign test p {format_p(s['sign_p'])}"
+    )
+
+
+def run_learning_study(
+    data_dir: str | None = None, log: Callable[[str], Any] = print
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """Every MNIST pair's learned stack and random start on the test split, as a saved run:
+    the printed lines, the model rows (means over the pairs) and the extra fields."""
+    from csvm.analysis.reproduced import model_entry
+    from csvm.runs.pair_study import MNIST_PAIRS, SELECTION_PAIRS
+
+    if CHOSEN is None:
+        raise ValueError("No stack chosen yet: run bench/bench_learning_pays.py --stage select.")
+    config = candidate_config(CHOSEN)
+    units = []
+    for pair in MNIST_PAIRS:
+        units.append(score_pair(pair, config, "test", data_dir))
+        u = units[-1]
+        log(f"{pair}: learned {100 * u['learned_accuracy']:.2f} %, random start at the learned "
+            f"norms {100 * u['start_accuracy']:.2f} % ({u['seconds']:.0f} s)")  # fmt: skip
+    settings = f"layers {config['layers']}, RBF γ {config['gamma']:g}, {N_ITER} iterations"
+    seconds = float(np.mean([u["seconds"] for u in units]))
+    models = [
+        model_entry(
+            f"mean of {len(units)} pairs: {name}",
+            [float(np.mean([u[key] for u in units]))],
+            seconds,
+            settings=settings,
+        )
+        for key, name in (
+            ("learned_accuracy", f"stack {config['layers']}, learned"),
+            ("start_accuracy", "the same on its random start at the learned norms"),
+        )
+    ]
+    off = [u for u in units if u["pair"] not in SELECTION_PAIRS]
+    lines = [_line("all pairs", summary(units)), _line("off the 5 selection pairs", summary(off))]
+    s = summary(units)
+    met = s["mean"] >= 0.5 and s["ahead"] >= 30
+    lines.append(f"- issue 35's target (≥ +0.5 points, ahead on ≥ 30 pairs): "
+                 f"{'met' if met else 'missed'}")  # fmt: skip
+    extra = {
+        "data": {
+            "source": "mnist, thesis protocol per pair",
+            "n_train": int(sum(u["n_train"] for u in units)),
+            "n_test": int(sum(u["n"] for u in units)),
+        },
+        # not "pairs": the Reproduce page reads that key as a pair study's table
+        "details": {"mcnemar": lines, "chosen": CHOSEN, "config": config, "units": units},
+    }
+    return [f"{len(units)} MNIST pairs: does learning the filters pay?", *lines], models, extra

@@ -1,0 +1,67 @@
+"""With how many filters does learning pay? (issue 35): a learned stack against the same
+network on its random start at the learned norms."""
+
+import numpy as np
+import pytest
+
+from csvm.analysis.reproduced import pack_correct
+from csvm.data import load_pair
+from csvm.runs import learning_study as study
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair("mnist-5k", "3", "5", n_train=60, random_state=0)
+
+
+def _config(**overrides):
+    return {**study.candidate_config("2"), "n_iter": 3, **overrides}
+
+
+def test_without_learning_the_random_start_is_the_same_model(pair):
+    # η 0: the learned filters are the start, at its own norm: the same SVM, the same answers
+    clf, fixed, info = study.fit_with_start(pair, _config(eta=0.0, step="constant"))
+    learned, start = study._right(clf, fixed, pair.X_val, pair.y_val)
+    assert np.array_equal(learned, start)
+    assert info["cosine"] == pytest.approx(1.0)
+
+
+def test_the_start_is_the_runs_own_first_filters_at_the_learned_norm(pair):
+    clf, fixed, info = study.fit_with_start(pair, _config())
+    assert info["cosine"] < 0.9999  # the filters moved
+    # the run's first filters, from a run that takes no step at all
+    unmoved, _, _ = study.fit_with_start(pair, _config(eta=0.0, step="constant", n_iter=1))
+    first = unmoved.estimators_[0].layer_filters[0]
+    scaled = fixed.layer_filters[0]
+    assert np.linalg.norm(scaled) == pytest.approx(info["norms"][0])
+    assert np.allclose(scaled / np.linalg.norm(scaled), first / np.linalg.norm(first))
+
+
+def test_the_candidates_keep_gamma_times_filters_and_the_study_refuses_a_bad_split(pair):
+    for name, settings in study.CANDIDATES.items():
+        assert settings["gamma"] * int(name) == pytest.approx(3.2)
+        assert study.candidate_config(name)["n_iter"] == 30
+    with pytest.raises(ValueError, match="choose one of"):
+        study.candidate_config("3")
+    with pytest.raises(ValueError, match="'val' or 'test'"):
+        study.score_pair("3-5", _config(), "train")
+
+
+def test_the_summary_counts_pairs_and_the_target():
+    right = np.ones(100, bool)
+    wrong_some = right.copy()
+    wrong_some[:3] = False
+    units = [
+        {"n": 100, "learned": pack_correct(right), "start": pack_correct(wrong_some)},
+        {"n": 100, "learned": pack_correct(wrong_some), "start": pack_correct(right)},
+        {"n": 100, "learned": pack_correct(right), "start": pack_correct(right)},
+    ]
+    s = study.summary(units)
+    assert (s["ahead"], s["level"], s["behind"]) == (1, 1, 1)
+    assert s["mean"] == pytest.approx(0.0) and s["wins"] == s["losses"] == 0
+
+
+def test_the_run_needs_the_selections_choice(monkeypatch):
+    monkeypatch.setattr(study, "CHOSEN", None)
+    with pytest.raises(ValueError, match="--stage select"):
+        study.run_learning_study()
