@@ -102,6 +102,12 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce cifar10-hog-mirror --data-dir DIR "
         "--out assets/runs/cifar10-hog-mirror.json",
     },
+    "mnist45-learning": {
+        "title": "45 MNIST pairs: a 2-filter stack learned, against the same network on its "
+        "random start at the learned norms (issue 35)",
+        "command": "python -m csvm reproduce mnist45-learning --data-dir DIR "
+        "--out assets/runs/mnist45-learning.json",
+    },
     "classroom-stack": {
         "title": "50 images: does the learned filters' shape matter? (issue 19's two-layer "
         "stack and the one-layer preset against fixed filters at the same norms)",
