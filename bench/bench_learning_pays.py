@@ -12,8 +12,8 @@ cached in ``bench/results/learning_pays_select.json`` as they come (a rerun resu
 
 ``--report`` reads the test run ``python -m csvm reproduce mnist45-learning`` saved
 (``assets/runs/mnist45-learning.json``) and sets each pair's learned stack beside the tuned
-plain SVM (``bench/results/fairness.json``) and the 16-filter stack
-(``bench/results/layers_pairs.json``) on the same test images.
+plain SVM (``bench/results/fairness.json``) and the 45-pair stack (16 or 32 filters, chosen per
+pair on validation; ``bench/results/layers_pairs.json``) on the same test images.
 """
 
 from __future__ import annotations
@@ -75,15 +75,15 @@ def _right(unit: dict, key: str, n: int) -> np.ndarray:
 
 
 def report() -> None:
-    """The saved test run per pair, beside the tuned SVM and the 16-filter stack."""
+    """The saved test run per pair, beside the tuned SVM and the 45-pair stack."""
     from csvm.analysis.stats import format_p, mcnemar_correct
 
     units = json.loads(SAVED_RUN.read_text())["details"]["units"]
     fairness = json.loads((RESULTS / "fairness.json").read_text())
     stacks = json.loads((RESULTS / "layers_pairs.json").read_text())
-    print("| pair | learned | random start | − start | tuned SVM | − SVM | 16-filter stack |")
+    print("| pair | learned | random start | − start | tuned SVM | − SVM | 45-pair stack |")
     print("|---|---|---|---|---|---|---|")
-    against_svm, against_16 = [], []
+    against_svm, against_16, svm_wins, svm_losses = [], [], 0, 0
     for u in units:
         n, pair = u["n"], u["pair"]
         learned, start = _right(u, "learned", n), _right(u, "start", n)
@@ -91,13 +91,18 @@ def report() -> None:
         stack = _right(stacks[f"mnist {pair} layers-ablation"], "learned", n)
         m_start, m_svm = mcnemar_correct(learned, start), mcnemar_correct(learned, svm)
         against_svm.append(m_svm.diff_points)
+        svm_wins += m_svm.p_value < 0.05 and m_svm.b > m_svm.c
+        svm_losses += m_svm.p_value < 0.05 and m_svm.b < m_svm.c
         against_16.append(100 * (learned.mean() - stack.mean()))
         print(f"| {pair} | {100 * learned.mean():.2f} | {100 * start.mean():.2f} | "
               f"{m_start.diff_points:+.2f} (p {format_p(m_start.p_value)}) | "
               f"{100 * svm.mean():.2f} | {m_svm.diff_points:+.2f} (p {format_p(m_svm.p_value)}) "
               f"| {100 * stack.mean():.2f} |")  # fmt: skip
-    print(f"learned − tuned SVM: {np.mean(against_svm):+.2f} points on average; learned − the "
-          f"16-filter stack: {np.mean(against_16):+.2f}")  # fmt: skip
+    for name, gains in (("tuned SVM", against_svm), ("45-pair stack", against_16)):
+        g = np.array(gains)
+        print(f"learned − {name}: {g.mean():+.2f} points on average; ahead / level / behind "
+              f"{int(np.sum(g > 0))} / {int(np.sum(g == 0))} / {int(np.sum(g < 0))}")  # fmt: skip
+    print(f"against the tuned SVM, McNemar p < 0.05 wins / losses {svm_wins} / {svm_losses}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,3 +65,19 @@ def test_the_run_needs_the_selections_choice(monkeypatch):
     monkeypatch.setattr(study, "CHOSEN", None)
     with pytest.raises(ValueError, match="--stage select"):
         study.run_learning_study()
+
+
+def test_the_run_is_a_saved_run_the_reproduce_page_reads(monkeypatch, pair):
+    from csvm.analysis import reproduced
+
+    monkeypatch.setattr("csvm.runs.pair_study.MNIST_PAIRS", ["3-5", "4-9"])
+    monkeypatch.setattr("csvm.runs.pair_study.load_thesis_pair", lambda *a, **k: pair)
+    monkeypatch.setattr(study, "N_ITER", 3)
+    monkeypatch.setattr(study, "CHOSEN", "2")
+    lines, models, extra = study.run_learning_study()
+    assert [m["name"].split(": ")[0] for m in models] == ["mean of 2 pairs"] * 2
+    assert any("issue 35's target" in line for line in lines)
+    units = extra["details"]["units"]
+    assert [u["pair"] for u in units] == ["3-5", "4-9"] and units[0]["split"] == "test"
+    assert "pairs" not in extra["details"]  # the page reads that key as a pair study's table
+    assert "mnist45-learning" in reproduced.TABLES
