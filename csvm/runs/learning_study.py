@@ -29,6 +29,7 @@ __all__ = [
     "fit_with_start",
     "run_learning_study",
     "score_pair",
+    "summary",
 ]
 
 #: Stacks of F filters, γ keeping γ × F at the 45-pair stack's 0.2 × 16 (the squared
