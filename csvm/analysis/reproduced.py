@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import format_p
+from csvm.analysis.stats import format_p, mcnemar_correct
 from csvm.exceptions import CSVMError
 
 __all__ = [
@@ -406,9 +406,13 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """A pair study's every pair (``details.pairs``): both models' test accuracy, what the
     stack chose on validation, the gain and McNemar's p on the same test images; where the
     run has it (issue 35), the tuned SVM with virtual support vectors and the stack's gain
-    and McNemar's p against it."""
+    and McNemar's p against it.  A learning study's (``details.units``): the learned stack
+    against its random start."""
+    details = record.get("details") or {}
+    if details.get("units"):
+        return _learning_rows(details["units"])
     rows = []
-    for p in (record.get("details") or {}).get("pairs") or []:
+    for p in details.get("pairs") or []:
         row = {
             "pair": str(p["pair"]).replace("-", " v "),
             "test images": str(p["n_test"]),
@@ -428,6 +432,25 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
                 f"{format_p(virtual['stack_p'], cell=True)} ({virtual['stack_outcome']})"
             )
         rows.append(row)
+    return rows
+
+
+def _learning_rows(units: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """A learning study's every pair (:mod:`csvm.runs.learning_study`): the stack learned
+    against its random start at the learned norms on the same test images."""
+    rows = []
+    for u in units:
+        learned, start = (unpack_correct(u[key], int(u["n"])) for key in ("learned", "start"))
+        m = mcnemar_correct(learned, start)
+        outcome = "tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss")
+        rows.append({
+            "pair": str(u["pair"]).replace("-", " v "),
+            "test images": str(u["n"]),
+            "learned, %": f"{100 * learned.mean():.2f}",
+            "random start at the learned norms, %": f"{100 * start.mean():.2f}",
+            "gain, points": f"{m.diff_points:+.2f} ({m.diff_images:+d} images)",
+            "McNemar p": f"{format_p(m.p_value, cell=True)} ({outcome})",
+        })  # fmt: skip
     return rows
 
 

@@ -81,3 +81,8 @@ def test_the_run_is_a_saved_run_the_reproduce_page_reads(monkeypatch, pair):
     assert [u["pair"] for u in units] == ["3-5", "4-9"] and units[0]["split"] == "test"
     assert "pairs" not in extra["details"]  # the page reads that key as a pair study's table
     assert "mnist45-learning" in reproduced.TABLES
+    rows = reproduced.pair_rows({"details": extra["details"]})  # the page's "Every pair"
+    assert [r["pair"] for r in rows] == ["3 v 5", "4 v 9"]
+    first = units[0]
+    assert rows[0]["learned, %"] == f"{100 * first['learned_accuracy']:.2f}"
+    assert rows[0]["random start at the learned norms, %"] == f"{100 * first['start_accuracy']:.2f}"
