@@ -447,7 +447,7 @@ def _learning_rows(units: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
             "pair": str(u["pair"]).replace("-", " v "),
             "test images": str(u["n"]),
             "learned, %": f"{100 * learned.mean():.2f}",
-            "random start at the learned norms, %": f"{100 * start.mean():.2f}",
+            "random start, %": f"{100 * start.mean():.2f}",  # at the learned norms (title)
             "gain, points": f"{m.diff_points:+.2f} ({m.diff_images:+d} images)",
             "McNemar p": f"{format_p(m.p_value, cell=True)} ({outcome})",
         })  # fmt: skip
