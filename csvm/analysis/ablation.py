@@ -36,6 +36,7 @@ __all__ = [
     "rescale_to_norm",
     "score_filter_sets",
     "score_layered_sets",
+    "start_layers",
 ]
 
 #: What the ablation table means, for the page that shows it.
@@ -150,15 +151,34 @@ def one_solve(estimator: Any) -> Any:
     )
 
 
-def _start_filters(estimator: Any, data) -> np.ndarray:
-    """The run's random first filters, drawn by the estimator itself from its seed."""
+def start_layers(estimator: Any, data: Any) -> list[np.ndarray]:
+    """The run's random first filters of every layer, drawn by the estimator itself from
+    its seed (one solve, no step, on one image of each class of ``data``'s training split).
+
+    Parameters
+    ----------
+    estimator : KernelCSVM
+        The run's estimator, fitted or not (it is cloned).
+    data : PairData
+        The run's pair (labels -1 and +1).
+
+    Returns
+    -------
+    list of ndarray
+        Each layer's ``(k, C, p, q)`` filters as float64 (one for a single filter layer).
+    """
     clf = one_solve(estimator)
     # Two images suffice: the first filters depend on the seed and the shapes only.
     pick = np.concatenate(
         [np.flatnonzero(data.y_train < 0)[:1], np.flatnonzero(data.y_train > 0)[:1]]
     )
     clf.fit(data.X_train[pick], data.y_train[pick])
-    return np.asarray(clf.estimators_[0].filters, dtype=np.float64)
+    return [np.asarray(f, dtype=np.float64) for f in clf.estimators_[0].layer_filters]
+
+
+def _start_filters(estimator: Any, data) -> np.ndarray:
+    """The run's random first filters (the first layer's)."""
+    return start_layers(estimator, data)[0]
 
 
 def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters, estimator):

@@ -70,18 +70,15 @@ def fit_with_start(data, config: dict[str, Any]) -> tuple[Any, Any, dict[str, An
         ``seconds`` (both fits), ``cosine`` (layer 1, learned to start) and the
         learned ``norms``.
     """
-    from csvm.analysis.ablation import one_solve, rescale_to_norm
+    from csvm.analysis.ablation import rescale_to_norm, start_layers
     from csvm.model.kernel_state import solve_on_filters
     from csvm.runs.pair_study import fit_scored
 
     start_time = time.perf_counter()
     clf, record = fit_scored(data, config)
-    # The run's first filters: η 0 on two images (they depend on the seed and shapes only).
-    two = np.concatenate([np.flatnonzero(data.y_train == c)[:1] for c in clf.classes_])
-    start = one_solve(clf).fit(data.X_train[two], data.y_train[two])
+    first = start_layers(clf, data)
     state = clf.estimators_[0]
     learned, net = state.layer_filters, state.network
-    first = start.estimators_[0].layer_filters
     scaled = [
         rescale_to_norm(f0, float(np.linalg.norm(f))) for f0, f in zip(first, learned, strict=True)
     ]
