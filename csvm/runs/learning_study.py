@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import format_p, mcnemar_correct
+from csvm.analysis.stats import format_p
 
 __all__ = [
     "CANDIDATES",
@@ -132,28 +132,17 @@ def score_pair(
 
 
 def summary(units: list[dict[str, Any]]) -> dict[str, Any]:
-    """Learned − random start over pairs: mean and sd in points, ahead / level / behind,
-    McNemar wins / ties / losses (p < 0.05) and the sign test over the pairs not level."""
-    from csvm.analysis.reproduced import unpack_correct
-    from csvm.analysis.stats import mcnemar_p
+    """Learned − random start over pairs (:func:`csvm.runs.pair_study.summarise` of each
+    pair's :func:`~csvm.runs.pair_study.compare_units`, the random start in the plain
+    SVM's place): mean and sd in points, ahead / level / behind, McNemar wins / ties /
+    losses (p < 0.05) and the sign test over the pairs not level."""
+    from csvm.runs.pair_study import compare_units, summarise
 
-    tests = [
-        mcnemar_correct(unpack_correct(u["learned"], u["n"]), unpack_correct(u["start"], u["n"]))
+    return summarise([
+        compare_units({"correct": u["start"], "n_test": u["n"]},
+                      {"correct": u["learned"], "n_test": u["n"]}, u["pair"])
         for u in units
-    ]
-    gains = np.array([t.diff_points for t in tests])
-    ahead, behind = int(np.sum(gains > 0)), int(np.sum(gains < 0))
-    return {
-        "pairs": len(units),
-        "mean": float(gains.mean()),
-        "sd": float(gains.std()),
-        "ahead": ahead,
-        "level": len(units) - ahead - behind,
-        "behind": behind,
-        "wins": sum(t.p_value < 0.05 and t.b > t.c for t in tests),
-        "losses": sum(t.p_value < 0.05 and t.b < t.c for t in tests),
-        "sign_p": mcnemar_p(ahead, behind),
-    }
+    ])  # fmt: skip
 
 
 def _line(label: str, s: dict[str, Any]) -> str:
@@ -197,8 +186,8 @@ def run_learning_study(
         )
     ]
     off = [u for u in units if u["pair"] not in SELECTION_PAIRS]
-    lines = [_line("all pairs", summary(units)), _line("off the 5 selection pairs", summary(off))]
     s = summary(units)
+    lines = [_line("all pairs", s), _line("off the 5 selection pairs", summary(off))]
     met = s["mean"] >= 0.5 and s["ahead"] >= 30
     lines.append(f"- issue 35's target (≥ +0.5 points, ahead on ≥ 30 pairs): "
                  f"{'met' if met else 'missed'}")  # fmt: skip

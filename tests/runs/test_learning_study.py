@@ -52,9 +52,19 @@ def test_the_summary_counts_pairs_and_the_target():
     wrong_some = right.copy()
     wrong_some[:3] = False
     units = [
-        {"n": 100, "learned": pack_correct(right), "start": pack_correct(wrong_some)},
-        {"n": 100, "learned": pack_correct(wrong_some), "start": pack_correct(right)},
-        {"n": 100, "learned": pack_correct(right), "start": pack_correct(right)},
+        {
+            "pair": "0-1",
+            "n": 100,
+            "learned": pack_correct(right),
+            "start": pack_correct(wrong_some),
+        },
+        {
+            "pair": "0-2",
+            "n": 100,
+            "learned": pack_correct(wrong_some),
+            "start": pack_correct(right),
+        },
+        {"pair": "0-3", "n": 100, "learned": pack_correct(right), "start": pack_correct(right)},
     ]
     s = study.summary(units)
     assert (s["ahead"], s["level"], s["behind"]) == (1, 1, 1)
