@@ -57,8 +57,10 @@ def unsuited(method: str, dataset: str) -> str | None:
     >>> unsuited("hogm", "mnist")
     'mirrored support vectors: a mirrored digit is no digit'
     """
+    if method not in VIRTUAL:  # read the dataset's entry only for a method that copies
+        return None
     known = _images(dataset)
-    if method not in VIRTUAL or known is None:
+    if known is None:
         return None
     (c, h, w), digits = known
     _, shifts, mirror = VIRTUAL[method]

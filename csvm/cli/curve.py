@@ -146,7 +146,8 @@ def _weights(args: argparse.Namespace, skip: list[tuple[str, int, int]]) -> list
     from csvm.analysis.curves import curve_cells, estimate_seconds, saved_curves
 
     done = set(skip)
-    cells = [c for c in curve_cells(args.methods, args.sizes, range(args.seeds)) if c not in done]
+    cells = curve_cells(args.methods, args.sizes, range(args.seeds), args.dataset)
+    cells = [c for c in cells if c not in done]
     records = [r for _, r in saved_curves() if isinstance(r, dict)]
     seconds = [estimate_seconds([c], records) for c in cells]
     if cells and all(s is not None for s in seconds):
@@ -172,13 +173,11 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
     """Run the curve's cells, print one row per method and size, and save the JSON; the
     exit status (:mod:`csvm.cli.args`)."""
-    from csvm.analysis.curve_virtual import check_suited
     from csvm.analysis.reproduced import environment
 
     args = _parser(prog).parse_args(argv)
     env = environment(["curve", *argv])
     try:
-        check_suited(args.methods, args.dataset)
         done = _earlier_cells(args)
         if args.plot:
             from csvm.cli.plots import require_figures
