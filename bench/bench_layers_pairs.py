@@ -276,7 +276,7 @@ def _ablation_lines(cache: dict[str, Any], dataset: str, pairs: list[str]) -> li
             unpack_correct(u["learned"], u["n_test"]), unpack_correct(u["fixed_start"], u["n_test"])
         )
         gains.append(m.diff_points)
-        outcomes.append("tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss"))
+        outcomes.append(m.outcome)
     gains_a = np.array(gains)
     ahead, behind = int(np.sum(gains_a > 0)), int(np.sum(gains_a < 0))
     return [

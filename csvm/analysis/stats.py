@@ -107,6 +107,14 @@ class McNemarResult(NamedTuple):
     diff_points: float
     diff_images: int
 
+    @property
+    def outcome(self) -> str:
+        """For A: "win" or "loss" where the difference is significant (p < 0.05), else
+        "tie" (the pair studies' per-pair verdict)."""
+        if self.p_value >= 0.05:
+            return "tie"
+        return "win" if self.b > self.c else "loss"
+
 
 def mcnemar_exact(y_true: Any, pred_a: Any, pred_b: Any) -> McNemarResult:
     """Exact McNemar test of two classifiers' predictions on the same test images.

@@ -262,7 +262,7 @@ def compare_units(plain: dict[str, Any], model: dict[str, Any], pair: str) -> di
         "gain": m.diff_points,
         "images": m.diff_images,
         "p": m.p_value,
-        "outcome": "tie" if m.p_value >= 0.05 else ("win" if m.b > m.c else "loss"),
+        "outcome": m.outcome,
         "n": n,
     }
 

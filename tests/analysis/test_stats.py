@@ -123,6 +123,12 @@ def test_mcnemar_is_symmetric_in_the_two_models():
     assert ab.diff_points == -ba.diff_points
 
 
+def test_mcnemar_outcome_is_a_win_or_loss_only_where_significant():
+    for (b, c), outcome in {(6, 0): "win", (0, 6): "loss", (2, 8): "tie", (5, 0): "tie"}.items():
+        y, a, bb = _predictions(b, c, same_right=7, same_wrong=2)
+        assert mcnemar_exact(y, a, bb).outcome == outcome
+
+
 def test_mcnemar_from_which_images_were_right_is_the_same_test():
     rng = np.random.default_rng(1)
     y = rng.integers(0, 3, 400)
