@@ -52,7 +52,7 @@ SHIFT_SETS: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
-def shift_images(X4: np.ndarray, dy: int, dx: int) -> np.ndarray:
+def shift_images(X4: np.ndarray, dy: int, dx: int, planes: int = 1) -> np.ndarray:
     """The images moved by ``dy`` rows and ``dx`` columns, zeros shifted in.
 
     Parameters
@@ -60,11 +60,21 @@ def shift_images(X4: np.ndarray, dy: int, dx: int) -> np.ndarray:
     X4 : array (n, C, H, W)
     dy, dx : int
         Positive moves down / right.
+    planes : int, default 1
+        The rows are ``planes`` images of ``H / planes`` rows stacked one above the other
+        (CIFAR-10's R, G, B planes as one 96 x 32 image, ``planes=3``); each moves on its
+        own, so no row crosses from one plane into the next.
 
     Returns
     -------
     array like ``X4``
     """
+    if planes > 1:
+        n, C, H, W = X4.shape
+        if H % planes:
+            raise ValueError(f"{H} rows do not split into {planes} planes of equal height.")
+        planar = X4.reshape(n, C * planes, H // planes, W)
+        return shift_images(planar, dy, dx).reshape(X4.shape)
     out = np.zeros_like(X4)
     H, W = X4.shape[-2:]
     if abs(dy) >= H or abs(dx) >= W:
@@ -95,17 +105,24 @@ def _virtual_set(
     labels: np.ndarray,
     shifts: Sequence[tuple[int, int]],
     mirror: bool = False,
+    planes: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The images followed by each shifted copy (then the mirrored copy), and the labels
     repeated to match."""
-    copies = [images] + [shift_images(images, dy, dx) for dy, dx in shifts]
+    copies = [images] + [shift_images(images, dy, dx, planes) for dy, dx in shifts]
     if mirror:
         copies.append(mirror_images(images))
     return np.concatenate(copies), np.tile(labels, len(copies))
 
 
 def _refit_one(
-    model: Any, images: np.ndarray, shifts, mirror: bool, C: float, solver: dict[str, Any]
+    model: Any,
+    images: np.ndarray,
+    shifts,
+    mirror: bool,
+    C: float,
+    solver: dict[str, Any],
+    planes: int = 1,
 ) -> tuple[Any, dict[str, float]]:
     """One sub-problem's SVM solved again on its support vectors and their shifts: the
     solved state and its kernel / SVM seconds."""
@@ -113,7 +130,7 @@ def _refit_one(
 
     # a_i = alpha_i y_i with alpha_i > 0, so its sign is the support vector's label.
     labels = np.where(np.asarray(model.dual_coef) > 0, 1, -1)
-    return solve_fixed(model, *_virtual_set(images, labels, shifts, mirror), C, solver)
+    return solve_fixed(model, *_virtual_set(images, labels, shifts, mirror, planes), C, solver)
 
 
 def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -126,6 +143,11 @@ def _checked_shifts(estimator: Any, shifts: Sequence[tuple[int, int]]) -> list[t
             "L-CSVM's weights live on its feature maps, not on support vectors."
         )
     check_is_fitted(estimator, "estimators_")
+    return _int_shifts(shifts)
+
+
+def _int_shifts(shifts: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The shifts as int pairs; (0, 0) would only copy the originals, which are kept."""
     shifts = [(int(dy), int(dx)) for dy, dx in shifts]
     if any((dy, dx) == (0, 0) for dy, dx in shifts):
         raise ValueError("shifts must not contain (0, 0): the originals are always kept.")
@@ -159,6 +181,7 @@ def refit_virtual(
     n_jobs: int | None = None,
     on_done: Callable[[int], Any] | None = None,
     mirror: bool = False,
+    planes: int = 1,
 ) -> Any:
     """Solve every sub-problem's SVM again on its support vectors plus shifted copies.
 
@@ -182,6 +205,9 @@ def refit_virtual(
     mirror : bool, default False
         Also add each support vector mirrored left to right (photographs: a car facing
         left is still a car; never digits).
+    planes : int, default 1
+        Shift each of the image's ``planes`` stacked planes on its own
+        (:func:`shift_images`; 3 for CIFAR-10's stacked R, G, B).
 
     Returns
     -------
@@ -190,7 +216,8 @@ def refit_virtual(
         ``support_`` now gives, for each new support vector, the training row it is a
         (possibly shifted) copy of, and ``support_shift_`` its (row, column) shift
         ((0, 0) for the original image), ``support_mirrored_`` whether it is the
-        mirrored copy (then its shift is (0, 0)).  ``virtual_timings_`` holds each sub-problem's
+        mirrored copy (then its shift is (0, 0)), and ``virtual_planes_`` the
+        ``planes`` the shifts moved separately.  ``virtual_timings_`` holds each sub-problem's
         kernel and SVM seconds.  The sub-problems keep no support-vector kernel, so the
         refitted estimator predicts but takes no further filter step.
     """
@@ -202,7 +229,7 @@ def refit_virtual(
     supports = [estimator.support_] if single else list(estimator.support_)
     C, solver = solver_settings(estimator)
     args = [
-        (model, X4[np.asarray(rows)], shifts, bool(mirror), C, solver)
+        (model, X4[np.asarray(rows)], shifts, bool(mirror), C, solver, int(planes))
         for model, rows in zip(estimator.estimators_, supports, strict=True)
     ]
     results = run_tasks(_refit_one, args, n_jobs, on_result=report_to(on_done))
@@ -210,6 +237,7 @@ def refit_virtual(
     new_support, new_shift, new_mirrored = _sources(supports, states, shifts, bool(mirror))
     estimator.estimators_ = states
     estimator.virtual_timings_ = [timings for _, timings in results]
+    estimator.virtual_planes_ = int(planes)
     dual = [np.asarray(s.dual_coef, dtype=np.float64) for s in states]
     intercept = np.array([s.intercept for s in states], dtype=np.float64)
     estimator.n_support_ = np.array([len(s) for s in new_support], dtype=np.intp)
@@ -230,6 +258,7 @@ def add_virtual(
     y: Any,
     shifts: Sequence[tuple[int, int]] = (),
     mirror: bool = False,
+    planes: int = 1,
 ) -> Any:
     """Virtual support vectors for a fitted K-CSVM or :class:`~csvm.HOGSVC`.
 
@@ -248,6 +277,8 @@ def add_virtual(
         (row, column) moves of each support vector.
     mirror : bool, default False
         Also each support vector mirrored left to right.
+    planes : int, default 1
+        Shift each of the image's ``planes`` stacked planes on its own.
 
     Returns
     -------
@@ -271,13 +302,13 @@ def add_virtual(
     from csvm.model.hog import HOGSVC
 
     if not isinstance(estimator, HOGSVC):
-        return refit_virtual(estimator, X, shifts, mirror=mirror)
+        return refit_virtual(estimator, X, shifts, mirror=mirror, planes=planes)
     check_is_fitted(estimator, "svc_")
-    shifts = [(int(dy), int(dx)) for dy, dx in shifts]
+    shifts = _int_shifts(shifts)
     rows = np.asarray(estimator.support_)
     X = np.asarray(X)
     images = X[rows].reshape(len(rows), *estimator.image_shape)
-    copies, labels = _virtual_set(images, np.asarray(y)[rows], shifts, mirror)
+    copies, labels = _virtual_set(images, np.asarray(y)[rows], shifts, mirror, planes)
     again = clone(estimator).set_params(gamma=estimator.gamma_)
     if estimator.product:
         again.set_params(raw_gamma=estimator.raw_gamma_)

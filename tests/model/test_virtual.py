@@ -141,3 +141,40 @@ def test_add_virtual_solves_hog_again_on_its_support_vectors_and_their_copies():
     # a K-CSVM goes through refit_virtual
     clf = add_virtual(_kcsvm().fit(X.reshape(-1, 10, 10), y), X.reshape(-1, 10, 10), y, mirror=True)
     assert clf.support_mirrored_.dtype == bool
+
+
+@pytest.mark.parametrize("dy, dx", [(1, 0), (-1, 0), (0, 1), (-2, 1)])
+def test_shift_images_moves_stacked_planes_each_on_its_own(dy, dx):
+    # CIFAR-10's R, G, B planes stacked into one 96 x 32 image: a row must not cross planes
+    X = np.random.default_rng(1).random((3, 1, 12, 4)).astype(np.float32)
+    planes = X.reshape(3, 3, 4, 4)
+    expected = ndimage.shift(planes, (0, 0, dy, dx), order=0, mode="constant", cval=0.0)
+    got = shift_images(X, dy, dx, planes=3)
+    assert got.shape == X.shape
+    np.testing.assert_array_equal(got, expected.reshape(X.shape))
+    if dy:  # one plane-blind shift would differ: rows cross from one plane to the next
+        assert not np.array_equal(shift_images(X, dy, dx), got)
+    with pytest.raises(ValueError, match="5 planes"):
+        shift_images(X, dy, dx, planes=5)
+
+
+def test_virtual_copies_shift_each_plane_of_a_stacked_image():
+    X, y = blobs()
+    before = _kcsvm(C=None).fit(X, y)  # hard margin: every virtual image on its side
+    clf = refit_virtual(copy.deepcopy(before), X, [(1, 0)], planes=2)
+    images = X[before.support_][:, None]
+    labels = np.where(before.dual_coef_ > 0, 1, -1)
+    moved = shift_images(images, 1, 0, planes=2)
+    np.testing.assert_array_equal(np.sign(clf.estimators_[0].decision_function(moved)), labels)
+    # the attributes name the shift and the planes it moved
+    assert {tuple(s) for s in clf.support_shift_} <= {(0, 0), (1, 0)}
+    assert clf.virtual_planes_ == 2
+
+
+def test_add_virtual_refuses_the_null_shift_for_hog_as_for_a_kcsvm():
+    from csvm import HOGSVC
+
+    X, y = blobs()
+    hog = HOGSVC(image_shape=(10, 10), product=False).fit(X.reshape(len(X), -1), y)
+    with pytest.raises(ValueError, match=r"\(0, 0\)"):
+        add_virtual(hog, X.reshape(len(X), -1), y, [(0, 0)])
