@@ -2,6 +2,8 @@
 docs/protocol_learning_pays.md, was declared before any run.)
 
     OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage select
+    OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage select-schedule
+    OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage gate
     python bench/bench_learning_pays.py --report    # the saved test run beside the baselines
 
 ``--stage select`` fits every candidate of ``csvm.runs.learning_study.CANDIDATES`` on the
@@ -9,6 +11,11 @@ selection pairs (``SELECTION_PAIRS``) with its random start at the learned norms
 both on the pairs' **validation** splits only (no test split is read); the rule chooses the
 largest mean learned − random start, ties within 0.05 points to more filters.  Units are
 cached in ``bench/results/learning_pays_select.json`` as they come (a rerun resumes).
+
+``--stage select-schedule`` (the protocol's addendum 1) scores the chosen stack's schedules
+(``SCHEDULES``) the same way (``bench/results/learning_pays_schedule.json``); ``--stage gate``
+scores the chosen schedule on all 45 pairs' validation splits
+(``bench/results/learning_pays_gate.json``) and says whether a test run may follow.
 
 ``--report`` reads the test run ``python -m csvm reproduce mnist45-learning`` saved
 (``assets/runs/mnist45-learning.json``) and sets each pair's learned stack beside the tuned
@@ -70,6 +77,73 @@ def select() -> str:
     return chosen
 
 
+SCHEDULE = RESULTS / "learning_pays_schedule.json"
+GATE = RESULTS / "learning_pays_gate.json"
+#: Addendum 1's gate: all 45 pairs' validation splits, before a test split is read.
+GATE_POINTS, GATE_AHEAD = 0.55, 30
+
+
+def _scored(path: Path, names, pairs) -> dict[str, list[dict]]:
+    """Each candidate on each pair's validation split, cached in ``path`` as they come."""
+    from csvm.runs.learning_study import candidate_config, score_pair
+
+    cache, out = load_cache(path), {}
+    for name in names:
+        for pair in pairs:
+            key = f"{name} {pair}"
+            if key not in cache:
+                cache[key] = score_pair(pair, candidate_config(name), "val", SHARED)
+                save_cache(path, cache)
+            u = cache[key]
+            print(f"{name}, {pair}: validation learned {100 * u['learned_accuracy']:.2f} %, "
+                  f"random start {100 * u['start_accuracy']:.2f} % ({u['seconds']:.0f} s)",
+                  flush=True)  # fmt: skip
+        out[name] = [cache[f"{name} {pair}"] for pair in pairs]
+    return out
+
+
+def _points(units: list[dict], key: str = "gain") -> float:
+    if key == "gain":
+        return 100 * float(np.mean([u["learned_accuracy"] - u["start_accuracy"] for u in units]))
+    return 100 * float(np.mean([u[key] for u in units]))
+
+
+def select_schedule() -> str:
+    """Addendum 1: the schedules of the chosen stack on the selection pairs' validation
+    splits; the largest mean gain among those at least as accurate as "2"."""
+    from csvm.runs.learning_study import SCHEDULES
+    from csvm.runs.pair_study import SELECTION_PAIRS
+
+    scored = _scored(SCHEDULE, SCHEDULES, SELECTION_PAIRS)
+    floor = _points(scored["2"], "learned_accuracy")
+    gains = {}
+    for name, units in scored.items():
+        learned = _points(units, "learned_accuracy")
+        print(f"{name}: mean learned − random start {_points(units):+.2f} points "
+              f"(learned {learned:.2f} %)")  # fmt: skip
+        if learned >= floor:
+            gains[name] = _points(units)
+    best = max(gains.values())
+    chosen = next(n for n in gains if gains[n] >= best - TIE_POINTS)
+    print(f"chosen: {chosen}")
+    return chosen
+
+
+def gate(chosen: str) -> bool:
+    """Addendum 1's gate: the chosen schedule on all 45 pairs' validation splits."""
+    from csvm.runs.pair_study import MNIST_PAIRS
+
+    units = _scored(GATE, [chosen], MNIST_PAIRS)[chosen]
+    gains = np.array([u["learned_accuracy"] - u["start_accuracy"] for u in units])
+    ahead = int(np.sum(gains > 0))
+    passed = 100 * gains.mean() >= GATE_POINTS and ahead >= GATE_AHEAD
+    print(f"{chosen} on 45 validation splits: learned − random start {100 * gains.mean():+.2f} "
+          f"points, ahead / level / behind {ahead} / {int(np.sum(gains == 0))} / "
+          f"{int(np.sum(gains < 0))}; gate (≥ +{GATE_POINTS}, ahead on ≥ {GATE_AHEAD}) "
+          f"{'passed' if passed else 'not passed: no test split is read'}")  # fmt: skip
+    return passed
+
+
 def _right(unit: dict, key: str, n: int) -> np.ndarray:
     return unpack_correct(unit[key], n)
 
@@ -107,11 +181,19 @@ def report() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--stage", choices=["select"])
+    parser.add_argument("--stage", choices=["select", "select-schedule", "gate"])
     parser.add_argument("--report", action="store_true")
     args = parser.parse_args(argv)
     if args.stage == "select":
         select()
+    if args.stage == "select-schedule":
+        select_schedule()
+    if args.stage == "gate":
+        chosen = select_schedule()
+        if chosen == "2":
+            print("addendum 1: the reported schedule was chosen; nothing more is run.")
+        else:
+            gate(chosen)
     if args.report:
         report()
     return 0

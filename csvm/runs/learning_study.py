@@ -25,6 +25,7 @@ from csvm.analysis.stats import format_p
 __all__ = [
     "CANDIDATES",
     "CHOSEN",
+    "SCHEDULES",
     "candidate_config",
     "fit_with_start",
     "run_learning_study",
@@ -44,16 +45,27 @@ CANDIDATES: dict[str, dict[str, Any]] = {
 CHOSEN: str | None = "2"
 #: The 45-pair stack's iterations (its chosen ``16/g0.2/30it``).
 N_ITER = 30
+#: Addendum 1's schedules for the chosen stack, in tie-break order: name -> the
+#: fields that differ from :func:`candidate_config` ("2" is the reported model).
+SCHEDULES: dict[str, dict[str, Any]] = {
+    "2": {},
+    "2/60it": {"n_iter": 60},
+    "2/eta0.2": {"eta": 0.2},
+    "2/eta0.2/60it": {"eta": 0.2, "n_iter": 60},
+}
 
 
 def candidate_config(name: str) -> dict[str, Any]:
     """Candidate ``name``'s RunConfig fields: the 45-pair study's stack settings
-    (:data:`csvm.runs.pair_study.STACK_BASE`, 30 iterations) with its layers and γ."""
+    (:data:`csvm.runs.pair_study.STACK_BASE`, 30 iterations) with its layers and γ, and
+    a schedule of :data:`SCHEDULES` where the name has one ("2/60it")."""
     from csvm.runs.pair_study import STACK_BASE
 
-    if name not in CANDIDATES:
-        raise ValueError(f"Unknown candidate {name!r}: choose one of {', '.join(CANDIDATES)}.")
-    return {**STACK_BASE, "n_iter": N_ITER, **CANDIDATES[name]}
+    stack, _, schedule = name.partition("/")
+    if stack not in CANDIDATES or (schedule and name not in SCHEDULES):
+        known = ", ".join([*CANDIDATES, *list(SCHEDULES)[1:]])
+        raise ValueError(f"Unknown candidate {name!r}: choose one of {known}.")
+    return {**STACK_BASE, "n_iter": N_ITER, **CANDIDATES[stack], **SCHEDULES.get(name, {})}
 
 
 def fit_with_start(data, config: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:

@@ -96,3 +96,11 @@ def test_the_run_is_a_saved_run_the_reproduce_page_reads(monkeypatch, pair):
     first = units[0]
     assert rows[0]["learned, %"] == f"{100 * first['learned_accuracy']:.2f}"
     assert rows[0]["random start, %"] == f"{100 * first['start_accuracy']:.2f}"
+
+
+def test_a_schedule_changes_only_its_own_fields_of_the_chosen_stack():
+    base = study.candidate_config("2")
+    assert study.candidate_config("2/60it") == {**base, "n_iter": 60}
+    assert study.candidate_config("2/eta0.2/60it") == {**base, "eta": 0.2, "n_iter": 60}
+    with pytest.raises(ValueError, match="2/60it"):
+        study.candidate_config("2/90it")
