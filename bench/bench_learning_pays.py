@@ -44,39 +44,6 @@ SAVED_RUN = Path(__file__).resolve().parents[1] / "assets" / "runs" / "mnist45-l
 TIE_POINTS = 0.05
 
 
-def select() -> str:
-    """Every candidate on every selection pair's validation split; the rule's choice."""
-    from csvm.runs.learning_study import CANDIDATES, candidate_config, score_pair
-    from csvm.runs.pair_study import SELECTION_PAIRS
-
-    cache = load_cache(SELECT)
-    for name in CANDIDATES:
-        for pair in SELECTION_PAIRS:
-            key = f"{name} {pair}"
-            if key not in cache:
-                cache[key] = score_pair(pair, candidate_config(name), "val", SHARED)
-                save_cache(SELECT, cache)
-            u = cache[key]
-            print(f"{name:>2} filters, {pair}: validation learned "
-                  f"{100 * u['learned_accuracy']:.2f} %, random start at the learned norms "
-                  f"{100 * u['start_accuracy']:.2f} % ({u['seconds']:.0f} s, cosine "
-                  f"{u['cosine']:.2f})", flush=True)  # fmt: skip
-    gaps = {}
-    for name in CANDIDATES:
-        units = [cache[f"{name} {pair}"] for pair in SELECTION_PAIRS]
-        gaps[name] = 100 * float(
-            np.mean([u["learned_accuracy"] - u["start_accuracy"] for u in units])
-        )
-        learned = 100 * float(np.mean([u["learned_accuracy"] for u in units]))
-        print(f"{name:>2} filters: mean learned − random start {gaps[name]:+.2f} points "
-              f"(learned {learned:.2f} %)")  # fmt: skip
-    best = max(gaps.values())
-    # ties go to more filters: the candidates are listed from fewest to most
-    chosen = [n for n in CANDIDATES if gaps[n] >= best - TIE_POINTS][-1]
-    print(f"chosen: {chosen} filters")
-    return chosen
-
-
 SCHEDULE = RESULTS / "learning_pays_schedule.json"
 GATE = RESULTS / "learning_pays_gate.json"
 #: Addendum 1's gate: all 45 pairs' validation splits, before a test split is read.
@@ -106,6 +73,23 @@ def _points(units: list[dict], key: str = "gain") -> float:
     if key == "gain":
         return 100 * float(np.mean([u["learned_accuracy"] - u["start_accuracy"] for u in units]))
     return 100 * float(np.mean([u[key] for u in units]))
+
+
+def select() -> str:
+    """Every candidate on every selection pair's validation split; the rule's choice."""
+    from csvm.runs.learning_study import CANDIDATES
+    from csvm.runs.pair_study import SELECTION_PAIRS
+
+    scored = _scored(SELECT, CANDIDATES, SELECTION_PAIRS)
+    gaps = {name: _points(units) for name, units in scored.items()}
+    for name, units in scored.items():
+        print(f"{name:>2} filters: mean learned − random start {gaps[name]:+.2f} points "
+              f"(learned {_points(units, 'learned_accuracy'):.2f} %)")  # fmt: skip
+    best = max(gaps.values())
+    # ties go to more filters: the candidates are listed from fewest to most
+    chosen = [n for n in CANDIDATES if gaps[n] >= best - TIE_POINTS][-1]
+    print(f"chosen: {chosen} filters")
+    return chosen
 
 
 def select_schedule() -> str:
