@@ -169,6 +169,9 @@ def test_virtual_copies_shift_each_plane_of_a_stacked_image():
     # the attributes name the shift and the planes it moved
     assert {tuple(s) for s in clf.support_shift_} <= {(0, 0), (1, 0)}
     assert clf.virtual_planes_ == 2
+    # planes that do not split the rows are refused before any solve, with what to use
+    with pytest.raises(ValueError, match="3 for CIFAR-10"):
+        refit_virtual(copy.deepcopy(before), X, [(1, 0)], planes=3)
 
 
 def test_add_virtual_refuses_the_null_shift_for_hog_as_for_a_kcsvm():
