@@ -169,9 +169,9 @@ behind on CIFAR-10. With only two filters learning does twice that: the same net
 its random start is 0.32 points behind (behind on 40 pairs, ahead on 1), still short of
 the 0.5 points this project aimed at, and the two learned filters are 0.32 points ahead of
 the tuned SVM over all 45 pairs. Learning them for twice as many steps gains no more on
-the pairs' validation images (+0.32), so that too was not scored on the test images. On all 60,000 MNIST images the 16-filter layer reaches
-99.41 %, against 99.15 % for a plain SVM given the same deskewing and shifted support
-vectors.
+the pairs' validation images (+0.32), so that too was not scored on the test images. On
+all 60,000 MNIST images the 16-filter layer reaches 99.41 %, against 99.15 % for a plain
+SVM given the same deskewing and shifted support vectors.
 """
 )
 st.header("Where hand-made features still win")
