@@ -190,12 +190,9 @@ def _grid(sweep: dict, fresh: list) -> None:
         key="sweep_heatmap",
         width="stretch",
     )
-    if done == acc.size:  # "Best" only once every cell has its score
-        i, j = np.unravel_index(np.nanargmax(acc), acc.shape)
-        st.success(
-            f"Best: {SPECS[xn].label} = {xv[j]}, {SPECS[yn].label} = {yv[i]}: "
-            f"{100 * acc[i, j]:.2f} % validation accuracy."
-        )
+    best = figures.best_cell(SPECS[xn].label, xv, SPECS[yn].label, yv, acc)
+    if best:  # only once every cell has its score
+        st.success(best)
     diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]
     if diverged:
         st.caption(f"{len(diverged)} cell(s) diverged; they are scored with their best filter.")

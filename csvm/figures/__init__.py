@@ -19,7 +19,7 @@ from csvm.figures.landscape import landscape_1d_figure, landscape_2d_figure
 from csvm.figures.layers_svg import layer_filters_svg, layer_maps_html
 from csvm.figures.results import confusion_figure, per_class_accuracy_figure
 from csvm.figures.style import MAX_POINTS, for_projector, log_ticks, nice_ticks
-from csvm.figures.sweeps import sweep_heatmap
+from csvm.figures.sweeps import best_cell, sweep_heatmap
 from csvm.figures.training import (
     accuracy_vs_time,
     divergence_figure,
@@ -33,6 +33,7 @@ from csvm.figures.training_svg import loss_svg, objective_svg, progress_svg
 __all__ = [
     "MAX_POINTS",
     "accuracy_vs_time",
+    "best_cell",
     "change_svg",
     "confusion_figure",
     "divergence_figure",

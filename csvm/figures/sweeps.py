@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from csvm.figures._style import category
 from csvm.figures.text import plain, plain_all, plain_in_template
 
-__all__ = ["sweep_heatmap"]
+__all__ = ["best_cell", "sweep_heatmap"]
 
 
 def sweep_heatmap(
@@ -50,3 +50,28 @@ def sweep_heatmap(
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
+
+
+def best_cell(
+    x_label: str,
+    x_values: Sequence[Any],
+    y_label: str,
+    y_values: Sequence[Any],
+    accuracy: np.ndarray,
+) -> str | None:
+    """The grid's best cell in words, its values written as the heatmap's axes write them
+    ("γ = 1", not "γ = 1.0"); None while a cell is still unscored.
+
+    Examples
+    --------
+    >>> best_cell("γ", [0.02, 1.0], "C", [10.0], np.array([[0.96, 0.975]]))
+    'Best: γ = 1, C = 10: 97.50 % validation accuracy.'
+    """
+    acc = np.asarray(accuracy, dtype=float)
+    if np.isnan(acc).any():
+        return None
+    i, j = np.unravel_index(np.argmax(acc), acc.shape)
+    return (
+        f"Best: {x_label} = {category(x_values[j])}, {y_label} = {category(y_values[i])}: "
+        f"{100 * acc[i, j]:.2f} % validation accuracy."
+    )

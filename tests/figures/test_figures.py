@@ -182,6 +182,15 @@ def test_log_axes_label_no_minor_ticks():
     assert np.allclose(blow_up.layout.yaxis.tickvals, [10.0**k for k in range(9)])
 
 
+def test_the_best_cell_is_written_as_the_axes_write_its_values():
+    acc = np.array([[0.96, 0.965, 0.975], [0.96, 0.96, 0.965]])
+    line = figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc)
+    assert line == "Best: γ = 1, C = 10: 97.50 % validation accuracy."
+    # a cell still running: no best yet
+    acc[1, 0] = np.nan
+    assert figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc) is None
+
+
 def test_sweep_heatmap_labels_values_as_typed():
     acc = np.array([[0.9, np.nan], [0.95, 0.97]])
     fig = figures.sweep_heatmap("η", [0.01, 0.1], "C", [1000.0, 1e-5], acc)
