@@ -57,7 +57,8 @@ def shift_images(X4: np.ndarray, dy: int, dx: int, planes: int = 1) -> np.ndarra
 
     Parameters
     ----------
-    X4 : array (n, C, H, W)
+    X4 : array (..., H, W)
+        Images on the last two axes, (n, C, H, W) or (n, H, W).
     dy, dx : int
         Positive moves down / right.
     planes : int, default 1
@@ -70,9 +71,9 @@ def shift_images(X4: np.ndarray, dy: int, dx: int, planes: int = 1) -> np.ndarra
     array like ``X4``
     """
     if planes > 1:
-        n, C, H, W = X4.shape
+        H, W = X4.shape[-2:]
         _check_planes(H, planes)
-        planar = X4.reshape(n, C * planes, H // planes, W)
+        planar = X4.reshape(*X4.shape[:-2], planes, H // planes, W)
         return shift_images(planar, dy, dx).reshape(X4.shape)
     out = np.zeros_like(X4)
     H, W = X4.shape[-2:]

@@ -174,6 +174,20 @@ def test_virtual_copies_shift_each_plane_of_a_stacked_image():
         refit_virtual(copy.deepcopy(before), X, [(1, 0)], planes=3)
 
 
+def test_add_virtual_shifts_each_plane_for_hog_too():
+    from csvm import HOGSVC
+
+    X, y = blobs()
+    X = X.reshape(len(X), -1)  # the flat rows the curves give HOG
+    hog = HOGSVC(image_shape=(10, 10), product=False, C=1e6).fit(X, y)
+    again = add_virtual(hog, X, y, [(1, 0)], planes=2)
+    images = X[hog.support_].reshape(-1, 10, 10)
+    moved = shift_images(images, 1, 0, planes=2)  # (n, H, W): no channel axis
+    np.testing.assert_array_equal(moved, shift_images(images[:, None], 1, 0, planes=2)[:, 0])
+    # hard margin: each plane-shifted support vector on its own side
+    np.testing.assert_array_equal(again.predict(moved.reshape(len(moved), -1)), y[hog.support_])
+
+
 def test_add_virtual_refuses_the_null_shift_for_hog_as_for_a_kcsvm():
     from csvm import HOGSVC
 
