@@ -176,11 +176,6 @@ def start_layers(estimator: Any, data: Any) -> list[np.ndarray]:
     return [np.asarray(f, dtype=np.float64) for f in clf.estimators_[0].layer_filters]
 
 
-def _start_filters(estimator: Any, data) -> np.ndarray:
-    """The run's random first filters (the first layer's)."""
-    return start_layers(estimator, data)[0]
-
-
 def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters, estimator):
     """The learned and start filters as (k, C, p, q) arrays, checked against the run."""
     channels = data.image_shape[0]
@@ -192,7 +187,7 @@ def _checked_filters(c: dict[str, Any], data, learned_filters, start_filters, es
             f"{expected} (n_filters, channels, filter size, filter size)."
         )
     start = (
-        _start_filters(estimator, data)
+        start_layers(estimator, data)[0]  # the run's own first layer
         if start_filters is None
         else _as_filter_array(start_filters, channels, "start_filters")
     )
