@@ -128,10 +128,6 @@ def gate(chosen: str) -> bool:
     return passed
 
 
-def _right(unit: dict, key: str, n: int) -> np.ndarray:
-    return unpack_correct(unit[key], n)
-
-
 def report() -> None:
     """The saved test run per pair, beside the tuned SVM and the 45-pair stack."""
     from csvm.analysis.stats import format_p, mcnemar_correct
@@ -144,9 +140,9 @@ def report() -> None:
     against_svm, against_16, svm_wins, svm_losses = [], [], 0, 0
     for u in units:
         n, pair = u["n"], u["pair"]
-        learned, start = _right(u, "learned", n), _right(u, "start", n)
-        svm = _right(fairness[f"mnist {pair} plain"], "correct", n)
-        stack = _right(stacks[f"mnist {pair} layers-ablation"], "learned", n)
+        learned, start = unpack_correct(u["learned"], n), unpack_correct(u["start"], n)
+        svm = unpack_correct(fairness[f"mnist {pair} plain"]["correct"], n)
+        stack = unpack_correct(stacks[f"mnist {pair} layers-ablation"]["learned"], n)
         m_start, m_svm = mcnemar_correct(learned, start), mcnemar_correct(learned, svm)
         against_svm.append(m_svm.diff_points)
         svm_wins += m_svm.p_value < 0.05 and m_svm.b > m_svm.c

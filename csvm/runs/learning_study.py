@@ -183,7 +183,9 @@ def run_learning_study(
         u = units[-1]
         log(f"{pair}: learned {100 * u['learned_accuracy']:.2f} %, random start at the learned "
             f"norms {100 * u['start_accuracy']:.2f} % ({u['seconds']:.0f} s)")  # fmt: skip
-    settings = f"layers {config['layers']}, RBF γ {config['gamma']:g}, {N_ITER} iterations"
+    settings = (
+        f"layers {config['layers']}, RBF γ {config['gamma']:g}, {config['n_iter']} iterations"
+    )
     seconds = float(np.mean([u["seconds"] for u in units]))
     models = [
         model_entry(
