@@ -42,8 +42,6 @@ SELECT = RESULTS / "learning_pays_select.json"
 SAVED_RUN = Path(__file__).resolve().parents[1] / "assets" / "runs" / "mnist45-learning.json"
 #: Mean validation points within which two candidates tie (the protocol's rule).
 TIE_POINTS = 0.05
-
-
 SCHEDULE = RESULTS / "learning_pays_schedule.json"
 GATE = RESULTS / "learning_pays_gate.json"
 #: Addendum 1's gate: all 45 pairs' validation splits, before a test split is read.
@@ -115,15 +113,14 @@ def select_schedule() -> str:
 
 def gate(chosen: str) -> bool:
     """Addendum 1's gate: the chosen schedule on all 45 pairs' validation splits."""
+    from csvm.runs.learning_study import summary
     from csvm.runs.pair_study import MNIST_PAIRS
 
-    units = _scored(GATE, [chosen], MNIST_PAIRS)[chosen]
-    gains = np.array([u["learned_accuracy"] - u["start_accuracy"] for u in units])
-    ahead = int(np.sum(gains > 0))
-    passed = 100 * gains.mean() >= GATE_POINTS and ahead >= GATE_AHEAD
-    print(f"{chosen} on 45 validation splits: learned − random start {100 * gains.mean():+.2f} "
-          f"points, ahead / level / behind {ahead} / {int(np.sum(gains == 0))} / "
-          f"{int(np.sum(gains < 0))}; gate (≥ +{GATE_POINTS}, ahead on ≥ {GATE_AHEAD}) "
+    s = summary(_scored(GATE, [chosen], MNIST_PAIRS)[chosen])
+    passed = s["mean"] >= GATE_POINTS and s["ahead"] >= GATE_AHEAD
+    print(f"{chosen} on 45 validation splits: learned − random start {s['mean']:+.2f} "
+          f"points, ahead / level / behind {s['ahead']} / {s['level']} / {s['behind']}; "
+          f"gate (≥ +{GATE_POINTS}, ahead on ≥ {GATE_AHEAD}) "
           f"{'passed' if passed else 'not passed: no test split is read'}")  # fmt: skip
     return passed
 
