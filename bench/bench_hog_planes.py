@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench import bench_colour_hog as colour  # noqa: E402
+from csvm.analysis.reproduced import pack_correct  # noqa: E402
 from csvm.analysis.stats import mcnemar_correct  # noqa: E402
 from csvm.model.virtual import SHIFTS_4, add_virtual  # noqa: E402
 from csvm.runs.cifar_hog_study import _fitted  # noqa: E402
@@ -91,10 +92,6 @@ def _gate_pair(task: tuple[tuple[str, str], str]) -> dict:
     return {"pair": " v ".join(pair), "models": models, "validation": right}
 
 
-def _bits(right: np.ndarray) -> str:
-    return np.packbits(right).tobytes().hex()
-
-
 def gate() -> dict:
     chosen = json.loads((RESULTS / "hog_planes_select.json").read_text())["chosen"]
     if chosen == "mirror":
@@ -114,7 +111,7 @@ def gate() -> dict:
             d = colour.data(*r["pair"].split(" v "), "stacked")
             test = {k: m.predict(d.X_test) == d.y_test for k, m in r["models"].items()}
             m = mcnemar_correct(test[chosen], test["mirror"])
-            line["test"] = {k: {"accuracy": float(v.mean()), "bits": _bits(v)}
+            line["test"] = {k: {"accuracy": float(v.mean()), "correct": pack_correct(v)}
                             for k, v in test.items()}  # fmt: skip
             line["chosen_minus_mirror"] = {"points": m.diff_points, "only_chosen": m.b,
                                            "only_mirror": m.c, "p": m.p_value}  # fmt: skip
