@@ -1,0 +1,169 @@
+"""A patch dictionary beside CIFAR-10's stack (issue 35, addendum 11 of
+docs/protocol_learned_hog.md).
+
+    OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_hog_dictionary --stage select
+    OMP_NUM_THREADS=1 nice -n 5 python -m bench.bench_hog_dictionary --stage gate
+
+``select`` fits addendum 8's model (the curves' ``hogprod3`` at C 10) on all of each
+selection pair's ``data_batch_1`` images (deer v horse, ship v truck); each candidate
+appends a :class:`csvm.model.patch_dictionary.PatchDictionary` of K atoms at a weight
+(:func:`csvm.model.dictionary_appended.add_dictionary`, or none for "mirror+4"), then adds
+addendum 10's virtual support vectors (the mirror and the four axis shifts, plane by
+plane), and is scored on addendum 4's 500 validation images.  The most validation images
+right over both pairs wins; ties to the earlier candidate.  No test image is read
+(``bench/results/hog_dictionary_select.json``).
+
+``gate`` fits "mirror+4" and the chosen candidate on each report pair and scores them on
+all of the pair's ``data_batch_2`` images.  Only if the chosen candidate gets at least
+72 % of cat v dog's right, and more than "mirror+4", are the test images scored, in the
+same run (``bench/results/hog_dictionary_gate.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
+
+from bench import bench_colour_hog as colour  # noqa: E402
+from csvm.analysis.reproduced import pack_correct  # noqa: E402
+from csvm.analysis.stats import mcnemar_correct  # noqa: E402
+from csvm.model.dictionary_appended import add_dictionary  # noqa: E402
+from csvm.model.patch_dictionary import PatchDictionary  # noqa: E402
+from csvm.model.virtual import SHIFTS_4, add_virtual  # noqa: E402
+from csvm.runs.cifar_hog_study import _fitted  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+SELECT = [("deer", "horse"), ("ship", "truck")]
+#: name -> (atoms, weight), None for no dictionary; in tie-break order.
+CANDIDATES: dict[str, tuple[int, float] | None] = {
+    "mirror+4": None,
+    **{f"d{k}/{w:g}": (k, w) for k in (400, 1600) for w in (0.25, 0.5, 1.0)},
+}
+GATE_PAIR, GATE_ACCURACY, BASELINE = "cat v dog", 0.72, "mirror+4"
+PLANES = 3  # R, G, B stacked into one 96 x 32 image
+#: Addendum 8's saved test images, to compare with past the gate.
+SAVED = ROOT / "assets" / "runs" / "cifar10-hog-mirror.json"
+
+
+def _candidate(base, d, name: str):
+    """``name`` built on the fitted ``base`` (a deep copy): the dictionary, if any, then
+    the mirror and the four axis shifts; and its seconds."""
+    start = time.perf_counter()
+    clf = copy.deepcopy(base)
+    if CANDIDATES[name] is not None:
+        atoms, weight = CANDIDATES[name]
+        clf = add_dictionary(clf, d.X_train, d.y_train, PatchDictionary(n_atoms=atoms),
+                             weight=weight, planes=PLANES)  # fmt: skip
+    clf = add_virtual(clf, d.X_train, d.y_train, SHIFTS_4, mirror=True, planes=PLANES)
+    return clf, time.perf_counter() - start
+
+
+def _select_pair(pair: tuple[str, str]) -> dict:
+    d = colour.data(*pair, "stacked")
+    Xv, yv = colour.validation(d)
+    start = time.perf_counter()
+    base = _fitted("none", d)
+    row = {"pair": " v ".join(pair), "n_train": int(len(d.y_train)), "n_validation": len(yv),
+           "fit_seconds": round(time.perf_counter() - start, 1), "candidates": {}}  # fmt: skip
+    for name in CANDIDATES:
+        clf, took = _candidate(base, d, name)
+        row["candidates"][name] = {"right": int(np.sum(clf.predict(Xv) == yv)),
+                                   "n_support": int(np.sum(clf.n_support_)),
+                                   "seconds": round(took, 1)}  # fmt: skip
+        print(row["pair"], name, row["candidates"][name], flush=True)
+    return row
+
+
+def select() -> dict:
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        rows = pool.map(_select_pair, SELECT)
+    totals = {k: sum(r["candidates"][k]["right"] for r in rows) for k in CANDIDATES}
+    best = max(totals.values())
+    chosen = next(k for k in CANDIDATES if totals[k] == best)
+    payload = {"rows": rows, "totals": totals, "chosen": chosen}
+    (RESULTS / "hog_dictionary_select.json").write_text(json.dumps(payload, indent=1))
+    return payload
+
+
+def _gate_pair(task: tuple[tuple[str, str], str]) -> dict:
+    """"mirror+4" and the chosen model on one report pair, fitted, and the validation
+    images each gets right (every data_batch_2 image of the pair)."""
+    pair, chosen = task
+    d = colour.data(*pair, "stacked")
+    base = _fitted("none", d)
+    models = {name: _candidate(base, d, name)[0] for name in dict.fromkeys((BASELINE, chosen))}
+    right = {k: m.predict(d.X_val) == d.y_val for k, m in models.items()}
+    print(" v ".join(pair), {k: round(float(v.mean()), 4) for k, v in right.items()}, flush=True)
+    return {"pair": " v ".join(pair), "models": models, "validation": right}
+
+
+def _unhex(text: str, n: int) -> np.ndarray:
+    """Addendum 8's saved right / wrong test images (hex of packed bits) as booleans."""
+    return np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool)
+
+
+def _test_line(pair: str, models: dict, chosen: str) -> dict:
+    """Past the gate only: the test images each model gets right, and the chosen model
+    against "mirror+4" and addendum 8's saved models."""
+    d = colour.data(*pair.split(" v "), "stacked")
+    test = {k: m.predict(d.X_test) == d.y_test for k, m in models.items()}
+    saved = next(r for r in json.loads(SAVED.read_text())["details"]["test_images"]
+                 if r["pair"] == pair)  # fmt: skip
+    others = {k: _unhex(v, len(d.y_test)) for k, v in saved["correct"].items()}
+    others[BASELINE] = test[BASELINE]
+    against = {}
+    for key in (BASELINE, "mirror", "hog_mirror", "hog"):
+        m = mcnemar_correct(test[chosen], others[key])
+        against[key] = {"points": m.diff_points, "only_chosen": m.b, "only_other": m.c,
+                        "p": m.p_value}  # fmt: skip
+    return {"test": {k: {"accuracy": float(v.mean()), "correct": pack_correct(v)}
+                     for k, v in test.items()}, "chosen_against": against}  # fmt: skip
+
+
+def gate() -> dict:
+    chosen = json.loads((RESULTS / "hog_dictionary_select.json").read_text())["chosen"]
+    if chosen == BASELINE:
+        raise SystemExit("Addendum 11: 'mirror+4' won the selection; nothing more is run.")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        rows = pool.map(_gate_pair, [(p, chosen) for p in colour.REPORT])
+    on_gate = next(r["validation"] for r in rows if r["pair"] == GATE_PAIR)
+    passed = bool(on_gate[chosen].mean() >= GATE_ACCURACY
+                  and on_gate[chosen].sum() > on_gate[BASELINE].sum())  # fmt: skip
+    out = {"chosen": chosen, "gate": {"pair": GATE_PAIR, "accuracy": GATE_ACCURACY,
+                                      "passed": passed}, "rows": []}  # fmt: skip
+    for r in rows:
+        line = {"pair": r["pair"],
+                "validation": {k: {"accuracy": float(v.mean()), "right": int(v.sum()),
+                                   "n": len(v)} for k, v in r["validation"].items()}}  # fmt: skip
+        if passed:  # the only place a test image is read
+            line.update(_test_line(r["pair"], r["models"], chosen))
+        out["rows"].append(line)
+        print({k: v for k, v in line.items() if k != "test"}, flush=True)
+    (RESULTS / "hog_dictionary_gate.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", choices=["select", "gate"], required=True)
+    args = parser.parse_args(argv)
+    if args.stage == "select":
+        payload = select()
+        print("validation images right:", payload["totals"], "chosen:", payload["chosen"])
+    else:
+        payload = gate()
+        print("gate passed:", payload["gate"]["passed"])
+
+
+if __name__ == "__main__":
+    main()
