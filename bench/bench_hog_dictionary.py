@@ -96,7 +96,7 @@ def select() -> dict:
 
 
 def _gate_pair(task: tuple[tuple[str, str], str]) -> dict:
-    """"mirror+4" and the chosen model on one report pair, fitted, and the validation
+    """The "mirror+4" and chosen models on one report pair, fitted, and the validation
     images each gets right (every data_batch_2 image of the pair)."""
     pair, chosen = task
     d = colour.data(*pair, "stacked")
