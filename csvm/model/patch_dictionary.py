@@ -20,12 +20,16 @@ standardised by its mean and spread over the training images.
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from csvm.model._sklearn import Interval, fit_context
+from csvm.model.multiclass import COMMON_CONSTRAINTS
 
 __all__ = ["PatchDictionary"]
 
@@ -41,24 +45,25 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    image_shape : tuple of int, optional
-        ``(channels, height, width)`` of the images when ``X`` is given flat (n, d);
+    image_shape : tuple of int, default=None
+        ``(channels, height, width)`` (or ``(height, width)``: one channel) of the images
+        when ``X`` is given flat (n, d);
         4-D ``X`` (n, C, H, W) carries its own shape.
-    n_atoms : int, default 400
+    n_atoms : int, default=400
         How many atoms (k-means centres): the features are ``4 * n_atoms`` per image.
-    patch_size : int, default 6
+    patch_size : int, default=6
         Side of the square patches, taken at every position (stride 1).
-    n_patches : int, default 100_000
+    n_patches : int, default=100_000
         Training patches drawn (seeded) for the whitening and the k-means.
-    whiten_eps : float, default 0.1
+    whiten_eps : float, default=0.1
         Added to the patch covariance's eigenvalues before whitening (ZCA): it keeps the
         noisiest directions from being blown up.
-    contrast_eps : float, default 10 / 255**2
+    contrast_eps : float, default=10 / 255**2
         Added to each patch's variance before dividing by its spread (pixel values in
         [0, 1]: the paper's 10 on a 0-255 scale), so flat patches stay small.
-    max_iter : int, default 50
+    max_iter : int, default=50
         Passes of mini-batch k-means.
-    random_state : int, default 0
+    random_state : int, default=0
         Seeds the patch draw and the k-means.
 
     Attributes
@@ -84,8 +89,20 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
     (20, 32)
     """
 
+    _parameter_constraints: dict = {
+        "image_shape": COMMON_CONSTRAINTS["image_shape"],
+        "n_atoms": [Interval(Integral, 2, None, closed="left")],
+        "patch_size": [Interval(Integral, 1, None, closed="left")],
+        "n_patches": [Interval(Integral, 2, None, closed="left")],
+        "whiten_eps": [Interval(Real, 0, None, closed="neither")],
+        "contrast_eps": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+    }
+
     def __init__(
         self,
+        *,
         image_shape: tuple[int, int, int] | None = None,
         n_atoms: int = 400,
         patch_size: int = 6,
@@ -110,6 +127,7 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
             shape = X.shape[1:]
         elif X.ndim == 2 and self.image_shape is not None:
             shape = tuple(int(s) for s in self.image_shape)
+            shape = (1, *shape) if len(shape) == 2 else shape  # (H, W): one channel
             if int(np.prod(shape)) != X.shape[1]:
                 raise ValueError(
                     f"image_shape {shape} holds {int(np.prod(shape))} values but X has "
@@ -138,6 +156,7 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
         P = P - P.mean(axis=-1, keepdims=True)
         return P / np.sqrt(P.var(axis=-1, keepdims=True) + self.contrast_eps)
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> PatchDictionary:
         """Draw patches, learn the whitening and the atoms, then the features' scale."""
         from sklearn.cluster import MiniBatchKMeans

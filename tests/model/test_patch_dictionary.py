@@ -87,3 +87,16 @@ def test_transform_refuses_images_of_another_shape():
     d = _small().fit(_images())
     with pytest.raises(ValueError, match="fitted on \\(3, 10, 9\\)"):
         d.transform(_images(h=11))
+
+
+def test_a_flat_grey_image_may_be_given_as_height_and_width():
+    X = _images(c=1)
+    d = _small(image_shape=(10, 9)).fit(X.reshape(12, -1))
+    assert d.image_shape_ == (1, 10, 9)
+    np.testing.assert_array_equal(d.transform(X.reshape(12, -1)), _small().fit(X).transform(X))
+
+
+@pytest.mark.parametrize("name, value", [("n_atoms", 0), ("patch_size", 0), ("whiten_eps", 0.0)])
+def test_parameters_are_checked_with_scikit_learns_messages(name, value):
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of PatchDictionary must be"):
+        PatchDictionary(**{name: value}).fit(_images())
