@@ -26,6 +26,10 @@ from csvm.model.patch_dictionary import PatchDictionary
 
 __all__ = ["DictionaryAppended", "add_dictionary", "mean_squared_distance"]
 
+_PREDICTS_ONLY = (
+    "a K-CSVM with a patch dictionary appended predicts only: learn the filters first, "
+    "then add the dictionary."
+)
 #: Pairs of training images drawn (seeded) to measure the mean squared distances.
 _PAIRS = 2000
 
@@ -88,15 +92,21 @@ class DictionaryAppended:
         planes = X4.reshape(n, c * self.planes, h // self.planes, w) if self.planes > 1 else X4
         return self.scale * self.dictionary.transform(planes)
 
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        """``(D, 1, 1)``: the inner network's values and the dictionary's, one column."""
+        inner = int(np.prod(self.inner.output_shape))
+        return (inner + len(self.dictionary.feature_mean_), 1, 1)
+
     def forward(self, X4: np.ndarray, theta: np.ndarray, keep: bool = False):
-        if keep:
-            raise NotImplementedError(
-                "a K-CSVM with a patch dictionary appended predicts only: learn the filters "
-                "first, then add the dictionary."
-            )
+        if keep:  # the cache of a backward pass, which this network has not
+            raise NotImplementedError(_PREDICTS_ONLY)
         maps = np.asarray(self.inner.forward(X4, theta))
         D = self.dictionary_features(X4).astype(maps.dtype, copy=False)
         return np.concatenate([maps.reshape(len(maps), -1), D], axis=1)[:, :, None, None]
+
+    def backward(self, X4: np.ndarray, theta: np.ndarray, dA: Any) -> np.ndarray:
+        raise NotImplementedError(_PREDICTS_ONLY)
 
 
 def _checked(estimator: Any) -> None:

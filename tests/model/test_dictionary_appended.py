@@ -69,7 +69,7 @@ def test_forward_appends_the_dictionary_to_the_inner_networks_output():
     out = net.forward(X4, model.theta)
     inner = net.inner.forward(X4, model.theta)
     n_inner = int(np.prod(inner.shape[1:]))
-    assert out.shape == (len(X), n_inner + 32, 1, 1)
+    assert out.shape == (len(X), n_inner + 32, 1, 1) and net.output_shape == out.shape[1:]
     np.testing.assert_allclose(out[:, :n_inner, 0, 0], inner.reshape(len(X), -1))
     np.testing.assert_allclose(out[:, n_inner:, 0, 0], net.scale * clf.dictionary_.transform(X4),
                                rtol=1e-6)  # fmt: skip
@@ -113,5 +113,8 @@ def test_bad_uses_are_refused_with_a_message():
     add_dictionary(clf, X, y, _dictionary())
     with pytest.raises(ValueError, match="already has a patch dictionary"):
         add_dictionary(clf, X, y, _dictionary())
+    model = clf.estimators_[0]
     with pytest.raises(NotImplementedError, match="predicts only"):
-        clf.estimators_[0].network.forward(X[:, None], clf.estimators_[0].theta, keep=True)
+        model.network.forward(X[:, None], model.theta, keep=True)
+    with pytest.raises(NotImplementedError, match="predicts only"):
+        model.network.backward(X[:, None], model.theta, np.ones((len(X), 1)))
