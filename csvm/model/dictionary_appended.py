@@ -194,12 +194,14 @@ def add_dictionary(
     _check_planes(h, planes)
     fitted = clone(dictionary if dictionary is not None else PatchDictionary())
     fitted.fit(X4.reshape(n, c * planes, h // planes, w))
+    # The same features for every sub-problem (a one-vs-one model's 45 share them); each
+    # sub-problem's scale is measured on all the training images, against its own maps.
+    spread = mean_squared_distance(
+        DictionaryAppended(None, fitted, 1.0, planes).dictionary_features(X4)
+    )
     scales = []
     for model in estimator.estimators_:
-        unit = DictionaryAppended(model.network, fitted, 1.0, planes)
-        maps = model.features(X4)
-        D = unit.dictionary_features(X4)
-        ratio = mean_squared_distance(maps) / mean_squared_distance(D)
+        ratio = mean_squared_distance(model.features(X4)) / spread
         scales.append(float(np.sqrt(weight * ratio)))
         model.network = DictionaryAppended(model.network, fitted, scales[-1], planes)
     refit_all(estimator, X, y, n_jobs=n_jobs)

@@ -118,3 +118,15 @@ def test_bad_uses_are_refused_with_a_message():
         model.network.forward(X[:, None], model.theta, keep=True)
     with pytest.raises(NotImplementedError, match="predicts only"):
         model.network.backward(X[:, None], model.theta, np.ones((len(X), 1)))
+
+
+def test_every_sub_problem_of_several_classes_gets_its_own_scale_on_the_same_atoms():
+    rng = np.random.default_rng(1)
+    X, y = rng.random((45, 12, 12)).astype(np.float32), np.repeat([0, 1, 2], 15)
+    X[y == 1, 2:6, 2:6] += 0.4
+    X[y == 2, 6:10, 6:10] += 0.4
+    clf = add_dictionary(_stack().fit(X, y), X, y, _dictionary())
+    assert len(clf.dictionary_scales_) == len(clf.estimators_) == 3
+    assert all(m.network.dictionary is clf.dictionary_ for m in clf.estimators_)
+    assert all(s > 0 for s in clf.dictionary_scales_)
+    assert clf.score(X, y) > 0.9
