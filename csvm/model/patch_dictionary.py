@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from csvm.model._sklearn import Interval, fit_context
 from csvm.model.multiclass import COMMON_CONSTRAINTS
+from csvm.model.validation import check_images
 
 __all__ = ["PatchDictionary"]
 
@@ -47,8 +48,8 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
     ----------
     image_shape : tuple of int, default=None
         ``(channels, height, width)`` (or ``(height, width)``: one channel) of the images
-        when ``X`` is given flat (n, d);
-        4-D ``X`` (n, C, H, W) carries its own shape.
+        when ``X`` is given flat (n, d); None reads them as every estimator here does
+        (3-D and 4-D ``X`` carry their own shape, a flat square row is a grey image).
     n_atoms : int, default=400
         How many atoms (k-means centres): the features are ``4 * n_atoms`` per image.
     patch_size : int, default=6
@@ -122,31 +123,16 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def _images(self, X: Any, reset: bool) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float32)
-        if X.ndim == 4:
-            shape = X.shape[1:]
-        elif X.ndim == 2 and self.image_shape is not None:
-            shape = tuple(int(s) for s in self.image_shape)
-            shape = (1, *shape) if len(shape) == 2 else shape  # (H, W): one channel
-            if int(np.prod(shape)) != X.shape[1]:
-                raise ValueError(
-                    f"image_shape {shape} holds {int(np.prod(shape))} values but X has "
-                    f"{X.shape[1]} per image."
-                )
-        else:
-            raise ValueError(
-                "PatchDictionary needs images (n, C, H, W), or flat rows (n, d) with "
-                f"image_shape=(C, H, W); got an array of shape {X.shape}."
-            )
+        """``X`` as (n, C, H, W) float32, checked as every estimator here checks images
+        (:func:`csvm.model.validation.check_images`); on ``fit`` the patch must fit."""
+        X4 = check_images(self, X, reset=reset)
         if reset:
-            if min(shape[1:]) < self.patch_size:
+            if min(X4.shape[2:]) < self.patch_size:
                 raise ValueError(
-                    f"patch_size {self.patch_size} is larger than the images {shape[1:]}."
+                    f"patch_size {self.patch_size} is larger than the images {X4.shape[2:]}."
                 )
-            self.image_shape_ = tuple(int(s) for s in shape)
-        elif tuple(shape) != self.image_shape_:
-            raise ValueError(f"images of shape {tuple(shape)}; fitted on {self.image_shape_}.")
-        return X.reshape(len(X), *shape)
+            self.image_shape_ = self._image_shape
+        return X4
 
     def _patches(self, X4: np.ndarray) -> np.ndarray:
         """(n, positions, C * p * p): every patch, each brightness- and contrast-normalised."""
@@ -179,13 +165,15 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
         pooled = self._pooled(X4)
         self.feature_mean_ = pooled.mean(axis=0)
         self.feature_scale_ = pooled.std(axis=0) + _SPREAD_FLOOR
-        self.n_features_in_ = int(np.prod(self.image_shape_))
         return self
 
     def encode(self, X: Any) -> np.ndarray:
         """The triangle codes at every patch position: (n, h, w, n_atoms), float32."""
         check_is_fitted(self, "atoms_")
-        X4 = self._images(X, reset=False)
+        return self._encode(self._images(X, reset=False))
+
+    def _encode(self, X4: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of images already checked."""
         p = self.patch_size
         h, w = X4.shape[2] - p + 1, X4.shape[3] - p + 1
         Z = ((self._patches(X4) - self.patch_mean_) @ self.whitening_).astype(np.float32)
@@ -202,7 +190,7 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
         batch = max(1, _BATCH_VALUES // (positions * len(self.atoms_)))
         out = []
         for start in range(0, len(X4), batch):
-            codes = self.encode(X4[start : start + batch])
+            codes = self._encode(X4[start : start + batch])
             h2, w2 = (codes.shape[1] + 1) // 2, (codes.shape[2] + 1) // 2
             quadrants = [
                 codes[:, rows, cols].sum(axis=(1, 2))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+from csvm import ImageShapeWarning
 from csvm.model.patch_dictionary import PatchDictionary
 
 
@@ -74,8 +75,9 @@ def test_the_same_random_state_gives_the_same_atoms_and_another_gives_others():
     "params, X, message",
     [
         ({"patch_size": 11}, _images(), "patch_size 11 is larger than the images"),
-        ({}, np.zeros((4, 30)), "image_shape=\\(C, H, W\\)"),
-        ({"image_shape": (3, 5, 5)}, np.zeros((4, 30)), "holds 75 values but X has 30"),
+        ({}, np.zeros((4, 30, 3)), "patch_size 4 is larger than the images \\(30, 3\\)"),
+        ({"image_shape": (3, 5, 5)}, np.zeros((4, 30)), "X has 30 features per sample but "
+         "image_shape=\\(3, 5, 5\\) needs 75"),
     ],
 )
 def test_bad_input_is_refused_with_a_message(params, X, message):
@@ -85,7 +87,8 @@ def test_bad_input_is_refused_with_a_message(params, X, message):
 
 def test_transform_refuses_images_of_another_shape():
     d = _small().fit(_images())
-    with pytest.raises(ValueError, match="fitted on \\(3, 10, 9\\)"):
+    with pytest.raises(ValueError, match="expecting 270 features as input \\(images of shape "
+                       "\\(3, 10, 9\\)\\)"):
         d.transform(_images(h=11))
 
 
@@ -100,3 +103,15 @@ def test_a_flat_grey_image_may_be_given_as_height_and_width():
 def test_parameters_are_checked_with_scikit_learns_messages(name, value):
     with pytest.raises(ValueError, match=f"The '{name}' parameter of PatchDictionary must be"):
         PatchDictionary(**{name: value}).fit(_images())
+
+
+def test_flat_rows_without_an_image_shape_are_read_as_every_estimator_reads_them():
+    # a square row is a grey image; any other is one row of pixels, with the warning
+    # that states the rule (then too small for a patch)
+    X = _images(c=1, h=9, w=9)
+    d = _small().fit(X.reshape(12, -1))
+    assert d.image_shape_ == (1, 9, 9)
+    np.testing.assert_array_equal(d.transform(X.reshape(12, -1)), _small().fit(X).transform(X))
+    with pytest.warns(ImageShapeWarning, match="not a perfect square"):
+        with pytest.raises(ValueError, match="patch_size 4 is larger than the images \\(1, 30\\)"):
+            _small().fit(np.zeros((4, 30)))
