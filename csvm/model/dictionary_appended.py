@@ -53,6 +53,13 @@ def mean_squared_distance(F: np.ndarray, seed: int = 0) -> float:
     return float(((F[i] - F[j]) ** 2).sum(axis=1).mean())
 
 
+def _as_channels(X4: np.ndarray, planes: int) -> np.ndarray:
+    """(n, C, H, W) images as (n, C * planes, H / planes, W): the same numbers, each of the
+    ``planes`` stacked planes a channel (what the dictionary's patches see)."""
+    n, c, h, w = X4.shape
+    return X4.reshape(n, c * planes, h // planes, w)
+
+
 class DictionaryAppended:
     """A network whose output is an inner network's, flattened, followed by ``scale``
     times each image's :class:`PatchDictionary` features, as ``(n, D, 1, 1)``.
@@ -88,9 +95,7 @@ class DictionaryAppended:
 
     def dictionary_features(self, X4: np.ndarray) -> np.ndarray:
         """``scale`` times the dictionary's features of ``X4`` (n, 4 * n_atoms)."""
-        n, c, h, w = X4.shape
-        planes = X4.reshape(n, c * self.planes, h // self.planes, w) if self.planes > 1 else X4
-        return self.scale * self.dictionary.transform(planes)
+        return self.scale * self.dictionary.transform(_as_channels(X4, self.planes))
 
     @property
     def output_shape(self) -> tuple[int, int, int]:
@@ -189,16 +194,12 @@ def add_dictionary(
     if not weight > 0:
         raise ValueError(f"weight must be greater than 0, got {weight!r}.")
     X4 = estimator._images(X, reset=False)
-    n, c, h, w = X4.shape
     planes = int(planes)
-    _check_planes(h, planes)
+    _check_planes(X4.shape[2], planes)
     fitted = clone(dictionary if dictionary is not None else PatchDictionary())
-    fitted.fit(X4.reshape(n, c * planes, h // planes, w))
     # The same features for every sub-problem (a one-vs-one model's 45 share them); each
     # sub-problem's scale is measured on all the training images, against its own maps.
-    spread = mean_squared_distance(
-        DictionaryAppended(None, fitted, 1.0, planes).dictionary_features(X4)
-    )
+    spread = mean_squared_distance(fitted.fit_transform(_as_channels(X4, planes)))
     scales = []
     for model in estimator.estimators_:
         ratio = mean_squared_distance(model.features(X4)) / spread

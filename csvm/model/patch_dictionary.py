@@ -145,9 +145,19 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> PatchDictionary:
         """Draw patches, learn the whitening and the atoms, then the features' scale."""
+        self._fit(self._images(X, reset=True))
+        return self
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
+        """:meth:`fit`, then :meth:`transform` of the same images, pooled only once."""
+        return self._standardised(self._fit(self._images(X, reset=True)))
+
+    def _fit(self, X4: np.ndarray) -> np.ndarray:
+        """Learn everything from checked images; their pooled features (what the
+        standardisation was measured on)."""
         from sklearn.cluster import MiniBatchKMeans
 
-        X4 = self._images(X, reset=True)
         rng = np.random.default_rng(self.random_state)
         P = self._patches(X4)
         rows = rng.integers(0, P.shape[0] * P.shape[1], int(self.n_patches))
@@ -165,7 +175,7 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
         pooled = self._pooled(X4)
         self.feature_mean_ = pooled.mean(axis=0)
         self.feature_scale_ = pooled.std(axis=0) + _SPREAD_FLOOR
-        return self
+        return pooled
 
     def encode(self, X: Any) -> np.ndarray:
         """The triangle codes at every patch position: (n, h, w, n_atoms), float32."""
@@ -203,6 +213,7 @@ class PatchDictionary(TransformerMixin, BaseEstimator):
     def transform(self, X: Any) -> np.ndarray:
         """The standardised pooled features: (n, 4 * n_atoms), float32."""
         check_is_fitted(self, "atoms_")
-        X4 = self._images(X, reset=False)
-        pooled = self._pooled(X4)
+        return self._standardised(self._pooled(self._images(X, reset=False)))
+
+    def _standardised(self, pooled: np.ndarray) -> np.ndarray:
         return ((pooled - self.feature_mean_) / self.feature_scale_).astype(np.float32)

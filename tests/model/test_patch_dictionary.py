@@ -115,3 +115,8 @@ def test_flat_rows_without_an_image_shape_are_read_as_every_estimator_reads_them
     with pytest.warns(ImageShapeWarning, match="not a perfect square"):
         with pytest.raises(ValueError, match="patch_size 4 is larger than the images \\(1, 30\\)"):
             _small().fit(np.zeros((4, 30)))
+
+
+def test_fit_transform_gives_what_fit_then_transform_gives():
+    X = _images()
+    np.testing.assert_array_equal(_small().fit_transform(X), _small().fit(X).transform(X))
