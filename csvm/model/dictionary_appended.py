@@ -23,6 +23,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from csvm.model.patch_dictionary import PatchDictionary
+from csvm.model.validation import check_planes
 
 __all__ = ["DictionaryAppended", "add_dictionary", "mean_squared_distance"]
 
@@ -131,14 +132,6 @@ def _checked(estimator: Any) -> None:
         raise ValueError("this K-CSVM already has a patch dictionary appended.")
 
 
-def _check_planes(rows: int, planes: int) -> None:
-    if planes < 1 or rows % planes:
-        raise ValueError(
-            f"planes={planes} does not split the images' {rows} rows evenly: use 1, or 3 "
-            "for CIFAR-10's stacked R, G, B."
-        )
-
-
 def add_dictionary(
     estimator: Any,
     X: Any,
@@ -194,8 +187,8 @@ def add_dictionary(
     if not weight > 0:
         raise ValueError(f"weight must be greater than 0, got {weight!r}.")
     X4 = estimator._images(X, reset=False)
+    check_planes(X4.shape[2], planes)
     planes = int(planes)
-    _check_planes(X4.shape[2], planes)
     fitted = clone(dictionary if dictionary is not None else PatchDictionary())
     # The same features for every sub-problem (a one-vs-one model's 45 share them); each
     # sub-problem's scale is measured on all the training images, against its own maps.

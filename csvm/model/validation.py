@@ -29,6 +29,7 @@ __all__ = [
     "Whole",
     "check_images",
     "check_init_filters",
+    "check_planes",
     "infer_image_shape",
     "resolve_filter_shape",
 ]
@@ -219,3 +220,23 @@ def check_images(estimator: Any, X: Any, *, reset: bool, dtype: Any = np.float32
         estimator._image_shape = tuple(int(s) for s in X4.shape[1:])
         estimator.n_features_in_ = int(np.prod(X4.shape[1:]))
     return np.ascontiguousarray(X4, dtype=dtype)
+
+
+def check_planes(rows: int, planes: int) -> None:
+    """Refuse a ``planes`` that does not split an image's ``rows`` into planes of equal
+    height (CIFAR-10's stacked 96 x 32 image holds 3: R, G, B), saying what to use.
+
+    Examples
+    --------
+    >>> check_planes(96, 3)  # passes
+    >>> try:
+    ...     check_planes(28, 3)
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    planes=3: 28 rows do not split into 3 planes of equal height
+    """
+    if int(planes) != planes or planes < 1 or rows % planes:
+        raise ValueError(
+            f"planes={planes!r}: {rows} rows do not split into {planes} planes of equal "
+            "height; use 1, or 3 for CIFAR-10's stacked R, G, B."
+        )

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from csvm.model.validation import check_planes
 from csvm.parallel import run_tasks
 
 __all__ = [
@@ -72,7 +73,7 @@ def shift_images(X4: np.ndarray, dy: int, dx: int, planes: int = 1) -> np.ndarra
     """
     if planes > 1:
         H, W = X4.shape[-2:]
-        _check_planes(H, planes)
+        check_planes(H, planes)
         planar = X4.reshape(*X4.shape[:-2], planes, H // planes, W)
         return shift_images(planar, dy, dx).reshape(X4.shape)
     out = np.zeros_like(X4)
@@ -84,14 +85,6 @@ def shift_images(X4: np.ndarray, dy: int, dx: int, planes: int = 1) -> np.ndarra
     cols_to, cols_from = slice(max(dx, 0), W + min(dx, 0)), slice(max(-dx, 0), W + min(-dx, 0))
     out[..., rows_to, cols_to] = X4[..., rows_from, cols_from]
     return out
-
-
-def _check_planes(rows: int, planes: int) -> None:
-    if int(planes) != planes or planes < 1 or rows % planes:
-        raise ValueError(
-            f"planes={planes!r}: {rows} rows do not split into {planes} planes of equal "
-            "height; use 1, or 3 for CIFAR-10's stacked R, G, B."
-        )
 
 
 def mirror_images(X4: np.ndarray) -> np.ndarray:
@@ -233,7 +226,7 @@ def refit_virtual(
 
     shifts = _checked_shifts(estimator, shifts)
     X4 = estimator._images(X, reset=False)
-    _check_planes(X4.shape[-2], planes)
+    check_planes(X4.shape[-2], planes)
     single = len(estimator.estimators_) == 1
     supports = [estimator.support_] if single else list(estimator.support_)
     C, solver = solver_settings(estimator)
@@ -317,7 +310,7 @@ def add_virtual(
     rows = np.asarray(estimator.support_)
     X = np.asarray(X)
     images = X[rows].reshape(len(rows), *estimator.image_shape)
-    _check_planes(images.shape[-2], planes)
+    check_planes(images.shape[-2], planes)
     copies, labels = _virtual_set(images, np.asarray(y)[rows], shifts, mirror, planes)
     again = clone(estimator).set_params(gamma=estimator.gamma_)
     if estimator.product:

@@ -106,7 +106,7 @@ def test_bad_uses_are_refused_with_a_message():
     with pytest.raises(ValueError, match="stack of layers"):
         add_dictionary(plain, X, y)
     clf = _stack().fit(X, y)
-    with pytest.raises(ValueError, match="does not split the images' 12 rows"):
+    with pytest.raises(ValueError, match="12 rows do not split into 5 planes"):
         add_dictionary(clf, X, y, _dictionary(), planes=5)
     with pytest.raises(ValueError, match="weight must be greater than 0"):
         add_dictionary(clf, X, y, _dictionary(), weight=0)
