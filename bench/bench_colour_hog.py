@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED  # noqa: E402
+from csvm.analysis.reproduced import unpack_hex_correct  # noqa: E402
 from csvm.analysis.stats import mcnemar_p  # noqa: E402
 from csvm.data import load_pair  # noqa: E402
 from csvm.model.hog import hog_features, scale_gamma  # noqa: E402
@@ -205,8 +206,7 @@ def _report_task(task: tuple) -> dict:
 
 
 def _right(row) -> np.ndarray:
-    bits = np.unpackbits(np.frombuffer(bytes.fromhex(row["bits"]), np.uint8))
-    return bits[: row["n_test"]].astype(bool)
+    return unpack_hex_correct(row["bits"], row["n_test"])
 
 
 def report(jobs: int = 2) -> list[dict]:

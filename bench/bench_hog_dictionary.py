@@ -27,13 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench import _gated  # noqa: E402
 from bench import bench_colour_hog as colour  # noqa: E402
-from csvm.analysis.reproduced import pack_correct  # noqa: E402
+from csvm.analysis.reproduced import pack_correct, unpack_hex_correct  # noqa: E402
 from csvm.analysis.stats import mcnemar_correct  # noqa: E402
 from csvm.model.dictionary_appended import add_dictionary  # noqa: E402
 from csvm.model.patch_dictionary import PatchDictionary  # noqa: E402
@@ -70,11 +68,6 @@ def select() -> dict:
     return _gated.select(_candidate, SELECT, CANDIDATES, RESULTS / "hog_dictionary_select.json")
 
 
-def _unhex(text: str, n: int) -> np.ndarray:
-    """Addendum 8's saved right / wrong test images (hex of packed bits) as booleans."""
-    return np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool)
-
-
 def _test_line(pair: str, models: dict, chosen: str) -> dict:
     """Past the gate only: the test images each model gets right, and the chosen model
     against "mirror+4" and addendum 8's saved models."""
@@ -82,7 +75,7 @@ def _test_line(pair: str, models: dict, chosen: str) -> dict:
     test = {k: m.predict(d.X_test) == d.y_test for k, m in models.items()}
     saved = next(r for r in json.loads(SAVED.read_text())["details"]["test_images"]
                  if r["pair"] == pair)  # fmt: skip
-    others = {k: _unhex(v, len(d.y_test)) for k, v in saved["correct"].items()}
+    others = {k: unpack_hex_correct(v, len(d.y_test)) for k, v in saved["correct"].items()}
     others[BASELINE] = test[BASELINE]
     against = {}
     for key in (BASELINE, "mirror", "hog_mirror", "hog"):

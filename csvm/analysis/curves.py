@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from csvm.analysis.curve_virtual import VIRTUAL, check_suited
+from csvm.analysis.reproduced import unpack_hex_correct
 from csvm.analysis.stats import mcnemar_p, wilson_interval
 
 __all__ = [
@@ -400,8 +401,7 @@ def curve_cells(
 
 
 def _bits(cell: dict[str, Any]) -> np.ndarray:
-    raw = np.frombuffer(bytes.fromhex(cell["correct"]), dtype=np.uint8)
-    return np.unpackbits(raw)[: cell["n_test"]].astype(bool)
+    return unpack_hex_correct(cell["correct"], cell["n_test"])
 
 
 def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -48,6 +48,7 @@ __all__ = [
     "run_path",
     "save_run",
     "unpack_correct",
+    "unpack_hex_correct",
 ]
 
 #: Version of the file format; bumped when a field changes meaning.
@@ -507,3 +508,15 @@ def unpack_correct(text: str, n: int) -> np.ndarray:
     """:func:`pack_correct`'s ``n`` booleans back."""
     bits = np.unpackbits(np.frombuffer(base64.b64decode(text), dtype=np.uint8))
     return bits[:n].astype(bool)
+
+
+def unpack_hex_correct(text: str, n: int) -> np.ndarray:
+    """``n`` booleans from the hex form of the same packed bits, which the learning
+    curves' cells and the CIFAR-10 study's saved run keep (``np.packbits(...).hex()``).
+
+    Examples
+    --------
+    >>> unpack_hex_correct(np.packbits([True, False, True]).tobytes().hex(), 3).tolist()
+    [True, False, True]
+    """
+    return np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool)
