@@ -36,12 +36,12 @@ def _selection_row(pair: tuple[str, str], names: list[str], build: Build) -> dic
     """Addendum 8's model fitted on the pair, then every candidate, each scored on
     addendum 4's 500 validation images."""
     from bench import bench_colour_hog as colour
-    from csvm.runs.cifar_hog_study import _fitted
+    from csvm.runs.cifar_hog_study import fitted_model
 
     d = colour.data(*pair, "stacked")
     Xv, yv = colour.validation(d)
     start = time.perf_counter()
-    base = _fitted("none", d)
+    base = fitted_model("none", d)
     row = {"pair": " v ".join(pair), "n_train": int(len(d.y_train)), "n_validation": len(yv),
            "fit_seconds": round(time.perf_counter() - start, 1), "candidates": {}}  # fmt: skip
     for name in names:
@@ -73,11 +73,11 @@ def _gate_row(task: tuple[tuple[str, str], list[str]], build: Build) -> dict:
     """The named models fitted on one report pair, and which of the pair's data_batch_2
     images each gets right."""
     from bench import bench_colour_hog as colour
-    from csvm.runs.cifar_hog_study import _fitted
+    from csvm.runs.cifar_hog_study import fitted_model
 
     pair, names = task
     d = colour.data(*pair, "stacked")
-    base = _fitted("none", d)
+    base = fitted_model("none", d)
     models = {name: build(base, d, name)[0] for name in names}
     right = {k: m.predict(d.X_val) == d.y_val for k, m in models.items()}
     name = " v ".join(pair)

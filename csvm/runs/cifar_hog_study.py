@@ -34,6 +34,7 @@ __all__ = [
     "REPORT_PAIRS",
     "TARGETS",
     "fit_models",
+    "fitted_model",
     "run_cifar_hog_study",
     "score_pair",
 ]
@@ -52,8 +53,9 @@ MODELS = {
 }
 
 
-def _fitted(key: str, data) -> Any:
-    """The ``none`` or ``hog`` model fitted on the pair's training images."""
+def fitted_model(key: str, data) -> Any:
+    """The ``none`` or ``hog`` model fitted on the pair's training images (the base that
+    the later addenda's benches build their candidates on)."""
     from csvm.analysis.curves import product_stack
     from csvm.model.hog import HOGSVC
 
@@ -73,7 +75,7 @@ def fit_models(data) -> tuple[dict[str, Any], dict[str, float]]:
     models, seconds = {}, {}
     for first, mirrored in (("none", "mirror"), ("hog", "hog_mirror")):
         start = time.perf_counter()
-        models[first] = _fitted(first, data)
+        models[first] = fitted_model(first, data)
         seconds[first] = time.perf_counter() - start
         start = time.perf_counter()
         models[mirrored] = add_virtual(

@@ -69,7 +69,7 @@ def test_the_stack_is_the_curves_hogprod3_at_c_10():
     from csvm.model.hog_product import HOGProductCSVM
 
     data = _stacked_pair()
-    fitted = study._fitted("none", data)
+    fitted = study.fitted_model("none", data)
     assert isinstance(fitted, HOGProductCSVM) and fitted.C == study.C == 10.0
     assert fitted.layers == PRODUCT_STACKS["hogprod3"][0]
     assert fitted.eta == 0.1 and fitted.n_iter == 10 and fitted.random_state == 0
