@@ -109,6 +109,12 @@ TABLES: dict[str, dict[str, str]] = {
         "command": "python -m csvm reproduce mnist45-learning --data-dir DIR "
         "--out assets/runs/mnist45-learning.json",
     },
+    "mnist45-learning-few": {
+        "title": "45 MNIST pairs, a second look (addendum 2): one or 7 × 7 filters learned, "
+        "against the same network on its random start at the learned norms (issue 35)",
+        "command": "python -m csvm reproduce mnist45-learning-few --data-dir DIR "
+        "--out assets/runs/mnist45-learning-few.json",
+    },
     "classroom-stack": {
         "title": "50 images: does the learned filters' shape matter? (issue 19's two-layer "
         "stack and the one-layer preset against fixed filters at the same norms)",

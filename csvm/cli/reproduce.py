@@ -13,6 +13,7 @@
     python -m csvm reproduce classroom-hog-stack --data-dir DIR  # issue 35's Classroom stack
     python -m csvm reproduce cifar10-hog-mirror --data-dir DIR  # beside HOG, mirrored SVs
     python -m csvm reproduce mnist45-learning --data-dir DIR  # does learning beat its start?
+    python -m csvm reproduce mnist45-learning-few --data-dir DIR  # ... with fewer filters
     python -m csvm reproduce teaching-shapes  # teaching set: do learned filters find the shapes?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
@@ -433,6 +434,7 @@ _RUNNERS = {
     "classroom-hog-stack": ("csvm.runs.classroom_stack_study", "run_classroom_stack_study", True),
     "cifar10-hog-mirror": ("csvm.runs.cifar_hog_study", "run_cifar_hog_study", True),
     "mnist45-learning": ("csvm.runs.learning_study", "run_learning_study", True),
+    "mnist45-learning-few": ("csvm.runs.learning_study", "run_learning_study_few", True),
     "teaching-shapes": ("csvm.runs.teaching_study", "run_teaching_study", False),
 }
 

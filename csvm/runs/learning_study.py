@@ -25,10 +25,13 @@ from csvm.analysis.stats import format_p
 __all__ = [
     "CANDIDATES",
     "CHOSEN",
+    "CHOSEN_FEW",
+    "FEW",
     "SCHEDULES",
     "candidate_config",
     "fit_with_start",
     "run_learning_study",
+    "run_learning_study_few",
     "score_pair",
     "summary",
 ]
@@ -53,17 +56,36 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "2/eta0.2": {"eta": 0.2},
     "2/eta0.2/60it": {"eta": 0.2, "n_iter": 60},
 }
+#: Addendum 2's candidates, in tie-break order: name -> the fields that differ from
+#: addendum 1's chosen "2/60it" (one filter, and 7 × 7 filters; γ × F stays 3.2).
+FEW: dict[str, dict[str, Any]] = {
+    "2/60it": {},
+    "1/60it": {"layers": "5x5x1-abs-max2", "gamma": 3.2},
+    "1x7/60it": {"layers": "7x7x1-abs-max2", "gamma": 3.2},
+    "2x7/60it": {"layers": "7x7x2-abs-max2", "gamma": 1.6},
+}
+#: The candidate addendum 2's selection chose (``bench/bench_learning_pays.py --stage
+#: select-few``, ``bench/results/learning_pays_few.json``: mean learned − random start on
+#: the selection pairs' validation splits +0.50 points for "2/60it", +0.91 for "1/60it",
+#: +1.46 for "1x7/60it", +1.65 for "2x7/60it", every one above the plain SVM's floor).
+#: Its gate on all 45 validation splits (``learning_pays_gate_few.json``): +0.66 points,
+#: ahead on 44 pairs, passed.
+CHOSEN_FEW: str | None = "2x7/60it"
 
 
 def candidate_config(name: str) -> dict[str, Any]:
     """Candidate ``name``'s RunConfig fields: the 45-pair study's stack settings
     (:data:`csvm.runs.pair_study.STACK_BASE`, 30 iterations) with its layers and γ, and
-    a schedule of :data:`SCHEDULES` where the name has one ("2/60it")."""
+    a schedule of :data:`SCHEDULES` where the name has one ("2/60it"); addendum 2's
+    :data:`FEW` are "2/60it" with their own layers and γ."""
     from csvm.runs.pair_study import STACK_BASE
+
+    if name in FEW and name not in SCHEDULES:
+        return {**candidate_config("2/60it"), **FEW[name]}
 
     stack, _, schedule = name.partition("/")
     if stack not in CANDIDATES or (schedule and name not in SCHEDULES):
-        known = ", ".join([*CANDIDATES, *list(SCHEDULES)[1:]])
+        known = ", ".join([*CANDIDATES, *list(SCHEDULES)[1:], *list(FEW)[1:]])
         raise ValueError(f"Unknown candidate {name!r}: choose one of {known}.")
     return {**STACK_BASE, "n_iter": N_ITER, **CANDIDATES[stack], **SCHEDULES.get(name, {})}
 
@@ -166,17 +188,32 @@ def _line(label: str, s: dict[str, Any]) -> str:
     )
 
 
-def run_learning_study(
+def run_learning_study_few(
     data_dir: str | None = None, log: Callable[[str], Any] = print
 ) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """Addendum 2's report: :func:`run_learning_study` with :data:`CHOSEN_FEW`, once its
+    gate on the 45 validation splits has passed."""
+    if CHOSEN_FEW is None:
+        raise ValueError(
+            "Addendum 2 chose nothing to report: run bench/bench_learning_pays.py --stage "
+            "gate-few; the test splits are read only past its gate."
+        )
+    return run_learning_study(data_dir, log, chosen=CHOSEN_FEW)
+
+
+def run_learning_study(
+    data_dir: str | None = None, log: Callable[[str], Any] = print, chosen: str | None = None
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
     """Every MNIST pair's learned stack and random start on the test split, as a saved run:
-    the printed lines, the model rows (means over the pairs) and the extra fields."""
+    the printed lines, the model rows (means over the pairs) and the extra fields.
+    ``chosen`` is a candidate's name (default: :data:`CHOSEN`)."""
     from csvm.analysis.reproduced import model_entry
     from csvm.runs.pair_study import MNIST_PAIRS, SELECTION_PAIRS
 
-    if CHOSEN is None:
+    chosen = CHOSEN if chosen is None else chosen
+    if chosen is None:
         raise ValueError("No stack chosen yet: run bench/bench_learning_pays.py --stage select.")
-    config = candidate_config(CHOSEN)
+    config = candidate_config(chosen)
     units = []
     for pair in MNIST_PAIRS:
         units.append(score_pair(pair, config, "test", data_dir))
@@ -212,6 +249,6 @@ def run_learning_study(
             "n_test": int(sum(u["n"] for u in units)),
         },
         # not "pairs": the Reproduce page reads that key as a pair study's table
-        "details": {"mcnemar": lines, "chosen": CHOSEN, "config": config, "units": units},
+        "details": {"mcnemar": lines, "chosen": chosen, "config": config, "units": units},
     }
     return [f"{len(units)} MNIST pairs: does learning the filters pay?", *lines], models, extra

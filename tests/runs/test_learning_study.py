@@ -104,3 +104,30 @@ def test_a_schedule_changes_only_its_own_fields_of_the_chosen_stack():
     assert study.candidate_config("2/eta0.2/60it") == {**base, "eta": 0.2, "n_iter": 60}
     with pytest.raises(ValueError, match="2/60it"):
         study.candidate_config("2/90it")
+
+
+def test_addendum_twos_candidates_change_only_the_layers_and_gamma_of_2_60it():
+    base = study.candidate_config("2/60it")
+    for name, fields in study.FEW.items():
+        config = study.candidate_config(name)
+        assert config == {**base, **fields}
+        filters = int(config["layers"].split("-")[0].split("x")[2])
+        assert config["gamma"] * filters == pytest.approx(3.2)  # γ × F as the first study
+    assert study.candidate_config("2x7/60it")["layers"] == "7x7x2-abs-max2"
+    with pytest.raises(ValueError, match="1x7/60it"):
+        study.candidate_config("3x7/60it")
+
+
+def test_addendum_twos_report_needs_its_gate_and_runs_the_chosen_candidate(monkeypatch, pair):
+    monkeypatch.setattr(study, "CHOSEN_FEW", None)
+    with pytest.raises(ValueError, match="gate-few"):
+        study.run_learning_study_few()
+    monkeypatch.setattr("csvm.runs.pair_study.MNIST_PAIRS", ["3-5"])
+    monkeypatch.setattr("csvm.runs.pair_study.load_thesis_pair", lambda *a, **k: pair)
+    quick = {"layers": "7x7x2-abs-max2", "gamma": 1.6, "n_iter": 2}
+    monkeypatch.setattr(study, "FEW", {"2/60it": {}, "2x7/quick": quick})
+    monkeypatch.setattr(study, "CHOSEN_FEW", "2x7/quick")
+    lines, models, extra = study.run_learning_study_few()
+    assert extra["details"]["chosen"] == "2x7/quick"
+    assert extra["details"]["config"]["layers"] == "7x7x2-abs-max2"
+    assert "7x7x2-abs-max2" in models[0]["name"]
