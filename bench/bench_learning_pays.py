@@ -7,6 +7,7 @@ docs/protocol_learning_pays.md, was declared before any run.)
     OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage select-few
     OMP_NUM_THREADS=1 nice -n 5 python bench/bench_learning_pays.py --stage gate-few
     python bench/bench_learning_pays.py --report    # the saved test run beside the baselines
+    python bench/bench_learning_pays.py --report mnist45-learning-few    # addendum 2's
 
 ``--stage select`` fits every candidate of ``csvm.runs.learning_study.CANDIDATES`` on the
 selection pairs (``SELECTION_PAIRS``) with its random start at the learned norms, and scores
@@ -44,7 +45,7 @@ from bench._data import SHARED  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SELECT = RESULTS / "learning_pays_select.json"
-SAVED_RUN = Path(__file__).resolve().parents[1] / "assets" / "runs" / "mnist45-learning.json"
+RUNS = Path(__file__).resolve().parents[1] / "assets" / "runs"
 #: Mean validation points within which two candidates tie (the protocol's rule).
 TIE_POINTS = 0.05
 SCHEDULE = RESULTS / "learning_pays_schedule.json"
@@ -163,11 +164,11 @@ def gate(chosen: str, path: Path = GATE) -> bool:
     return passed
 
 
-def report() -> None:
-    """The saved test run per pair, beside the tuned SVM and the 45-pair stack."""
+def report(run: str = "mnist45-learning") -> None:
+    """The saved test run ``run`` per pair, beside the tuned SVM and the 45-pair stack."""
     from csvm.analysis.stats import format_p, mcnemar_correct
 
-    units = json.loads(SAVED_RUN.read_text())["details"]["units"]
+    units = json.loads((RUNS / f"{run}.json").read_text())["details"]["units"]
     fairness = json.loads((RESULTS / "fairness.json").read_text())
     stacks = json.loads((RESULTS / "layers_pairs.json").read_text())
     print("| pair | learned | random start | − start | tuned SVM | − SVM | 45-pair stack |")
@@ -198,7 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     stages = ["select", "select-schedule", "gate", "select-few", "gate-few"]
     parser.add_argument("--stage", choices=stages)
-    parser.add_argument("--report", action="store_true")
+    parser.add_argument(
+        "--report",
+        nargs="?",
+        const="mnist45-learning",
+        choices=["mnist45-learning", "mnist45-learning-few"],
+        help="a saved test run beside the baselines (default: mnist45-learning)",
+    )
     args = parser.parse_args(argv)
     if args.stage == "select":
         select()
@@ -217,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.stage == "gate-few":
             gate(chosen, GATE_FEW)
     if args.report:
-        report()
+        report(args.report)
     return 0
 
 

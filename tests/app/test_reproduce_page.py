@@ -47,6 +47,9 @@ def _write_runs(folder: Path) -> dict[str, dict]:
         ],
         "mnist45-stack": [model_entry("mean of 45 pairs: learned stack", [0.9951], 900.0)],
         "mnist45-learning": [model_entry("mean of 45 pairs: 2 filters, learned", [0.997], 3.0)],
+        "mnist45-learning-few": [
+            model_entry("mean of 45 pairs: 7 × 7 × 2 filters, learned", [0.998], 6.0)
+        ],
         "cifar10-stack": [model_entry("airplane-automobile: learned stack", [0.904], 300.0)],
         "cifar10-hog-mirror": [
             model_entry("airplane v automobile: beside HOG, mirrored", [0.943], 85.0, "93.00")
@@ -89,7 +92,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert not at.exception and not at.error
     assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
     tables = _cells(at)[::2]  # each comparison, then its settings and seeds
-    assert len(tables) == len(reproduced.TABLES) == 13
+    assert len(tables) == len(reproduced.TABLES) == 14
     shown = " ".join(m.value for m in at.markdown)
     assert all(f"- {table}: 35 images only it gets right" in shown for table in records)
     headers = [list(t.value.columns) for t in at.table][::2]
