@@ -56,7 +56,7 @@ PRESET = (
     "&n_iter=40&n_filters=4&layers=5x5x4-abs-max24&filter_init=zero-mean&tune_baselines=true"
     "&pace=live"
 )
-_RESULT = re.compile(r"K-CSVM: [\d.]+ % test")
+_RESULT = re.compile(r"K-CSVM: [\d.]+\s% test")
 NAT = "127.0.0.9"
 
 

@@ -20,6 +20,7 @@ from csvm.figures.svg_image import svg_as_image
 __all__ = [
     "chart",
     "image_grid",
+    "keep_units",
     "markup_figure",
     "playing",
     "projected",
@@ -28,6 +29,12 @@ __all__ = [
     "svg_figure",
     "table",
 ]
+
+
+def keep_units(text: str) -> str:
+    """``text`` with every number kept on one line with its "%" (a no-break space): a
+    projector's narrow column otherwise breaks "67.95" from "%"."""
+    return text.replace(" %", "\u00a0%")
 
 
 def projector_mode() -> bool:

@@ -34,6 +34,7 @@ from explorer.datasets import data_for
 from explorer.display import (
     chart,
     image_grid,
+    keep_units,
     markup_figure,
     projector_mode,
     result_columns,
@@ -112,18 +113,17 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
     data = data_for(config)
     play = playback(run)
     paused = play.paused
-    st.markdown(
-        headline(
-            config,
-            outcomes(views),
-            shown,
-            finished,
-            data.y_test,
-            paused=paused,
-            total=steps_total(config),
-            stopping=play.stopping,
-        )
+    line = headline(
+        config,
+        outcomes(views),
+        shown,
+        finished,
+        data.y_test,
+        paused=paused,
+        total=steps_total(config),
+        stopping=play.stopping,
     )
+    st.markdown(keep_units(line))  # "97.00 %" stays whole on a projector's 1280 px
     _ablation_headline(run)
     if config.multiclass:
         st.caption(md_escape(train_multiclass.describe(config, data.class_names)))

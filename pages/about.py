@@ -4,7 +4,7 @@ import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS, SPECS
 from explorer.app import ensure_app
-from explorer.display import table
+from explorer.display import keep_units, table
 from explorer.glossary import GLOSSARY, explain, value_words
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -13,7 +13,7 @@ ensure_app()  # a page's own URL on a fresh server: run it inside the app
 def _measured(text: str) -> None:
     """A paragraph of figures, each number kept on one line with its % (a projector's
     narrow column otherwise breaks "67.95" from "%")."""
-    st.markdown(text.replace(" %", "\u00a0%"))
+    st.markdown(keep_units(text))
 
 
 st.title("About CSVM Explorer")

@@ -104,7 +104,7 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     viewer = wait_for_results(open_app({"run": done, "jobs": "store", "pace": "live"}))
     assert not viewer.exception
     heading = [m.value for m in viewer.markdown if m.value.startswith("### ")]
-    assert heading and heading[0].startswith("### K-CSVM: 96.00 % test, 2 steps")
+    assert heading and heading[0].startswith("### K-CSVM: 96.00\u00a0% test, 2 steps")
     assert any(i.value.startswith("Shared view") for i in viewer.info)
     assert viewer.session_state["runs"][done].stored
     owner = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)

@@ -186,7 +186,7 @@ def test_a_second_tabs_start_leaves_the_first_tabs_run_going(server):
         url, source="127.0.0.4", page="train", query=f"run={run}&jobs={jobs}"
     ) as old:
         text = old.watch(lambda t: re.search(r"stopped at step \d+", t) is not None, 120).texts()
-    assert re.search(r"stopped at step \d+: [\d.]+ % test with the best filter", text), text[-400:]
+    assert re.search(r"stopped at step \d+: [\d.]+\s% test with the best filter", text), text[-400:]
 
 
 # -- row 3: fresh cookies from one address ---------------------------------------------------

@@ -29,7 +29,7 @@ RESTART_PORT, FIRST_PORT, SECOND_PORT = 8681, 8682, 8683
 SMALL = "n_iter=2&n_train=200&baselines=svm&pace=live"
 # Long enough to be cut off: a thousand steps on 600 images.
 LONG = "n_iter=1000&n_train=600&baselines=svm&pace=live"
-_HEADLINE = re.compile(r"K-CSVM: [\d.]+ % test")
+_HEADLINE = re.compile(r"K-CSVM: [\d.]+\s% test")
 
 
 @pytest.fixture(scope="module")

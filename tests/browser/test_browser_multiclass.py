@@ -29,7 +29,7 @@ def test_clicking_a_filter_focuses_its_sub_problem(server, browser):
     page.set_default_timeout(120_000)
     page.goto(f"{server}/?classes=0,1,2&n_filters=1&n_train=150&n_iter=3&pace=live")
     page.get_by_role("button", name="▶ Start").click()
-    page.get_by_text(re.compile(r"K-CSVM: [\d.]+ % test")).first.wait_for()
+    page.get_by_text(re.compile(r"K-CSVM: [\d.]+\s% test")).first.wait_for()
     from playwright.sync_api import Error as PlaywrightError
 
     for _ in range(10):  # the grid's title is redrawn while the run's last ticks arrive

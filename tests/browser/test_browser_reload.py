@@ -14,7 +14,7 @@ pytestmark = [
         not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
     ),
 ]
-_HEADLINE = re.compile(r"K-CSVM: [\d.]+ % test")
+_HEADLINE = re.compile(r"K-CSVM: [\d.]+\s% test")
 
 
 def test_a_downloaded_run_uploaded_in_another_browser_is_shown_again(server, browser, tmp_path):
