@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,10 +32,15 @@ __all__ = [
 ]
 
 
+#: "p = " or "p < " before a p-value, as csvm.analysis.stats.format_p is written.
+_P_VALUE = re.compile(r"\bp ([=<]) ")
+
+
 def keep_units(text: str) -> str:
-    """``text`` with every number kept on one line with its "%" (a no-break space): a
-    projector's narrow column otherwise breaks "67.95" from "%"."""
-    return text.replace(" %", "\u00a0%")
+    """``text`` with every number kept on one line with its "%", and "p = 0.62" or
+    "p < 0.001" whole (no-break spaces): a projector's narrow column otherwise breaks
+    "67.95" from "%"."""
+    return _P_VALUE.sub("p\u00a0\\1\u00a0", text.replace(" %", "\u00a0%"))
 
 
 def projector_mode() -> bool:

@@ -71,7 +71,7 @@ def _ablation_headline(run: Run) -> None:
     # run goes on must rerun the page, or this line would wait for ever.
     st.session_state[f"_verdict_waits_{run.id}"] = waiting
     if view is not None and view.state == "done" and view.result:
-        st.markdown(f"**{md_escape(ablation_verdict(view.result))}**")
+        st.markdown(f"**{md_escape(keep_units(ablation_verdict(view.result)))}**")
     elif waiting:
         st.caption("Comparing the learned filter with fixed filters at its norm…")
 
