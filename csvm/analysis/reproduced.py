@@ -110,8 +110,9 @@ TABLES: dict[str, dict[str, str]] = {
         "--out assets/runs/mnist45-learning.json",
     },
     "mnist45-learning-few": {
-        "title": "45 MNIST pairs, a second look (addendum 2): one or 7 × 7 filters learned, "
-        "against the same network on its random start at the learned norms (issue 35)",
+        "title": "45 MNIST pairs, a second look: two 7 × 7 filters learned (chosen on "
+        "validation, then gated), against the same network on its random start at the learned "
+        "norms (issue 35)",
         "command": "python -m csvm reproduce mnist45-learning-few --data-dir DIR "
         "--out assets/runs/mnist45-learning-few.json",
     },
