@@ -98,14 +98,10 @@ def select() -> str:
     return chosen
 
 
-def select_schedule() -> str:
-    """Addendum 1: the schedules of the chosen stack on the selection pairs' validation
-    splits; the largest mean gain among those at least as accurate as "2"."""
-    from csvm.runs.learning_study import SCHEDULES
-    from csvm.runs.pair_study import SELECTION_PAIRS
-
-    scored = _scored(SCHEDULE, SCHEDULES, SELECTION_PAIRS)
-    floor = _points(scored["2"], "learned_accuracy")
+def _choose_above(scored: dict[str, list[dict]], floor: float) -> str:
+    """The addenda's rule: the largest mean learned − random start among the candidates
+    whose mean learned accuracy is at least ``floor`` %; ties within ``TIE_POINTS`` to
+    the earlier candidate."""
     gains = {}
     for name, units in scored.items():
         learned = _points(units, "learned_accuracy")
@@ -117,6 +113,17 @@ def select_schedule() -> str:
     chosen = next(n for n in gains if gains[n] >= best - TIE_POINTS)
     print(f"chosen: {chosen}")
     return chosen
+
+
+def select_schedule() -> str:
+    """Addendum 1: the schedules of the chosen stack on the selection pairs' validation
+    splits; the largest mean gain among those at least as accurate as "2"."""
+    from csvm.runs.learning_study import SCHEDULES
+    from csvm.runs.pair_study import SELECTION_PAIRS
+
+    scored = _scored(SCHEDULE, SCHEDULES, SELECTION_PAIRS)
+    floor = _points(scored["2"], "learned_accuracy")
+    return _choose_above(scored, floor)
 
 
 def select_few() -> str:
@@ -136,17 +143,7 @@ def select_few() -> str:
         np.mean([fairness[f"mnist {pair} plain"]["val_accuracy"] for pair in SELECTION_PAIRS])
     )
     print(f"floor: the tuned plain SVM's mean validation accuracy {floor:.2f} %")
-    gains = {}
-    for name, units in scored.items():
-        learned = _points(units, "learned_accuracy")
-        print(f"{name}: mean learned − random start {_points(units):+.2f} points "
-              f"(learned {learned:.2f} %)")  # fmt: skip
-        if learned >= floor:
-            gains[name] = _points(units)
-    best = max(gains.values())
-    chosen = next(n for n in gains if gains[n] >= best - TIE_POINTS)
-    print(f"chosen: {chosen}")
-    return chosen
+    return _choose_above(scored, floor)
 
 
 def gate(chosen: str, path: Path = GATE) -> bool:
