@@ -10,6 +10,9 @@ reached, without the shapes it learned); both scored once on the pair's test spl
 
 The candidates (:data:`CANDIDATES`) were screened on the validation splits of the selection
 pairs only (``bench/bench_learning_pays.py --stage select``), which chose :data:`CHOSEN`.
+The protocol's addendum 2 screened one filter and 7 × 7 filters (:data:`FEW`) the same way
+and gated its choice, :data:`CHOSEN_FEW`, on all 45 pairs' validation splits; ``python -m
+csvm reproduce mnist45-learning-few`` (:func:`run_learning_study_few`) is its report.
 """
 
 from __future__ import annotations
