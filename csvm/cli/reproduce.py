@@ -13,7 +13,7 @@
     python -m csvm reproduce classroom-hog-stack --data-dir DIR  # issue 35's Classroom stack
     python -m csvm reproduce cifar10-hog-mirror --data-dir DIR  # beside HOG, mirrored SVs
     python -m csvm reproduce mnist45-learning --data-dir DIR  # does learning beat its start?
-    python -m csvm reproduce mnist45-learning-few --data-dir DIR  # ... with fewer filters
+    python -m csvm reproduce mnist45-learning-few --data-dir DIR  # ... two 7 × 7 filters
     python -m csvm reproduce teaching-shapes  # teaching set: do learned filters find the shapes?
 
 Every figure printed is measured by the run; the thesis's numbers are printed beside them.
