@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import format_p, mcnemar_correct
+from csvm.analysis.stats import format_images, format_p, mcnemar_correct
 from csvm.exceptions import CSVMError
 
 __all__ = [
@@ -427,14 +427,14 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
             "tuned SVM, %": f"{100 * p['plain']['test_accuracy']:.2f}",
             "stack, %": f"{100 * p['stack']['test_accuracy']:.2f}",
             "stack chose": str(p["stack"]["chosen"]),
-            "gain, points": f"{p['gain']:+.2f} ({_images(p['images'])})",
+            "gain, points": _gain(p["gain"], p["images"]),
             "McNemar p": f"{format_p(p['p'], cell=True)} ({p['outcome']})",
         }
         virtual = p.get("virtual")
         if virtual:
             row["tuned SVM + virtual SVs, %"] = f"{100 * virtual['test_accuracy']:.2f}"
-            row["stack − virtual SVs, points"] = (
-                f"{virtual['stack_gain']:+.2f} ({_images(virtual['stack_images'])})"
+            row["stack − virtual SVs, points"] = _gain(
+                virtual["stack_gain"], virtual["stack_images"]
             )
             row["vs virtual SVs, McNemar p"] = (
                 f"{format_p(virtual['stack_p'], cell=True)} ({virtual['stack_outcome']})"
@@ -443,9 +443,9 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-def _images(count: int) -> str:
-    """A signed count of test images, "+1 image" or "-3 images"."""
-    return f"{count:+d} image{'' if abs(count) == 1 else 's'}"
+def _gain(points: float, images: int) -> str:
+    """A table's gain cell: "+0.25 (+5 images)"."""
+    return f"{points:+.2f} ({format_images(images, signed=True)})"
 
 
 def _learning_rows(units: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
@@ -460,7 +460,7 @@ def _learning_rows(units: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
             "test images": str(u["n"]),
             "learned, %": f"{100 * learned.mean():.2f}",
             "random start, %": f"{100 * start.mean():.2f}",  # at the learned norms (title)
-            "gain, points": f"{m.diff_points:+.2f} ({_images(m.diff_images)})",
+            "gain, points": _gain(m.diff_points, m.diff_images),
             "McNemar p": f"{format_p(m.p_value, cell=True)} ({m.outcome})",
         })  # fmt: skip
     return rows

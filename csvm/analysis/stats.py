@@ -25,6 +25,7 @@ __all__ = [
     "McNemarResult",
     "describe_difference",
     "format_accuracy",
+    "format_images",
     "format_p",
     "mcnemar_correct",
     "mcnemar_exact",
@@ -240,15 +241,27 @@ def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:
         difference"; a significant one names the better model.
     """
     images = result.diff_images
-    unit = "image" if abs(images) == 1 else "images"
     head = (
-        f"{name_a} vs {name_b}: {result.diff_points:+.2f} points ({images} {unit}), "
+        f"{name_a} vs {name_b}: {result.diff_points:+.2f} points ({format_images(images)}), "
         f"p {format_p(result.p_value)}"
     )
     if result.p_value < SIGNIFICANCE_LEVEL:
         better = name_a if images > 0 else name_b
         return f"{head} — a significant difference ({better} better, p < {SIGNIFICANCE_LEVEL})"
     return f"{head} — not a significant difference"
+
+
+def format_images(count: int, signed: bool = False) -> str:
+    """A count of test images in words, "1 image" or "-3 images" ("+5 images" when
+    ``signed``, for a difference in a table's column).
+
+    Examples
+    --------
+    >>> format_images(1), format_images(-3), format_images(5, signed=True)
+    ('1 image', '-3 images', '+5 images')
+    """
+    number = f"{count:+d}" if signed else f"{count}"
+    return f"{number} image{'' if abs(count) == 1 else 's'}"
 
 
 def format_accuracy(k: int, n: int, confidence: float = 0.95) -> str:
