@@ -76,8 +76,11 @@ def test_the_same_random_state_gives_the_same_atoms_and_another_gives_others():
     [
         ({"patch_size": 11}, _images(), "patch_size 11 is larger than the images"),
         ({}, np.zeros((4, 30, 3)), "patch_size 4 is larger than the images \\(30, 3\\)"),
-        ({"image_shape": (3, 5, 5)}, np.zeros((4, 30)), "X has 30 features per sample but "
-         "image_shape=\\(3, 5, 5\\) needs 75"),
+        (
+            {"image_shape": (3, 5, 5)},
+            np.zeros((4, 30)),
+            "X has 30 features per sample but image_shape=\\(3, 5, 5\\) needs 75",
+        ),
     ],
 )
 def test_bad_input_is_refused_with_a_message(params, X, message):
@@ -87,8 +90,9 @@ def test_bad_input_is_refused_with_a_message(params, X, message):
 
 def test_transform_refuses_images_of_another_shape():
     d = _small().fit(_images())
-    with pytest.raises(ValueError, match="expecting 270 features as input \\(images of shape "
-                       "\\(3, 10, 9\\)\\)"):
+    with pytest.raises(
+        ValueError, match="expecting 270 features as input \\(images of shape \\(3, 10, 9\\)\\)"
+    ):
         d.transform(_images(h=11))
 
 
