@@ -20,7 +20,7 @@ from csvm.analysis.curves import (
 )
 from csvm.analysis.reproduced import describe_environment
 from csvm.analysis.stats import format_p
-from csvm.figures.curves import curve_figure
+from csvm.figures.curves import curve_figure, curve_subtitle, curve_title
 from csvm.jobs import QuotaExceeded
 from csvm.runs.curve_job import run_curve_cell
 from csvm.runs.sweeps import ignore_event
@@ -41,6 +41,7 @@ MAX_CELLS = 60
 _PROJECTOR_HEIGHT = 440
 #: Past this many methods the legend's rows (one each at a projector's type size, about
 #: _LEGEND_ROW px) ate the plot: its axis title ran into the figure's title (7 methods).
+#: A subtitle (what the curve learns) takes one row more.
 _LEGEND_ROWS_IN_HEIGHT, _LEGEND_ROW = 6, 30
 
 
@@ -113,20 +114,19 @@ def _where_it_pays(record: dict) -> None:
 
 
 def _saved(record: dict, key: str) -> None:
-    a, b = record["pair"]
-    name = {"mnist": "MNIST", "cifar10": "CIFAR-10"}.get(record["dataset"], record["dataset"])
     if record.get("complete") is False:
         st.caption(
             f"Partial: {len(record['cells'])} cells measured so far (the measurement is "
             "still running, or was stopped before the end)."
         )
-    # The pair in the figure's own title, not a heading above it, and a projector's
-    # figure no taller than what is left of a 720 px screen under the page's title: the
-    # first curve is seen whole without scrolling.
-    figure = projected(curve_figure(record["rows"], title=f"{name}: {a} v {b}"))
-    if projector_mode():
-        methods = len({row["method"] for row in record["rows"]})
-        extra_rows = max(0, methods - _LEGEND_ROWS_IN_HEIGHT)
+    # The pair and what it learns in the figure's own title, not a heading above it, and a
+    # projector's figure no taller than what is left of a 720 px screen under the page's
+    # title: the first curve is seen whole without scrolling.
+    methods = list(dict.fromkeys(row["method"] for row in record["rows"]))
+    title, subtitle = curve_title(record["dataset"], record["pair"]), curve_subtitle(methods)
+    figure = projected(curve_figure(record["rows"], title, subtitle))
+    if projector_mode():  # a subtitle takes a legend row's height
+        extra_rows = max(0, len(methods) - _LEGEND_ROWS_IN_HEIGHT) + bool(subtitle)
         figure.update_layout(height=_PROJECTOR_HEIGHT + _LEGEND_ROW * extra_rows)
     st.plotly_chart(figure, key=f"curve_{key}", width="stretch")
     table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())

@@ -14,7 +14,7 @@ from csvm.figures._style import layout
 from csvm.figures.style import log_ticks
 from csvm.figures.text import plain, plain_in_template
 
-__all__ = ["curve_figure"]
+__all__ = ["curve_figure", "curve_subtitle", "curve_title"]
 
 #: One colour per method, the same on every curve (the plain SVM, the reference, in grey).
 _COLOURS = {
@@ -47,6 +47,22 @@ _DASHES = {
     "hogm": "longdash",
 }
 
+#: What each learned curve method is, in the few words a curve's title can hold: several
+#: saved curves share a pair, and a class must tell their figures apart at a glance.
+_LEARNED_IN_WORDS = {
+    "kcsvm": "one layer",
+    "layers": "two layers",
+    "hoglearn": "a HOG-like stack",
+    "hoglearn3": "a HOG-like stack",
+    "hogcolour": "a HOG-like stack on colour",
+    "hogprod": "a stack beside HOG",
+    "hogprod3": "a stack beside HOG",
+    "hogprodv": "a stack beside HOG",
+    "hogprod3m": "a stack beside HOG",
+}
+#: Datasets' names as written in a title.
+_DATASET_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10", "fashion-mnist": "Fashion-MNIST"}
+
 #: At most this many measured sizes are labelled; more would run into each other.
 _MAX_SIZE_TICKS = 8
 
@@ -63,7 +79,62 @@ def _size_ticks(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"tickvals": sizes, "ticktext": [f"{v:,.0f}" for v in sizes]}
 
 
-def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figure:
+def curve_title(dataset: str, pair: Sequence[str]) -> str:
+    """A saved curve's title: its dataset and pair.
+
+    Examples
+    --------
+    >>> curve_title("cifar10", ("airplane", "automobile"))
+    'CIFAR-10: airplane v automobile'
+    """
+    a, b = pair
+    return f"{_DATASET_NAMES.get(dataset, dataset)}: {a} v {b}"
+
+
+def curve_subtitle(methods: Sequence[str]) -> str:
+    """What a curve learns, in a few words: several saved curves share a pair, and their
+    figures must read apart.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        The curve's methods (keys of :data:`csvm.analysis.curves.METHODS`).
+
+    Returns
+    -------
+    str
+        ``""`` when none of them learns.
+
+    Examples
+    --------
+    >>> curve_subtitle(["svm", "hog", "hoglearn3", "hogprod3", "hogprod3m"])
+    'learned: a HOG-like stack, a stack beside HOG'
+    >>> curve_subtitle(["svm", "hog"])
+    ''
+    """
+    learned = dict.fromkeys(_LEARNED_IN_WORDS[m] for m in methods if m in _LEARNED_IN_WORDS)
+    return f"learned: {', '.join(learned)}" if learned else ""
+
+
+def _title(title: str, subtitle: str) -> dict[str, Any]:
+    """Plotly's title: with a subtitle, a second, smaller line, the top margin grown to
+    hold it (automargin) and both lines over the plot, right of the y axis's title, which
+    a short projector figure draws taller than its plot."""
+    if not subtitle:
+        return {"text": plain(title)}
+    return {
+        "text": f"{plain(title)}<br><sup>{plain(subtitle)}</sup>",
+        "automargin": True,
+        "yref": "paper",
+        "xref": "paper",
+        "x": 0,
+        "xanchor": "left",
+    }
+
+
+def curve_figure(
+    rows: Sequence[Mapping[str, Any]], title: str = "", subtitle: str = ""
+) -> go.Figure:
     """Mean test accuracy (%) against training images (log axis), one line per method,
     with its 95 % interval as error bars.
 
@@ -72,7 +143,9 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
     rows : sequence of mapping
         :func:`csvm.analysis.curves.summarise_curve`'s rows (``method``, ``label``,
         ``n_train``, ``accuracy``, ``interval``).
-    title : str
+    title : str, default=""
+    subtitle : str, default=""
+        A second, smaller line under the title.
     """
     fig = go.Figure()
     methods = list(dict.fromkeys(r["method"] for r in rows))
@@ -100,7 +173,7 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> go.Figur
             )
         )
     fig.update_layout(
-        title=plain(title),
+        title=_title(title, subtitle),
         xaxis={"title": "training images", "type": "log", **_size_ticks(rows)},
         yaxis={"title": "test accuracy (%)"},
         # At the figure's bottom edge, not a fraction of the plot's height below it: in a

@@ -49,7 +49,9 @@ def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
     figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert [f["layout"]["title"]["text"] for f in figures] == ["mnist-5k: 3 v 5"]
+    assert [f["layout"]["title"]["text"] for f in figures] == [
+        "mnist-5k: 3 v 5<br><sup>learned: one layer</sup>"
+    ]
     table = at.dataframe[0].value
     svm = record["rows"][[r["method"] for r in record["rows"]].index("svm")]
     row = table[table["method"] == svm["label"]].iloc[0]
@@ -71,6 +73,22 @@ def test_a_saved_curve_says_where_the_learned_filter_pays_against_hog(runs_dir, 
     assert "Where the learned filter pays against HOG" in text
     assert "K-CSVM, one layer (2 filters 5×5) against HOG + RBF SVM, by training images" in text
     assert "learned HOG-like stack (3×3, CIFAR-10's setting) against HOG + RBF SVM" in text
+
+
+def test_two_saved_curves_of_one_pair_have_titles_that_tell_them_apart(runs_dir, cells):
+    # The Learning curves page holds three curves of airplane v automobile: a class must
+    # see from each figure's title what it learns.
+    _save(runs_dir, cells)
+    colour = [{**c, "method": "hogcolour"} for c in cells if c["method"] == "kcsvm"]
+    svm = [c for c in cells if c["method"] == "svm"]
+    _save(runs_dir, svm + colour, name="curve_test_colour.json")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert sorted(titles) == [
+        "mnist-5k: 3 v 5<br><sup>learned: a HOG-like stack on colour</sup>",
+        "mnist-5k: 3 v 5<br><sup>learned: one layer</sup>",
+    ]
 
 
 def test_a_saved_curve_draws_the_recommended_models_line_and_rows(runs_dir, cells):
