@@ -8,6 +8,7 @@ import streamlit as st
 from csvm import figures
 from csvm.jobs import QuotaExceeded
 from csvm.runs.config import SPECS
+from csvm.runs.fields import MODEL_LABELS
 from csvm.runs.sweeps import (
     DEFAULT_VALUES,
     SWEEP_PARAMS,
@@ -38,8 +39,9 @@ heartbeat()
 base = current_config()
 st.caption(
     f"Base settings: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
-    f"{md_escape(base.class_b)}, {base.model}, {base.kernel} kernel (change them on the "
-    "Train page)."
+    f"{md_escape(base.class_b)}, {MODEL_LABELS.get(base.model, base.model)}"
+    + (f", {base.kernel} kernel" if base.model in SPECS["kernel"].models else "")
+    + " (change them on the Train page)."
 )
 c1, c2 = st.columns(2)
 n_train = c1.number_input(

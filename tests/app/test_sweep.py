@@ -69,6 +69,12 @@ def test_sweep_page_fills_the_heatmap():
     assert at.button(key="sw_stop").disabled
 
 
+def test_sweep_page_names_the_base_model_in_words():
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    (base,) = [c.value for c in at.caption if c.value.startswith("Base settings")]
+    assert "K-CSVM, rbf kernel" in base and "kcsvm" not in base
+
+
 def test_sweep_page_refuses_bad_values():
     at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
     at.text_input(key="sw_x_values_gamma").set_value("0.01, lots").run()
