@@ -342,6 +342,22 @@ def _options(name: str, datasets: dict[str, dict], config: RunConfig) -> list | 
     return None
 
 
+#: The longest choice a half-width sidebar box shows whole (at the sidebar's default width):
+#: "horizontal" or "automobile" would read "horizon" and "automo".
+_HALF_WIDTH_CHARS = 7
+
+
+def _fit_side_by_side(
+    name: str, partner: str, datasets: dict[str, dict], config: RunConfig
+) -> bool:
+    """Whether two paired settings' choices fit in half the sidebar each."""
+    for setting in (name, partner):
+        options = _options(setting, datasets, config) or []
+        if any(len(str(option)) > _HALF_WIDTH_CHARS for option in options):
+            return False
+    return True
+
+
 def _visible(name: str, config: RunConfig) -> bool:
     """Whether the chosen model and kernel use a setting (read live from the widgets)."""
     spec = SPECS[name]
@@ -385,12 +401,14 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
                 ):
                     continue  # drawn beside its partner
                 partner = _PAIRS.get(name)
-                if partner in names:
+                if partner in names and _fit_side_by_side(name, partner, datasets, config):
                     left, right = st.columns(2)
                     _widget(left, name, _options(name, datasets, config))
                     _widget(right, partner, _options(partner, datasets, config))
                 else:
                     _widget(st, name, _options(name, datasets, config))
+                    if partner in names:
+                        _widget(st, partner, _options(partner, datasets, config))
     values = {name: _read(name, getattr(config, name)) for name in SPECS}
     new, problems = parse(values, base=config, source="the form")
     for problem in problems:  # a typed value out of range: named, and Start waits

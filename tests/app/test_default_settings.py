@@ -34,3 +34,19 @@ def test_the_librarys_defaults_exactly_get_a_link_that_keeps_them():
     query = _query(at)
     assert query.get("dataset") == RunConfig().dataset  # named, though it is the default
     assert open_app(query).session_state["run_config"] == RunConfig()
+
+
+def test_long_class_names_get_the_sidebars_whole_width():
+    # Side by side, "horizontal" read "horizon": shapes' classes get a row each, digits
+    # (one character) stay side by side.
+    at = open_app()
+
+    def side_by_side(at) -> list[str]:
+        return [box.label for column in at.sidebar.columns for box in column.selectbox]
+
+    assert "Class −1" in [s.label for s in at.sidebar.selectbox]
+    assert at.selectbox(key="w_class_a").value == "horizontal"
+    assert side_by_side(at) == []
+    at.selectbox(key="w_dataset").set_value("mnist-5k").run()
+    assert not at.exception
+    assert side_by_side(at) == ["Class −1", "Class +1"]
