@@ -297,7 +297,7 @@ def _metrics(s, X, y, steps, alpha, yf) -> None:
             icon=":material/touch_app:",
         )
         return
-    st.metric("Train accuracy", f"{np.mean(yf > 0):.1%}")
+    st.metric("Train accuracy", f"{100 * np.mean(yf > 0):.1f} %")
     st.metric("Support vectors", f"{int(np.sum(alpha > 0))} of {len(y)}")
     st.metric("Inside the margin (ξ > 0)", int(np.sum((alpha > 0) & (yf < 1 - figs.XI_SHOWN))))
     if s.kernel == "linear":
@@ -391,7 +391,7 @@ def lift_view(s: pg.Settings, X, y) -> None:
         return
     w, b, accuracy, converged = lift(_problem_key(s), X, y)
     projector = projector_mode()
-    title = f"φ(x) = (x₁², √2·x₁x₂, x₂²): a plane separates {accuracy:.0%} of the points"
+    title = f"φ(x) = (x₁², √2·x₁x₂, x₂²): a plane separates {100 * accuracy:.0f} % of the points"
     st.plotly_chart(
         figs.lift_figure(X, y, w, b, title=title, projector=projector),
         key="pg_lift",

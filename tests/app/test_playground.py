@@ -46,7 +46,7 @@ def test_placed_points_from_the_url():
     at = _open({"pg_data": "placed", "pg_pos": "1_1_1.5_0", "pg_neg": "-1_-1"})
     assert not at.exception
     assert _metric(at, "Support vectors").endswith("of 3")
-    assert _metric(at, "Train accuracy") == "100.0%"
+    assert _metric(at, "Train accuracy") == "100.0 %"
 
 
 def test_one_class_asks_for_the_other():
@@ -109,5 +109,5 @@ def test_lift_view_and_the_bridge_to_train():
     assert not at.exception
     (fig,) = specs(at)
     assert {t["type"] for t in fig["data"]} >= {"scatter3d", "surface"}
-    assert "100%" in fig["layout"]["title"]["text"]  # circles: a plane separates them all
+    assert "100 %" in fig["layout"]["title"]["text"]  # circles: a plane separates them all
     assert any(b.label == "Now learn the features: the filter" for b in at.button)
