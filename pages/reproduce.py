@@ -15,7 +15,7 @@ from explorer.app import ensure_app
 from explorer.datasets import available_datasets, presets
 from explorer.display import table as data_table
 from explorer.measured import how_measured, jargon_note, strip_paths
-from explorer.settings import set_config
+from explorer.settings import md_escape, set_config
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -48,8 +48,13 @@ _TESTS = {
 }
 
 
+def _anchor(table: str) -> str:
+    """A table's heading's anchor: the run's name, in letters, digits and hyphens."""
+    return "run-" + "".join(c if c.isalnum() else "-" for c in table)
+
+
 def _show(table: str, meta: dict[str, str]) -> None:
-    st.subheader(meta["title"])
+    st.subheader(meta["title"], anchor=_anchor(table))
     path = reproduced.run_path(table)
     try:
         record = reproduced.load_run(path)
@@ -104,5 +109,9 @@ st.markdown(
     "saved when it was measured, nothing here is typed in; how each was measured (the "
     "command, the machine and the code's version) is folded under its table."
 )
+# Fourteen tables make a long page: a researcher looking for one jumps to it.
+with st.expander(f"The {len(reproduced.TABLES)} tables on this page"):
+    tables = reproduced.TABLES.items()
+    st.markdown("\n".join(f"- [{md_escape(m['title'])}](#{_anchor(t)})" for t, m in tables))
 for name, table_meta in reproduced.TABLES.items():
     _show(name, table_meta)

@@ -7,6 +7,7 @@ The page is run through AppTest against a folder of runs written here with the s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,16 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     assert records["table3.1"]["date"] in captions and "cores" in captions
     seeds = _cells(at)[1]
     assert seeds[2][2] == ", ".join(f"{100 * a:.2f}" for a in k["accuracies"])
+
+
+def test_a_contents_list_links_to_every_tables_heading(runs_dir):
+    _write_runs(runs_dir)
+    at = _page()
+    (contents,) = [e for e in at.expander if e.label == "The 14 tables on this page"]
+    links = re.findall(r"\[(.+?)\]\(#([\w-]+)\)", contents.markdown[0].value)
+    anchors = {s.proto.anchor: s.value for s in at.subheader}
+    assert len(links) == len(reproduced.TABLES) == len(anchors)
+    assert all(anchors[anchor] == title.replace("\\", "") for title, anchor in links)
 
 
 def test_sign_tests_over_draws_are_headed_as_such(runs_dir):
