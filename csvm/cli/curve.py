@@ -243,8 +243,10 @@ def _run(
         print(f"curve saved to {args.out}")
     if args.plot:
         from csvm.cli.plots import write_curve
+        from csvm.figures.curves import curve_subtitle, curve_title
 
-        title = f"{args.dataset}: {args.pair[0]} vs {args.pair[1]}"
-        for path in write_curve(args.plot, rows, title=title):
+        title = curve_title(args.dataset, args.pair)
+        subtitle = curve_subtitle([row["method"] for row in rows])
+        for path in write_curve(args.plot, rows, title, subtitle):
             print(f"wrote {path}")
     return 0

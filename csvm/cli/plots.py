@@ -120,8 +120,10 @@ def write_sweep(
     return [_write_figure(folder, "sweep.html", fig)]
 
 
-def write_curve(folder: str, rows: Sequence[Mapping[str, Any]], title: str = "") -> list[str]:
+def write_curve(
+    folder: str, rows: Sequence[Mapping[str, Any]], title: str = "", subtitle: str = ""
+) -> list[str]:
     """The learning curves: mean test accuracy against training images, per method."""
     from csvm.figures.curves import curve_figure
 
-    return [_write_figure(folder, "curve.html", curve_figure(rows, title=title))]
+    return [_write_figure(folder, "curve.html", curve_figure(rows, title, subtitle))]

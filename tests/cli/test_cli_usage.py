@@ -118,12 +118,14 @@ def test_sweep_plot_writes_the_heatmap(tmp_path, capsys):
 
 
 def test_curve_plot_writes_the_curves(tmp_path, capsys):
-    argv = ["curve", "--sizes", "20", "--seeds", "1", "--methods", "svm"]
+    argv = ["curve", "--sizes", "20", "--seeds", "1", "--methods", "svm,kcsvm"]
     assert main([*argv, "--plot", str(tmp_path)]) == 0
     page = (tmp_path / "curve.html").read_text()
-    assert "mnist-5k: 3 vs 5" in page and '"type":"scatter"' in page
+    assert '"type":"scatter"' in page
+    # Titled as the Learning curves page titles it: the pair, then what it learns.
+    assert "mnist-5k: 3 v 5\\u003cbr\\u003e\\u003csup\\u003elearned: one layer" in page
     printed = capsys.readouterr()
-    assert "1/1 cells" in printed.err and "ETA" in printed.err
+    assert "2/2 cells" in printed.err and "ETA" in printed.err
 
 
 def test_plot_refuses_a_file(tmp_path, capsys):
