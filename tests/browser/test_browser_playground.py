@@ -123,7 +123,7 @@ def test_place_points_see_the_boundary_and_step(page_url, browser):
     assert len(query["pg_pos"][0].split("_")) == 6 and len(query["pg_neg"][0].split("_")) == 6
     # the boundary and both margins are drawn; the six points are all classified right
     page.wait_for_function("document.querySelectorAll('.contourlevel path').length >= 3")
-    assert "100.0%" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    assert "100.0 %" in page.locator('[data-testid="stMetric"]').first.inner_text()
     page.screenshot(path=str(ARTIFACTS / "playground-placed.png"))
 
     _click_at(page, 0.0, 2.5)  # a seventh point, then a click on it removes it
