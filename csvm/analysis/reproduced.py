@@ -399,11 +399,13 @@ def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
 
 def counts_text(record: Mapping[str, Any]) -> str:
     """How many training and test images the run used, for the page's caption ("" if the
-    record does not say); a pair study's counts are sums over its pairs."""
+    record does not say); a pair study's or a learning study's counts are sums over its
+    pairs."""
     data = record.get("data") or {}
     if "n_train" not in data or "n_test" not in data:
         return ""
-    pairs = (record.get("details") or {}).get("pairs") or []
+    details = record.get("details") or {}
+    pairs = details.get("pairs") or details.get("units") or []
     summed = (
         f", summed over the {len(pairs)} pairs (each pair's own split)" if len(pairs) > 1 else ""
     )

@@ -99,6 +99,8 @@ def test_the_run_is_a_saved_run_the_reproduce_page_reads(monkeypatch, pair):
     first = units[0]
     assert rows[0]["learned, %"] == f"{100 * first['learned_accuracy']:.2f}"
     assert rows[0]["random start, %"] == f"{100 * first['start_accuracy']:.2f}"
+    # The page's caption says its counts are sums over the pairs, as a pair study's does.
+    assert "summed over the 2 pairs" in reproduced.counts_text(extra)
 
 
 def test_a_schedule_changes_only_its_own_fields_of_the_chosen_stack():
