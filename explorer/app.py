@@ -37,6 +37,10 @@ _STYLE = (
     "[data-tag]{height:auto!important}"
     "[data-tag]>span[title]{white-space:normal!important;text-overflow:clip!important;"
     "overflow-wrap:anywhere}"
+    # A table cell's text stopped at 400 px (Streamlit's own limit) and left the rest of
+    # a full-width table empty: the About page's glossary wrapped each entry in a third
+    # of its width.
+    "[data-testid='stTable'] td [data-testid='stMarkdownContainer']{max-width:none}"
     "</style>"
 )
 # Projector mode: every text of the page at 18 px or more (what a class reads from the back

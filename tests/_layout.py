@@ -76,6 +76,23 @@ def overlapping_figure_text(page) -> list[str]:
     return page.evaluate(_OVERLAPS)
 
 
+_NARROW_CELLS = """() => [...document.querySelectorAll(
+        "[data-testid='stTable'] td [data-testid='stMarkdownContainer']")]
+    .filter(e => {
+        if (e.offsetParent === null) return false;
+        const line = parseFloat(getComputedStyle(e.querySelector('p') || e).lineHeight);
+        const wrapped = e.getBoundingClientRect().height > 1.5 * line;
+        return wrapped && e.getBoundingClientRect().width < e.parentElement.clientWidth - 40;
+    })
+    .map(e => e.innerText.trim().slice(0, 40))"""
+
+
+def narrow_table_cells(page) -> list[str]:
+    """Table cells whose text wraps onto more lines while well short of the cell's width
+    (Streamlit held each cell's text to 400 px, whatever the table's width)."""
+    return page.evaluate(_NARROW_CELLS)
+
+
 def filter_view(page) -> dict[str, Any] | None:
     """The Train page's filter: its box in the window (``bottom``: its cells' bottom
     edge), the width in pixels of each filter's plane (its heatmap), and the type size
