@@ -347,15 +347,9 @@ def _options(name: str, datasets: dict[str, dict], config: RunConfig) -> list | 
 _HALF_WIDTH_CHARS = 7
 
 
-def _fit_side_by_side(
-    name: str, partner: str, datasets: dict[str, dict], config: RunConfig
-) -> bool:
-    """Whether two paired settings' choices fit in half the sidebar each."""
-    for setting in (name, partner):
-        options = _options(setting, datasets, config) or []
-        if any(len(str(option)) > _HALF_WIDTH_CHARS for option in options):
-            return False
-    return True
+def _fit_side_by_side(*choices: list | None) -> bool:
+    """Whether paired settings' choices (None: a typed value) fit in half the sidebar each."""
+    return all(len(str(c)) <= _HALF_WIDTH_CHARS for options in choices for c in options or ())
 
 
 def _visible(name: str, config: RunConfig) -> bool:
@@ -401,14 +395,17 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
                 ):
                     continue  # drawn beside its partner
                 partner = _PAIRS.get(name)
-                if partner in names and _fit_side_by_side(name, partner, datasets, config):
-                    left, right = st.columns(2)
-                    _widget(left, name, _options(name, datasets, config))
-                    _widget(right, partner, _options(partner, datasets, config))
-                else:
+                if partner not in names:
                     _widget(st, name, _options(name, datasets, config))
-                    if partner in names:
-                        _widget(st, partner, _options(partner, datasets, config))
+                    continue
+                options = _options(name, datasets, config)
+                partner_options = _options(partner, datasets, config)
+                if _fit_side_by_side(options, partner_options):
+                    left, right = st.columns(2)
+                else:
+                    left = right = st  # a row each
+                _widget(left, name, options)
+                _widget(right, partner, partner_options)
     values = {name: _read(name, getattr(config, name)) for name in SPECS}
     new, problems = parse(values, base=config, source="the form")
     for problem in problems:  # a typed value out of range: named, and Start waits

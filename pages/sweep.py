@@ -8,7 +8,6 @@ import streamlit as st
 from csvm import figures
 from csvm.jobs import QuotaExceeded
 from csvm.runs.config import SPECS
-from csvm.runs.fields import MODEL_LABELS
 from csvm.runs.sweeps import (
     DEFAULT_VALUES,
     SWEEP_PARAMS,
@@ -22,6 +21,7 @@ from explorer.app import ensure_app
 from explorer.cluster import cluster, executor_address, future_view
 from explorer.datasets import data_for
 from explorer.display import projected
+from explorer.glossary import value_words
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
@@ -39,7 +39,7 @@ heartbeat()
 base = current_config()
 st.caption(
     f"Base settings: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
-    f"{md_escape(base.class_b)}, {MODEL_LABELS.get(base.model, base.model)}"
+    f"{md_escape(base.class_b)}, {value_words(base.model)}"
     + (f", {base.kernel} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."
 )
