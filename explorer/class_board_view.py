@@ -15,6 +15,7 @@ import streamlit as st
 from csvm.runs.config import MODEL_LABELS
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
+from explorer.display import box
 from explorer.owner_cookie import owner
 from explorer.run_store import get_store, recover_now, restore, store_problem
 from explorer.runs import owns, runs
@@ -137,7 +138,7 @@ def _open(run_ids: list[str], page: str) -> None:
 
 def _teacher_panel() -> bool:
     """The teacher's box; returns whether the teacher key was given."""
-    with st.expander("Teacher", icon=":material/lock:"):
+    with box("Teacher", "teacher_box", icon=":material/lock:"):
         problem = board.teacher_problem()
         if problem:
             st.info(problem, icon=":material/lock:")

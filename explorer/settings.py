@@ -28,6 +28,7 @@ from csvm.runs.config import (
 from csvm.runs.presets import load_presets
 from csvm.runs.query import from_query, to_query
 from csvm.runs.values import parse_value
+from explorer.display import box
 from explorer.glossary import explain
 
 CONFIG_KEY = "run_config"
@@ -384,7 +385,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     for name in SPECS:
         _seed(name, getattr(config, name))
     for group, title, expanded in _GROUPS:
-        with st.sidebar.expander(title, expanded=expanded):
+        with box(title, f"box_{group}", expanded=expanded, sidebar=True):
             names = [n for n, s in SPECS.items() if s.group == group and _visible(n, config)]
             paired = set(_PAIRS.values())
             for name in names:

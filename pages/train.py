@@ -22,7 +22,7 @@ from explorer.app import ensure_app, url_extra
 from explorer.class_board_view import display_name_box
 from explorer.dask_jobs import show_cluster_note
 from explorer.datasets import available_datasets, data_for, presets
-from explorer.display import playing
+from explorer.display import box, playing
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
 from explorer.owner_cookie import heartbeat, owner
@@ -110,7 +110,7 @@ def sidebar() -> RunConfig:
 
 def _reload_box() -> None:
     """Upload a run's export zip to see the run again (settings, results, history, filters)."""
-    with st.sidebar.expander("Reload a run", icon=":material/upload_file:"):
+    with box("Reload a run", "reload_box", sidebar=True, icon=":material/upload_file:"):
         st.file_uploader(
             "The zip a run's Download gave",
             type=["zip"],

@@ -195,3 +195,27 @@ def test_sidebar_collapses_below_1000_px(server, browser, width, height, collaps
                      .getAttribute('data-collapsed') === 'true'"""
         )
     page.close()
+
+
+def test_an_edit_that_leaves_the_preset_keeps_the_open_boxes_open(server, browser):
+    """An edit makes the settings "Custom", and the preset's "How this was measured" box
+    above the settings goes away; the boxes the user opened below it stay open (unkeyed,
+    each was drawn anew, folded, under the user's hand)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(server)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("How this was measured").wait_for()
+    sidebar.get_by_text("Baselines", exact=True).click()
+    epochs = page.get_by_role("spinbutton", name="CNN epochs")
+    epochs.wait_for()
+    sidebar.get_by_text("Your own images").click()
+    colour = sidebar.get_by_text("Keep colour")
+    colour.wait_for()
+    page.wait_for_timeout(1000)
+    epochs.fill(str(int(epochs.input_value()) + 1))
+    epochs.press("Enter")
+    sidebar.get_by_text("How this was measured").wait_for(state="detached")
+    page.wait_for_timeout(1000)
+    assert epochs.is_visible() and colour.is_visible()
+    page.close()
