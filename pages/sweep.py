@@ -40,7 +40,7 @@ base = current_config()
 st.caption(
     f"Base settings: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
     f"{md_escape(base.class_b)}, {value_words(base.model)}"
-    + (f", {base.kernel} kernel" if base.model in SPECS["kernel"].models else "")
+    + (f", {value_words(base.kernel)} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."
 )
 c1, c2 = st.columns(2)

@@ -72,7 +72,7 @@ def test_sweep_page_fills_the_heatmap():
 def test_sweep_page_names_the_base_model_in_words():
     at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
     (base,) = [c.value for c in at.caption if c.value.startswith("Base settings")]
-    assert "K-CSVM, rbf kernel" in base and "kcsvm" not in base
+    assert "K-CSVM, RBF kernel" in base and "kcsvm" not in base
 
 
 def test_sweep_page_refuses_bad_values():
