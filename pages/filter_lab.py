@@ -349,7 +349,10 @@ def _digit_section(data) -> None:
     c2.plotly_chart(
         projected(
             figures.feature_maps_figure(
-                digit[None, None], result.feature_maps(digit), ["your digit, MNIST-style"]
+                digit[None, None],
+                result.feature_maps(digit),
+                ["your digit, MNIST-style"],
+                "Your digit before (top) and after the filter (feature maps)",
             )
         ),
         key="lab_digit_maps",

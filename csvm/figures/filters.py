@@ -197,7 +197,12 @@ def _heatmap_axes(fig: go.Figure) -> None:
     square_pixels(fig)
 
 
-def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[str]) -> go.Figure:
+def feature_maps_figure(
+    images: np.ndarray,
+    maps: np.ndarray,
+    labels: Sequence[str],
+    title: str = "Pinned images before (top) and after the filter (feature maps)",
+) -> go.Figure:
     """Pinned example images (top row) and their feature maps after the filter (below).
 
     Parameters
@@ -206,6 +211,9 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     maps : ndarray of shape (n, n_filters, H', W')
     labels : sequence of str
         One caption per image.
+    title : str, default="Pinned images before (top) and after the filter (feature maps)"
+        The figure's title (the pinned training images are the default; the Filter lab's
+        own digit names itself).
 
     Returns
     -------
@@ -244,7 +252,7 @@ def feature_maps_figure(images: np.ndarray, maps: np.ndarray, labels: Sequence[s
     canvas_axes(fig)
     rows = 1 + n_maps
     fig.update_layout(
-        title="Pinned images before (top) and after the filter (feature maps)",
+        title=title,
         height=180 * rows + 60,
         annotations=tile_captions(plain_all(labels), n, cell, gap),
         **layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),

@@ -251,3 +251,6 @@ def test_feature_maps_figure_sends_each_trace_only_its_own_rows_in_float32():
     assert top.shape[0] == 28 and fig["data"][1]["y0"] == 28 + 3  # the maps start below
     np.testing.assert_allclose(top[:, :28], images[0, 0], rtol=1e-6)
     np.testing.assert_allclose(below[2:26, 2:26], maps[0, 0], rtol=1e-6)  # centred in its cell
+    assert fig["layout"]["title"]["text"].startswith("Pinned images before (top)")
+    own = feature_maps_figure(images[:1], maps[:1], ["mine"], "Your digit").to_plotly_json()
+    assert own["layout"]["title"]["text"] == "Your digit"
