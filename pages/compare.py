@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS
@@ -31,7 +34,16 @@ def page() -> None:
     heartbeat()
     session_runs = list(runs().values())
     if not session_runs:
-        st.info("No runs yet in this browser session: start one on the Train page.")
+        st.info(
+            "No runs yet in this browser session: start one on the Train page, or open the "
+            "class's runs here from the Class board."
+        )
+        train, board = st.columns(2)
+        with contextlib.suppress(StreamlitAPIException):  # run on its own: the text says it
+            train.page_link("pages/train.py", label="Train", icon=":material/model_training:")
+            board.page_link(
+                "pages/class_board.py", label="Class board", icon=":material/leaderboard:"
+            )
         return
     jobs = {r.id: r.jobs for r in session_runs}
     curves, filters = _curves(session_runs, get_views(jobs))

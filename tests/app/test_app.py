@@ -203,6 +203,17 @@ def test_other_pages_render(page):
     assert at.title
 
 
+def test_compare_without_runs_links_to_train_and_the_class_board():
+    """A new session's Compare page says where runs come from and links to both places
+    (the class's runs are opened here from the Class board)."""
+    at = open_app({})
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert "Class board" in at.info[0].value
+    links = {e.proto.label: e.proto.page for e in at.main.get("page_link")}
+    assert links == {"Train": "", "Class board": "class_board"}
+
+
 def test_about_page_says_what_the_learned_filter_buys():
     at = AppTest.from_file(str(ROOT / "pages/about.py"), default_timeout=30).run()
     headers = [h.value for h in at.header]
