@@ -9,6 +9,7 @@ from csvm import figures
 from csvm.analysis.stability import stability_verdict, summarise_stability
 from csvm.cli.reproduce import thesis_settings
 from csvm.jobs import QuotaExceeded
+from csvm.runs.config import RunConfig
 from csvm.runs.sweeps import MAX_SEEDS, run_seed_job
 from explorer.app import ensure_app
 from explorer.display import projected
@@ -27,6 +28,10 @@ CLAIM = {
     "DFO₂ (λ 0.1)": {**_RECIPE, "regulariser": "dfo2", "lam": 0.1},
     "DFO₁ (λ 0.01)": {**_RECIPE, "regulariser": "dfo1", "lam": 0.01},
 }
+#: The claim is about the thesis's MNIST 3 v 5, and it is tested there (the bundled 5,000
+#: MNIST images), whatever the Train page's data: its raw step of 0.1 is MNIST's, and on
+#: the Shapes preset's images every seed diverged at the first step.
+CLAIM_DATA = {"dataset": "mnist-5k", "classes": None, "class_a": "3", "class_b": "5"}
 
 st.title("Stability across seeds")
 st.caption(
@@ -48,7 +53,10 @@ mode = st.radio(
     key="st_mode",
 )
 configs = (
-    {name: base.replace(**overrides) for name, overrides in CLAIM.items()}
+    {
+        name: RunConfig().replace(**CLAIM_DATA, protocol=None, **overrides)
+        for name, overrides in CLAIM.items()
+    }
     if mode == "claim"
     else {"Train page settings": base}
 )
@@ -74,8 +82,11 @@ seeds = c3.number_input(
     "CSVM_MAX_ACTIVE_PER_SESSION).",
 )
 st.caption(
-    f"Data: {md_escape(base.dataset)} {md_escape(base.class_a)} v {md_escape(base.class_b)} "
-    "(change it on the Train page)."
+    "Data: MNIST 3 v 5, the thesis's pair (from the 5,000 MNIST images that come with the "
+    "app), whatever the Train page's data."
+    if mode == "claim"
+    else f"Data: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
+    f"{md_escape(base.class_b)} (change it on the Train page)."
 )
 error = None
 if most < 2:

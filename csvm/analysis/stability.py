@@ -87,7 +87,9 @@ def stability_verdict(
     whichever way the numbers come out.
 
     A configuration counts as stable when its filters are more alike than their random
-    starts were (mean |cos| above the start's by at least 0.05).
+    starts were (mean |cos| above the start's by at least 0.05).  When runs diverged, the
+    claim is not judged: a diverged run keeps its best filter, often its random start,
+    which would read as "not stable" whatever the regulariser does.
     """
 
     def level(r: dict[str, Any]) -> str:
@@ -99,8 +101,15 @@ def stability_verdict(
         start = r["start_mean_abs_cosine"]
         return r["mean_abs_cosine"] >= (0.0 if start is None else start) + 0.05
 
+    runs = [*stable.get("runs", []), *unstable.get("runs", [])]
+    diverged = sum(bool(r.get("diverged")) for r in runs)
     a, b = is_stable(stable), is_stable(unstable)
-    if a and not b:
+    if diverged:
+        outcome = (
+            f"{diverged} of the {len(runs)} runs diverged, so the claim is not tested here "
+            "(their filters are where the divergence left them)"
+        )
+    elif a and not b:
         outcome = "the claim holds here"
     elif a and b:
         outcome = f"both are stable here: the claim about {unstable_name} does not hold"

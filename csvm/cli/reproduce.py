@@ -91,6 +91,10 @@ _THESIS_BASE: dict[str, Any] = {
     "momentum": 0.0,
     "filter_size": 5,
     "n_filters": 1,
+    # One filter, no stack, from a uniform random start: stated, so that settings this
+    # recipe replaces (a preset's stack, its filter start) cannot stay under it.
+    "layers": None,
+    "filter_init": "uniform",
     "baselines": ("svm", "cnn"),
     "tune_baselines": False,
 }

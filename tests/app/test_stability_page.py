@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests._apptest import specs
+from tests._apptest import open_app, specs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +67,36 @@ def test_the_thesis_claim_is_answered_from_the_numbers():
         phrase in verdict
         for phrase in ("the claim holds", "does not hold", "the opposite of the claim")
     )
+
+
+def test_the_claim_is_tested_on_the_thesis_digits_whatever_the_train_data():
+    """The app opens on the Shapes preset (a stack of four filters on bars). The claim's
+    recipe (the thesis's MNIST settings, raw step 0.1) ran on those images and every seed
+    diverged at its first step, and the verdict read "neither is stable here"."""
+    at = open_app()
+    at.switch_page("pages/stability.py").run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("Data: MNIST 3 v 5") for c in at.caption)
+    at.number_input(key="st_n_train").set_value(60)
+    at.number_input(key="st_n_iter").set_value(3)
+    at.number_input(key="st_seeds").set_value(2)
+    at.button(key="st_start").click().run()
+    at = _finish(at)
+    (verdict,) = [i.value for i in at.info if "mean |cos|" in i.value]
+    assert "diverged" not in verdict
+    at.radio(key="st_mode").set_value("settings").run()
+    assert any("shapes" in c.value for c in at.caption if c.value.startswith("Data:"))
+
+
+def test_the_verdict_says_when_runs_diverged_instead_of_judging():
+    from csvm.analysis.stability import stability_verdict
+
+    calm = {"mean_abs_cosine": 0.93, "start_mean_abs_cosine": 0.78, "runs": [{"diverged": None}]}
+    wild = {"mean_abs_cosine": 0.78, "start_mean_abs_cosine": 0.78,
+            "runs": [{"diverged": "grew"}, {"diverged": None}]}  # fmt: skip
+    said = stability_verdict(calm, wild, "DFO2", "DFO1")
+    assert "1 of the 3 runs diverged, so the claim is not tested here" in said
+    assert "holds" not in said and "stable here" not in said
 
 
 def test_seeds_are_bounded_by_the_session_cap():

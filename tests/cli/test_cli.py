@@ -144,3 +144,16 @@ def test_more_training_images_than_the_dataset_has_is_said(capsys):
     assert main(["train", "--n-train", "60000", "--n-iter", "1"]) == 0
     err = capsys.readouterr().err
     assert "--n-train 60000" in err and "training on all" in err
+
+
+def test_thesis_settings_state_one_filter_from_a_random_start():
+    """The recipe replaces a preset's stack and filter start (the Stability page applied
+    it over the Shapes preset and kept its four-filter stack)."""
+    from csvm.cli.reproduce import thesis_settings
+    from csvm.runs.config import RunConfig
+
+    shapes = RunConfig(layers="5x5x4-abs-max24", filter_init="zero-mean", n_filters=4)
+    for table in ("table4.1", "table4.4"):
+        config = shapes.replace(**thesis_settings(table))
+        assert config.layers is None and config.filter_init == "uniform"
+        assert config.n_filters == 1 and config.filter_size == 5
