@@ -192,7 +192,9 @@ def _grid(sweep: dict, fresh: list) -> None:
         key="sweep_heatmap",
         width="stretch",
     )
-    best = figures.best_cell(SPECS[xn].label, xv, SPECS[yn].label, yv, acc)
+    sizes = {v.result.get("n_val") for v in fresh if v is not None and v.result is not None}
+    n_val = sizes.pop() if len(sizes) == 1 else None  # one split for every cell
+    best = figures.best_cell(SPECS[xn].label, xv, SPECS[yn].label, yv, acc, n_val)
     if best:  # only once every cell has its score
         st.success(best)
     diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]

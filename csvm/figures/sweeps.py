@@ -58,20 +58,42 @@ def best_cell(
     y_label: str,
     y_values: Sequence[Any],
     accuracy: np.ndarray,
+    n_val: int | None = None,
 ) -> str | None:
     """The grid's best cell in words, its values written as the heatmap's axes write them
     ("γ = 1", not "γ = 1.0"); None while a cell is still unscored.
+
+    With ``n_val``, the number of validation images each cell was scored on, the line
+    also says how many images the best cell is ahead of the next best (a class reads
+    97.50 against 96.50 % differently once it is two images of 200).
 
     Examples
     --------
     >>> best_cell("γ", [0.02, 1.0], "C", [10.0], np.array([[0.96, 0.975]]))
     'Best: γ = 1, C = 10: 97.50 % validation accuracy.'
+    >>> line = best_cell("γ", [0.02, 1.0], "C", [10.0], np.array([[0.965, 0.975]]), 200)
+    >>> line[line.index("("):]
+    '(195 of 200 images; the next best cell, 96.50 %, is 2 images behind).'
     """
     acc = np.asarray(accuracy, dtype=float)
     if np.isnan(acc).any():
         return None
     i, j = np.unravel_index(np.argmax(acc), acc.shape)
-    return (
+    line = (
         f"Best: {x_label} = {category(x_values[j])}, {y_label} = {category(y_values[i])}: "
-        f"{100 * acc[i, j]:.2f} % validation accuracy."
+        f"{100 * acc[i, j]:.2f} % validation accuracy"
+    )
+    if not n_val or acc.size < 2:
+        return line + "."
+    right = np.rint(np.sort(acc.ravel())[::-1] * n_val).astype(int)
+    gap = int(right[0] - right[1])
+    if gap == 0:
+        level = int(np.sum(right == right[0])) - 1
+        return (
+            f"{line} ({right[0]} of {n_val} images, level with {level} other "
+            f"cell{'s' if level > 1 else ''})."
+        )
+    return (
+        f"{line} ({right[0]} of {n_val} images; the next best cell, "
+        f"{100 * right[1] / n_val:.2f} %, is {gap} image{'s' if gap > 1 else ''} behind)."
     )

@@ -145,9 +145,9 @@ def run_validation(
     Returns
     -------
     dict
-        ``val_accuracy``, ``train_accuracy``, ``seconds``, ``objective`` (last recorded)
-        and ``diverged`` (a message, or None; a diverged cell is scored with its best
-        state).
+        ``val_accuracy``, ``n_val`` (the validation images it is scored on),
+        ``train_accuracy``, ``seconds``, ``objective`` (last recorded) and ``diverged`` (a
+        message, or None; a diverged cell is scored with its best state).
     """
     config = as_config(config)
     data = load_data(config, data_dir)
@@ -160,6 +160,7 @@ def run_validation(
     steps = [e for e in clf.history_ if e["kind"] in ("iteration", "half_step")]
     result = {
         "val_accuracy": float(np.mean(clf.predict(data.X_val) == data.y_val)),
+        "n_val": int(len(data.y_val)),
         "train_accuracy": float(np.mean(clf.predict(data.X_train) == data.y_train)),
         "seconds": seconds,
         "objective": steps[-1]["objective"] if steps else None,

@@ -1,5 +1,6 @@
 """Sweeps: axis parsing, grid validation, and a small grid through the Sweep page."""
 
+import re
 import time
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def test_a_cell_is_scored_on_the_validation_images():
     result = run_validation(events.append, RunConfig(n_train=100, n_iter=2).to_dict())
     assert 0.5 < result["val_accuracy"] <= 1.0
     assert events[-1]["val_accuracy"] == result["val_accuracy"]
+    right = result["val_accuracy"] * result["n_val"]  # images right
+    assert result["n_val"] > 0 and abs(right - round(right)) < 1e-9
 
 
 def test_sweep_page_fills_the_heatmap():
@@ -65,6 +68,7 @@ def test_sweep_page_fills_the_heatmap():
         time.sleep(0.5)
     assert z is not None and z.shape == (2, 2) and not np.isnan(z).any()
     assert at.success and "Best" in at.success[0].value
+    assert re.search(r"\(\d+ of \d+ images[;,]", at.success[0].value)  # the gap in images
     # Every cell is scored: nothing runs, so Stop is off again.
     assert at.button(key="sw_stop").disabled
 

@@ -186,6 +186,15 @@ def test_the_best_cell_is_written_as_the_axes_write_its_values():
     acc = np.array([[0.96, 0.965, 0.975], [0.96, 0.96, 0.965]])
     line = figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc)
     assert line == "Best: γ = 1, C = 10: 97.50 % validation accuracy."
+    with_images = figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc, 200)
+    assert with_images == (
+        "Best: γ = 1, C = 10: 97.50 % validation accuracy (195 of 200 images; the next best "
+        "cell, 96.50 %, is 2 images behind)."
+    )
+    acc[1, 2] = 0.975  # two cells level
+    assert figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc, 200).endswith(
+        "(195 of 200 images, level with 1 other cell)."
+    )
     # a cell still running: no best yet
     acc[1, 0] = np.nan
     assert figures.best_cell("γ", [0.0005, 0.02, 1.0], "C", [10.0, 0.01], acc) is None
