@@ -90,13 +90,19 @@ def kernel_words(config: RunConfig) -> str:
     return f"{value_words(config.kernel)} kernel" + (f" ({params})" if params else "")
 
 
+def _filters_words(config: RunConfig) -> str:
+    """The filters in words: "1 filter of 5×5", "2 filters of 5×5"."""
+    n, k = config.n_filters, config.filter_size
+    return f"{n} filter{'' if n == 1 else 's'} of {k}×{k}"
+
+
 def settings_summary(config: RunConfig, data) -> str:
     """The header's one line: data, kernel (its own parameters only), C, filters, r(f), η."""
     c = "no limit" if config.C is None else f"{config.C:g}"
     return (
-        f"{data.dataset} {config.class_a} vs {config.class_b} · {len(data.y_train)} training "
+        f"{data.dataset} {config.class_a} v {config.class_b} · {len(data.y_train)} training "
         f"/ {len(data.y_test)} test images · {kernel_words(config)} · C {c} · "
-        f"{config.n_filters} filter(s) of {config.filter_size}×{config.filter_size} · "
+        f"{_filters_words(config)} · "
         f"{value_words(config.regulariser)} λ {config.lam:g} · η {config.eta:g}"
     )
 
@@ -295,7 +301,7 @@ def use_learned(filters: np.ndarray, label: str, config: RunConfig, data) -> Non
     if f.shape != expected:
         st.session_state["lab_error"] = (
             f"The learned filters have shape {f.shape[:1] + f.shape[2:]} but the settings ask "
-            f"for {config.n_filters} filter(s) of {config.filter_size}×{config.filter_size}: "
+            f"for {_filters_words(config)}: "
             "change the filter size or count on the Train page to match."
         )
         return

@@ -115,6 +115,9 @@ def test_the_header_lists_only_the_parameters_of_the_chosen_kernel():
     assert "RBF kernel (γ 0.03)" in rbf
     assert "degree" not in rbf and "coef0" not in rbf
     assert "dfo2" not in rbf and "DFO₂" in rbf  # the regulariser by its name, not its code
+    assert "mnist-5k 3 v 5 ·" in rbf and "1 filter of 5×5 ·" in rbf  # SMALL: one filter
+    two = _summary(_lab({**SMALL, "n_filters": "2"}))
+    assert "2 filters of 5×5 ·" in two and "(s)" not in two
     poly = _summary(_lab({**SMALL, "kernel": "poly", "degree": "3", "gamma": "1"}))
     assert "polynomial kernel (degree 3, γ 1, coef0 1)" in poly
 
