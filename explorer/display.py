@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
 from csvm.figures.image_html import image_grid_html
@@ -23,6 +24,7 @@ __all__ = [
     "chart",
     "image_grid",
     "keep_units",
+    "link_to",
     "markup_figure",
     "playing",
     "projected",
@@ -143,3 +145,15 @@ def box(label: str, key: str, *, expanded: bool = False, sidebar: bool = False, 
     """
     where = st.sidebar if sidebar else st
     return where.expander(label, expanded, key=key, on_change="rerun", **kwargs)
+
+
+def link_to(where: Any, page: str, label: str, icon: str, help: str | None = None) -> bool:
+    """A link to another page of the app in ``where`` (a column, the page); False, and
+    nothing drawn, when the page runs on its own outside ``app.py``'s navigation (a test's
+    ``AppTest.from_file``), where Streamlit raises: ``StreamlitAPIException``, or
+    ``KeyError`` in 1.55."""
+    try:
+        where.page_link(page, label=label, icon=icon, help=help)
+    except (StreamlitAPIException, KeyError):
+        return False
+    return True

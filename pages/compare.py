@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
 from csvm.runs.config import MODEL_LABELS, SPECS
 from csvm.runs.targets import result_rows, step_events
 from explorer.app import ensure_app
-from explorer.display import projected, result_columns, table
+from explorer.display import link_to, projected, result_columns, table
 from explorer.live import get_views, live_jobs
 from explorer.owner_cookie import heartbeat
 from explorer.run_names import run_names, varying
@@ -39,11 +36,8 @@ def page() -> None:
             "class's runs here from the Class board."
         )
         train, board = st.columns(2)
-        with contextlib.suppress(StreamlitAPIException):  # run on its own: the text says it
-            train.page_link("pages/train.py", label="Train", icon=":material/model_training:")
-            board.page_link(
-                "pages/class_board.py", label="Class board", icon=":material/leaderboard:"
-            )
+        link_to(train, "pages/train.py", "Train", ":material/model_training:")
+        link_to(board, "pages/class_board.py", "Class board", ":material/leaderboard:")
         return
     jobs = {r.id: r.jobs for r in session_runs}
     curves, filters = _curves(session_runs, get_views(jobs))

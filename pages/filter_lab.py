@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from csvm import figures
 from csvm.analysis.lab import FILTER_NAMES, load_filters, step_scale
@@ -23,7 +22,7 @@ from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
 from explorer.datasets import data_for
-from explorer.display import box, projected, projector_mode, table
+from explorer.display import box, link_to, projected, projector_mode, table
 from explorer.glossary import explain
 from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
@@ -46,14 +45,13 @@ def _header(config: RunConfig, data) -> None:
     # page's main figure, must fit a 720 px projector screen.
     summary, change = st.columns([3, 1], vertical_alignment="center")
     summary.caption(md_escape(lab.settings_summary(config, data)))
-    try:
-        change.page_link(
-            "pages/train.py",
-            label="Change on Train",
-            icon=":material/settings:",
-            help="These settings are the Train page's: change them there.",
-        )
-    except StreamlitAPIException:  # the page run on its own, outside app.py's navigation
+    if not link_to(
+        change,
+        "pages/train.py",
+        "Change on Train",
+        ":material/settings:",
+        help="These settings are the Train page's: change them there.",
+    ):
         change.caption("Change these settings on the Train page.")
     if config.model != "kcsvm":
         st.info(
