@@ -136,7 +136,7 @@ def live_panel(run: Run, views: dict, shown: list) -> None:
         train_multiclass.live_panel(run, shown, class_labels(data))
         _baselines_view(run, views)
         return
-    _filters_view(run, shown)  # first: what the lesson is about, above the fold
+    _filters_view(run, shown, finished)  # first: what the lesson is about, above the fold
     last = shown[-1]
     c1, c2, c3, c4 = st.columns(4)
     linear = config.model == "lcsvm"
@@ -209,7 +209,7 @@ def _divergence_event(view):
     return next((e for e in reversed(view.events) if e.get("kind") == "divergence"), None)
 
 
-def _filters_view(run: Run, shown: list) -> None:
+def _filters_view(run: Run, shown: list, finished: bool) -> None:
     """The filter, large, and beside it its last change (the Train page's first figure)."""
     # Long runs keep arrays on a thinned subset of steps (the pool's compaction): show
     # the latest step that has them, and the change since the one before.
@@ -235,7 +235,9 @@ def _filters_view(run: Run, shown: list) -> None:
         svg_figure(filter_svg(last["filters"], large=large))
     with small:
         _shapes_view(run, shown, large)
-        if previous is None:
+        if previous is None and finished:  # not "yet": the run diverged at its first step
+            st.markdown("**Last change**: none, the run ended before its filter changed")
+        elif previous is None:
             st.markdown("**Last change**: none recorded yet")
         else:
             full = format_value(largest_change(last["filters"], previous))

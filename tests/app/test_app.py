@@ -145,6 +145,9 @@ def test_divergence_is_in_the_headline_with_a_log_plot_and_a_one_click_rerun():
     at = wait_for_results(at)
     assert list(at.dataframe[0].value["status"]) == ["diverged"]
     assert "diverged at step" in _headline(at) and "try η = " in _headline(at)
+    said = " ".join(m.value for m in at.markdown)
+    assert "**Last change**: none, the run ended before its filter changed" in said
+    assert "none recorded yet" not in said
     blowup = titled(at, "Blow-up")
     assert blowup and blowup[0]["layout"]["yaxis"]["type"] == "log"
     assert len(blowup[0]["data"][0]["y"]) >= 2
