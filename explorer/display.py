@@ -133,7 +133,9 @@ def result_columns() -> dict[str, Any]:
     }
 
 
-def box(label: str, key: str, *, expanded: bool = False, sidebar: bool = False, **kwargs: Any):
+def box(
+    label: str, key: str, *, expanded: bool = False, sidebar: bool = False, **kwargs: Any
+) -> Any:
     """A folding box (``st.expander``) that stays as the user left it, open or folded.
 
     An unkeyed expander is matched to the one before by its position among its
@@ -141,7 +143,8 @@ def box(label: str, key: str, *, expanded: bool = False, sidebar: bool = False, 
     was measured" box, once an edit leaves the preset), the browser draws it anew, folded,
     hiding what the user was editing in it or the message a button just wrote there. A
     keyed one with ``on_change="rerun"`` keeps its state in ``st.session_state[key]``
-    (a rerun when it is opened or folded).
+    (a rerun when it is opened or folded). ``expanded`` is its state on first drawing;
+    ``kwargs`` go to ``st.expander`` (``icon``). Returns the expander, a context manager.
     """
     where = st.sidebar if sidebar else st
     return where.expander(label, expanded, key=key, on_change="rerun", **kwargs)

@@ -235,7 +235,7 @@ def _filters_view(run: Run, shown: list, finished: bool) -> None:
         svg_figure(filter_svg(last["filters"], large=large))
     with small:
         _shapes_view(run, shown, large)
-        if previous is None and finished:  # not "yet": the run diverged at its first step
+        if previous is None and finished:  # not "yet": e.g. a divergence at the first step
             st.markdown("**Last change**: none, the run ended before its filter changed")
         elif previous is None:
             st.markdown("**Last change**: none recorded yet")
