@@ -182,9 +182,11 @@ def _grid(sweep: dict, fresh: list) -> None:
     """The heatmap of the cells scored so far, "Best" once all are, and any problems."""
     (xn, xv), (yn, yv) = sweep["x"], sweep["y"]
     acc = np.full((len(yv), len(xv)), np.nan)
+    sizes = set()  # the validation images of each scored cell: one split for every cell
     for k, v in enumerate(fresh):
         if v is not None and v.result is not None:
             acc[k // len(xv), k % len(xv)] = v.result["val_accuracy"]
+            sizes.add(v.result.get("n_val"))
     done = int(np.sum(~np.isnan(acc)))
     st.progress(done / acc.size, text=f"{done} of {acc.size} cells done")
     st.plotly_chart(
@@ -192,8 +194,7 @@ def _grid(sweep: dict, fresh: list) -> None:
         key="sweep_heatmap",
         width="stretch",
     )
-    sizes = {v.result.get("n_val") for v in fresh if v is not None and v.result is not None}
-    n_val = sizes.pop() if len(sizes) == 1 else None  # one split for every cell
+    n_val = sizes.pop() if len(sizes) == 1 else None
     best = figures.best_cell(SPECS[xn].label, xv, SPECS[yn].label, yv, acc, n_val)
     if best:  # only once every cell has its score
         st.success(best)
