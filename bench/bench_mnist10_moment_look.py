@@ -1,0 +1,108 @@
+"""Issue 35's ten-class MNIST: a small look at moment normalisation, validation only.
+
+    python bench/bench_mnist10_moment_look.py deskew mn20 mn22 mn24 mn20sq mn22sq
+    python bench/bench_mnist10_moment_look.py --dictionary deskew mn22
+
+Liu, Nakashima, Sako and Fujisawa (2003) deskew each digit and rescale it so the box of
+four standard deviations of its ink fills a fixed size (the longer side; the shorter one
+scaled by sqrt(sin(pi/2 * aspect))).  This look fits candidate E of
+docs/protocol_mnist10_996.md on the screen split's first 1,000 training images, prepared
+each way, and scores the first 2,000 validation images (first fit, γ × 1, no virtual
+support vectors); ``--dictionary`` then appends a 400-atom patch dictionary (weight 0.5).
+The test set is never read.  Results: docs/protocol_mnist10_996.md ("A look at moment
+normalisation, not pursued") and docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import ndimage
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
+
+from bench._data import SHARED  # noqa: E402
+
+
+def moment_normalise(X4: np.ndarray, box: float, keep_aspect: bool = True) -> np.ndarray:
+    """Deskewed images rescaled so their ink's 4σ box is ``box`` pixels on its longer side
+    (both sides when ``keep_aspect`` is False), centred by mass (bilinear, zeros outside)."""
+    from csvm.data.deskew import skew
+
+    X4 = np.asarray(X4)
+    n, _, H, W = X4.shape
+    alpha, m_r, m_c = skew(X4)
+    ink = X4.astype(np.float64).sum(1)
+    rows, cols = np.mgrid[:H, :W].astype(np.float64)
+    total = np.maximum(ink.sum((1, 2)), 1e-12)
+    dr = rows[None] - m_r[:, None, None]
+    dc = cols[None] - m_c[:, None, None] - alpha[:, None, None] * dr  # after the shear
+    h = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dr * dr) / total, 1e-6))
+    w = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dc * dc) / total, 1e-6))
+    if keep_aspect:
+        shorter = box * np.sqrt(np.sin(np.pi / 2 * np.minimum(h, w) / np.maximum(h, w)))
+        out_h, out_w = np.where(h >= w, box, shorter), np.where(h >= w, shorter, box)
+    else:
+        out_h = out_w = np.full(n, box)
+    src_r = m_r[:, None, None] + (h / out_h)[:, None, None] * (rows[None] - H / 2)
+    src_c = (
+        m_c[:, None, None]
+        + alpha[:, None, None] * (src_r - m_r[:, None, None])
+        + (w / out_w)[:, None, None] * (cols[None] - W / 2)
+    )
+    index = np.broadcast_to(np.arange(n, dtype=np.float64)[:, None, None], (n, H, W))
+    out = np.empty_like(X4)
+    out[:, 0] = ndimage.map_coordinates(
+        X4[:, 0].astype(np.float64), [index, src_r, src_c], order=1, mode="constant"
+    )
+    return out
+
+
+PREPARATIONS = {
+    "deskew": None,
+    "mn20": (20.0, True),
+    "mn22": (22.0, True),
+    "mn24": (24.0, True),
+    "mn20sq": (20.0, False),
+    "mn22sq": (22.0, False),
+}
+
+
+def main(argv: list[str]) -> int:
+    from csvm.analysis.mnist10_996 import candidate_estimator
+    from csvm.data import load_multiclass
+    from csvm.data.deskew import deskew
+    from csvm.model.dictionary_appended import add_dictionary
+    from csvm.model.patch_dictionary import PatchDictionary
+
+    dictionary = "--dictionary" in argv
+    names = [a for a in argv if a != "--dictionary"] or list(PREPARATIONS)
+    d = load_multiclass("mnist", protocol=None, data_dir=SHARED, n_train=10000)
+    X, y, Xv, yv = d.X_train[:1000], d.y_train[:1000], d.X_val[:2000], d.y_val[:2000]
+    for name in names:
+        how = PREPARATIONS[name]
+
+        def prepare(Z, how=how):
+            return deskew(Z) if how is None else moment_normalise(Z, *how)
+
+        A, B = prepare(X), prepare(Xv)
+        t = time.perf_counter()
+        clf = candidate_estimator("E", A.shape[1:], multi_class="ovo", n_jobs=2, random_state=0)
+        clf.fit(A, y)
+        right = int((clf.predict(B) == yv).sum())
+        print(f"{name}: {right} of {len(yv)} ({time.perf_counter() - t:.0f} s)", flush=True)
+        if dictionary:
+            t = time.perf_counter()
+            atoms = PatchDictionary(n_atoms=400)
+            both = add_dictionary(copy.deepcopy(clf), A, y, atoms, weight=0.5, n_jobs=2)
+            right = int((both.predict(B) == yv).sum())
+            print(f"  + 400 atoms: {right} ({time.perf_counter() - t:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
