@@ -15,7 +15,6 @@ import streamlit as st
 from csvm.runs.config import MODEL_LABELS
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
-from explorer.display import box
 from explorer.owner_cookie import owner
 from explorer.run_store import get_store, recover_now, restore, store_problem
 from explorer.runs import owns, runs
@@ -51,9 +50,10 @@ def display_name_box() -> None:
         help="Shown with your runs on the Class board, as you type it (no formatting). "
         f"At most {board.MAX_NAME} characters; leave it empty to stay anonymous.",
     )
+    note = st.sidebar.container()  # one slot, message or not: the boxes below keep their places
     problem = board.check_display_name(st.session_state.get(board.NAME_KEY, ""))[1]
     if problem:
-        st.sidebar.error(md_escape(problem) + " Until then your runs are stored without a name.")
+        note.error(md_escape(problem) + " Until then your runs are stored without a name.")
 
 
 # -- one run --------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def _open(run_ids: list[str], page: str) -> None:
 
 def _teacher_panel() -> bool:
     """The teacher's box; returns whether the teacher key was given."""
-    with box("Teacher", "teacher_box", icon=":material/lock:"):
+    with st.expander("Teacher", icon=":material/lock:"):
         problem = board.teacher_problem()
         if problem:
             st.info(problem, icon=":material/lock:")

@@ -20,7 +20,6 @@ from csvm.figures.image_html import image_grid_html
 from csvm.figures.svg_image import svg_as_image
 
 __all__ = [
-    "box",
     "chart",
     "image_grid",
     "keep_units",
@@ -131,23 +130,6 @@ def result_columns() -> dict[str, Any]:
         "test accuracy": st.column_config.NumberColumn(format="%.2f %%"),
         "seconds": st.column_config.NumberColumn(format="%.2f s"),
     }
-
-
-def box(
-    label: str, key: str, *, expanded: bool = False, sidebar: bool = False, **kwargs: Any
-) -> Any:
-    """A folding box (``st.expander``) that stays as the user left it, open or folded.
-
-    An unkeyed expander is matched to the one before by its position among its
-    container's elements: when an element above it comes or goes (the preset's "How this
-    was measured" box, once an edit leaves the preset), the browser draws it anew, folded,
-    hiding what the user was editing in it or the message a button just wrote there. A
-    keyed one with ``on_change="rerun"`` keeps its state in ``st.session_state[key]``
-    (a rerun when it is opened or folded). ``expanded`` is its state on first drawing;
-    ``kwargs`` go to ``st.expander`` (``icon``). Returns the expander, a context manager.
-    """
-    where = st.sidebar if sidebar else st
-    return where.expander(label, expanded, key=key, on_change="rerun", **kwargs)
 
 
 def link_to(where: Any, page: str, label: str, icon: str, help: str | None = None) -> bool:

@@ -45,7 +45,6 @@ from csvm.data.own_images import (
     store_own,
 )
 from csvm.exceptions import DatasetError
-from explorer.display import box
 from explorer.settings import current_config, md_escape, set_config
 
 #: The session's own dataset (its ``own-…`` name) in ``st.session_state``.
@@ -195,7 +194,7 @@ def _summary(name: str, counts: dict[str, int]) -> str:
 def own_images_box() -> None:
     """The sidebar's "Your own images" box."""
     grace = quota_or_default().grace_seconds
-    with box("Your own images", "own_box", sidebar=True, icon=":material/photo_library:"):
+    with st.sidebar.expander("Your own images", icon=":material/photo_library:"):
         st.file_uploader(
             "A zip with one folder of PNG/JPEG images per class",
             type=["zip"],

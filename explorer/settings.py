@@ -28,7 +28,6 @@ from csvm.runs.config import (
 from csvm.runs.presets import load_presets
 from csvm.runs.query import from_query, to_query
 from csvm.runs.values import parse_value
-from explorer.display import box
 from explorer.glossary import explain
 
 CONFIG_KEY = "run_config"
@@ -385,7 +384,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     for name in SPECS:
         _seed(name, getattr(config, name))
     for group, title, expanded in _GROUPS:
-        with box(title, f"box_{group}", expanded=expanded, sidebar=True):
+        with st.sidebar.expander(title, expanded=expanded):
             names = [n for n, s in SPECS.items() if s.group == group and _visible(n, config)]
             paired = set(_PAIRS.values())
             for name in names:
@@ -409,6 +408,9 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
                 _widget(right, partner, partner_options)
     values = {name: _read(name, getattr(config, name)) for name in SPECS}
     new, problems = parse(values, base=config, source="the form")
+    # One slot for the messages, however many: the boxes below keep their places (the
+    # browser matches a box by its place, and one that moved was drawn anew, folded).
+    messages = st.sidebar.container()
     for problem in problems:  # a typed value out of range: named, and Start waits
         spec = SPECS[problem.name]
         given = "" if values.get(problem.name) in (None, "") else f" = {problem.raw}"
@@ -417,7 +419,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
             f" (allowed: {spec.describe_range()}); change it to press Start."
         )
         st.session_state[FORM_ERRORS_KEY].append(message)
-        st.sidebar.error(md_escape(message))
+        messages.error(md_escape(message))
     if new != config:
         st.session_state[CONFIG_KEY] = new
         st.session_state.pop(PROBLEMS_KEY, None)  # the user has moved on from the link

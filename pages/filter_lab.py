@@ -22,7 +22,7 @@ from csvm.runs.config import MODEL_LABELS, RunConfig
 from explorer import lab, lab_view
 from explorer.app import ensure_app
 from explorer.datasets import data_for
-from explorer.display import box, link_to, projected, projector_mode, table
+from explorer.display import link_to, projected, projector_mode, table
 from explorer.glossary import explain
 from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
@@ -90,7 +90,7 @@ def _starting_points(config: RunConfig, data) -> None:
         help="The random filter with seed s is the first filter of a run with seed s.",
         step=1,
     )
-    with box("Start from a learned filter", "lab_learned_box"):
+    with st.expander("Start from a learned filter"):
         found = lab.learned_runs()
         if found:
             run_id = st.selectbox(

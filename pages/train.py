@@ -22,7 +22,7 @@ from explorer.app import ensure_app, url_extra
 from explorer.class_board_view import display_name_box
 from explorer.dask_jobs import show_cluster_note
 from explorer.datasets import available_datasets, data_for, presets
-from explorer.display import box, playing
+from explorer.display import playing
 from explorer.live import live_jobs
 from explorer.own_data import own_images_box
 from explorer.owner_cookie import heartbeat, owner
@@ -90,11 +90,15 @@ def sidebar() -> RunConfig:
         on_change=_apply_preset,
         help="Ready-made settings: a classroom demo and the thesis's setups.",
     )
+    # One slot, whatever it holds: an edit that leaves the preset empties it, and the
+    # boxes below keep their places (the browser matches a box by its place: one that
+    # moved was drawn anew, folded, under the hand of the user editing in it).
+    about = sb.container()
     if shown != CUSTOM:
         chosen = next(p for p in offered if p["name"] == shown)
-        sb.caption(chosen["description"])
+        about.caption(chosen["description"])
         if chosen.get("measured"):  # the numbers behind the words, for who asks
-            with sb.expander("How this was measured"):
+            with about.expander("How this was measured"):
                 st.markdown(md_escape(chosen["measured"]))
     # Under the presets: above them it pushed the preset box to the fold at 1280×720,
     # where a click on it opened no list (the presets' browser test).
@@ -110,7 +114,7 @@ def sidebar() -> RunConfig:
 
 def _reload_box() -> None:
     """Upload a run's export zip to see the run again (settings, results, history, filters)."""
-    with box("Reload a run", "reload_box", sidebar=True, icon=":material/upload_file:"):
+    with st.sidebar.expander("Reload a run", icon=":material/upload_file:"):
         st.file_uploader(
             "The zip a run's Download gave",
             type=["zip"],

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from csvm.runs.presets import load_presets
-from tests._browser import ARTIFACTS, CHROMIUM, ROOT
+from tests._browser import ARTIFACTS, CHROMIUM, ROOT, playwright_api
 from tests._layout import filter_view, overlapping_figure_text, truncated_labels
 
 pytestmark = [
@@ -212,10 +212,26 @@ def test_an_edit_that_leaves_the_preset_keeps_the_open_boxes_open(server, browse
     sidebar.get_by_text("Your own images").click()
     colour = sidebar.get_by_text("Keep colour")
     colour.wait_for()
-    page.wait_for_timeout(1000)
+    # A page still arriving on a loaded machine can show the box before its value.
+    playwright_api().expect(epochs).to_have_value(re.compile(r"^\d+$"))
     epochs.fill(str(int(epochs.input_value()) + 1))
     epochs.press("Enter")
     sidebar.get_by_text("How this was measured").wait_for(state="detached")
+    page.wait_for_timeout(1000)
+    assert epochs.is_visible() and colour.is_visible()
+    assert page.get_by_text("Choose two different classes").count() == 0  # settings intact
+    # A typed value out of range writes its message above the two upload boxes: they
+    # stay open too.
+    epochs.fill("100000")
+    epochs.press("Enter")
+    sidebar.get_by_text("CNN epochs = 100000").wait_for()
+    page.wait_for_timeout(1000)
+    assert epochs.is_visible() and colour.is_visible()
+    # So does a refused display name, whose message sits above the settings.
+    name = sidebar.get_by_role("textbox", name="Your name on the Class board")
+    name.fill("a\u202eb")
+    name.press("Enter")
+    sidebar.get_by_text("printable characters only").wait_for()
     page.wait_for_timeout(1000)
     assert epochs.is_visible() and colour.is_visible()
     page.close()
