@@ -231,8 +231,10 @@ def decode_points(query: Mapping[str, str]) -> tuple[tuple[Point, ...], list[Pro
             problems.append(
                 Problem(
                     name,
-                    f"{name}: {len(bad)} value(s) such as "
-                    f"{_shown(bad[0])} are not numbers; left out.",
+                    f"{name}: {_shown(bad[0])} is not a number; left out."
+                    if len(bad) == 1
+                    else f"{name}: {len(bad)} values such as {_shown(bad[0])} are not "
+                    "numbers; left out.",
                 )
             )
         if len(values) % 2:

@@ -200,7 +200,7 @@ def _grid(sweep: dict, fresh: list) -> None:
         st.success(best)
     diverged = [v for v in fresh if v is not None and v.result and v.result.get("diverged")]
     if diverged:
-        st.caption(f"{len(diverged)} cell(s) diverged; they are scored with their best filter.")
+        st.caption(figures.diverged_cells(len(diverged)))
     for v in fresh:
         if v is None:
             st.warning("A cell is no longer on the server.")

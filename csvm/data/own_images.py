@@ -128,8 +128,8 @@ def _check_classes(labels: list[str]) -> list[str]:
             )
     if not 2 <= len(names) <= MAX_CLASSES:
         raise UploadError(
-            f"The zip has {len(names)} class folder(s) ({', '.join(names) or 'none'}); give 2 "
-            f"to {MAX_CLASSES} folders, one per class."
+            f"The zip has {len(names)} class folder{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names) or 'none'}); give 2 to {MAX_CLASSES} folders, one per class."
         )
     few = {n: labels.count(n) for n in names if labels.count(n) < MIN_PER_CLASS}
     if few:

@@ -19,7 +19,7 @@ from csvm.figures.landscape import landscape_1d_figure, landscape_2d_figure
 from csvm.figures.layers_svg import layer_filters_svg, layer_maps_html
 from csvm.figures.results import confusion_figure, per_class_accuracy_figure
 from csvm.figures.style import MAX_POINTS, for_projector, log_ticks, nice_ticks
-from csvm.figures.sweeps import best_cell, sweep_heatmap
+from csvm.figures.sweeps import best_cell, diverged_cells, sweep_heatmap
 from csvm.figures.training import (
     accuracy_vs_time,
     divergence_figure,
@@ -36,6 +36,7 @@ __all__ = [
     "best_cell",
     "change_svg",
     "confusion_figure",
+    "diverged_cells",
     "divergence_figure",
     "feature_maps_figure",
     "feature_maps_html",

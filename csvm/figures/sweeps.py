@@ -97,3 +97,18 @@ def best_cell(
         f"{line} ({right[0]} of {n_val} images; the next best cell, "
         f"{100 * right[1] / n_val:.2f} %, is {gap} image{'s' if gap > 1 else ''} behind)."
     )
+
+
+def diverged_cells(n: int) -> str:
+    """The line under a sweep's heatmap when ``n`` of its cells diverged.
+
+    Examples
+    --------
+    >>> diverged_cells(1)
+    '1 cell diverged; it is scored with its best filter.'
+    >>> diverged_cells(3)
+    '3 cells diverged; they are scored with their best filter.'
+    """
+    if n == 1:
+        return "1 cell diverged; it is scored with its best filter."
+    return f"{n} cells diverged; they are scored with their best filter."

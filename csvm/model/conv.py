@@ -131,8 +131,8 @@ def as_filters(filters: np.ndarray, n_channels: int) -> np.ndarray:
         f = f[:, None] if n_channels == 1 else f[None]
     if f.ndim != 4 or f.shape[1] != n_channels:
         raise ValueError(
-            f"filters of shape {np.shape(filters)} do not fit images with {n_channels} channel(s);"
-            " expected (k, C, p, q)."
+            f"filters of shape {np.shape(filters)} do not fit images with {n_channels} "
+            f"channel{'s' if n_channels != 1 else ''}; expected (k, C, p, q)."
         )
     return f
 

@@ -174,7 +174,7 @@ def check_init_filters(
         raise ValueError(
             f"init_filters has shape {np.shape(init_filters)}, read as {f.shape}, but "
             f"n_filters={n_filters}, filter_shape={filter_shape} and images with "
-            f"{n_channels} channel(s) need {want}."
+            f"{n_channels} channel{'s' if n_channels != 1 else ''} need {want}."
         )
     if not np.all(np.isfinite(f)):
         raise ValueError("init_filters holds NaN or infinite values: give finite numbers.")

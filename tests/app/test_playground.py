@@ -111,3 +111,15 @@ def test_lift_view_and_the_bridge_to_train():
     assert {t["type"] for t in fig["data"]} >= {"scatter3d", "surface"}
     assert "100 %" in fig["layout"]["title"]["text"]  # circles: a plane separates them all
     assert any(b.label == "Now learn the features: the filter" for b in at.button)
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("1_1_x_2", "pg_pos: 'x' is not a number; left out."),
+        ("1_1_x_y_2_2", "pg_pos: 2 values such as 'x' are not numbers; left out."),
+    ],
+)
+def test_a_links_bad_coordinates_are_counted_in_plain_words(raw, says):
+    _, problems = pg.decode_points({"pg_pos": raw})
+    assert says in [p.message for p in problems]

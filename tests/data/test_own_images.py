@@ -86,7 +86,7 @@ def test_colour_images_keep_three_channels_and_several_classes_work():
 @pytest.mark.parametrize(
     ("files", "says"),
     [
-        ({"a/1.png": _png(1)}, "1 class folder"),
+        ({"a/1.png": _png(1)}, r"1 class folder \(a\)"),
         ({**_classes(n=3)}, "at least 10 images"),
         ({"cats/1.gif": b"GIF89a", **_classes()}, "not a PNG or JPEG file"),
         ({"loose.png": _png(1), **_classes()}, "not in a folder"),
