@@ -163,9 +163,22 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     """
     running = is_running(views)
     mine = run is not None and owns(run)
+    play = playback(run) if mine else None
+    # A finished run still playing back can be stopped (the playback jumps to its end) and
+    # stepped; once everything is shown there is nothing left to stop, pause or step.
+    active = mine and (running or play.behind(len(steps_of(views, run))))
+    # A paused run's next press is Resume, so Resume is the coloured button then, not Start
+    # (which would begin a new run).
+    resume_next = active and play.paused
     # Pause's column is wider: "Resume" and its icon fit at a projector's type size.
     c1, c2, c3, c4, c5 = st.columns([1, 1, 1.3, 1, 2.3], vertical_alignment="center")
-    if c1.button("▶ Start", type="primary", disabled=bool(errors), key="start", width="stretch"):
+    if c1.button(
+        "▶ Start",
+        type="secondary" if resume_next else "primary",
+        disabled=bool(errors),
+        key="start",
+        width="stretch",
+    ):
         if running and mine:
             st.session_state["confirm_replace"] = True
         else:
@@ -178,10 +191,6 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
             icon=":material/visibility:",
         )
         return None
-    play = playback(run)
-    # A finished run still playing back can be stopped (the playback jumps to its end) and
-    # stepped; once everything is shown there is nothing left to stop, pause or step.
-    active = running or play.behind(len(steps_of(views, run)))
     # The stop command goes out from the click's callback, which Streamlit runs before the
     # rerun builds the sidebar: the worker stops while the page is being drawn.
     if c2.button(
@@ -202,6 +211,7 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     c3.button(
         label,
         key="pause",
+        type="primary" if resume_next else "secondary",
         icon=icon,
         disabled=not active,
         width="stretch",

@@ -151,8 +151,17 @@ def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_it
     while time.time() < deadline and (owner_shown(run_id) or 0) < 1:
         owner.run()
         time.sleep(0.3)
+    assert (owner.button(key="start").proto.type, owner.button(key="pause").proto.type) == (
+        "primary",
+        "secondary",
+    )
     owner.button(key="pause").click().run()
     paused_at = owner.session_state[f"play_{run_id}"].shown()
+    # Paused, the next press is Resume: it is the coloured button, not Start (a new run).
+    assert (owner.button(key="start").proto.type, owner.button(key="pause").proto.type) == (
+        "secondary",
+        "primary",
+    )
     time.sleep(2.5)  # more than a step of the pace: a playing page would move on
     url = {k: query(owner, k) for k in owner.query_params}
     viewer = open_app(url)
@@ -163,5 +172,6 @@ def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_it
     assert not any(b.label == "Pause" for b in viewer.button)  # read only, as before
     owner.button(key="pause").click().run()  # Resume
     owner.run()
+    assert owner.button(key="start").proto.type == "primary"
     viewer.run()
     assert not viewer.session_state[f"play_{run_id}"].paused
