@@ -124,13 +124,23 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
     version = st.session_state.get("lab_version", 0)
     k, c, p, q = filters.shape
     planes = filters.reshape(-1, p, q)
+    names = [
+        f"Filter {i // c + 1}" + (f", channel {i % c + 1}" if c > 1 else "")
+        for i in range(len(planes))
+    ]
     # Two grids side by side only while they fit: two 5×5 grids in the left column at
-    # 1280 px hid columns 3-4 behind a horizontal scroll bar.
-    cols = container.columns(2) if len(planes) > 1 and q <= 3 else [container]
+    # 1280 px hid columns 3-4 behind a horizontal scroll bar.  Wider grids go one to a tab:
+    # stacked, four 5×5 grids pushed the filter's picture 1,900 px down a projector's page.
+    tabbed = len(planes) > 1 and q > 3
+    if tabbed:
+        cols = container.tabs(names)
+    else:
+        cols = container.columns(2) if len(planes) > 1 else [container]
     edited = []
     for i, plane in enumerate(planes):
-        col = cols[i % len(cols)]
-        col.caption(f"Filter {i // c + 1}" + (f", channel {i % c + 1}" if c > 1 else ""))
+        col = cols[i] if tabbed else cols[i % len(cols)]
+        if not tabbed:
+            col.caption(names[i])
         frame = pd.DataFrame(plane, columns=[str(j) for j in range(q)])
         out = col.data_editor(
             frame,

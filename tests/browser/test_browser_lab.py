@@ -5,6 +5,7 @@ and browser fixtures are in conftest.py; module-scoped, so this file has its own
 """
 
 import os
+import re
 
 import pytest
 
@@ -66,25 +67,39 @@ def test_draw_a_digit_and_see_a_prediction(server, browser):
 
 
 def test_the_filter_editor_shows_every_column_at_1280(server, browser):
+    """Each 5×5 grid shows all its columns, one grid to a tab: stacked, four grids pushed
+    the filter's picture 1,900 px down a projector's page."""
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(60_000)
     page.goto(f"{server}/filter_lab?n_filters=2&filter_size=5")
-    page.get_by_text("Filter 2").first.wait_for()
-    # Both grids drawn (their canvases come a moment after the captions on a busy machine).
-    page.wait_for_function(
-        """() => document.querySelectorAll('[data-testid="stDataFrame"] canvas').length >= 2
-            && document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').length
-               >= 2"""
-    )
-    page.wait_for_timeout(500)
-    # The grid's scroller: wider content than box means a horizontal scroll bar.
-    hidden = page.evaluate(
-        """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
-            .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
-    )
-    page.screenshot(path=str(ARTIFACTS / "filter-lab-editor-1280x720.png"))
-    assert hidden == 0
+    tabs = page.get_by_role("tab", name=re.compile(r"^Filter \d$"))
+    tabs.first.wait_for()
+    assert tabs.all_inner_texts() == ["Filter 1", "Filter 2"]
+    for k, tab in enumerate(tabs.all()):
+        tab.click()
+        # The tab's grid drawn (its canvas comes a moment after the tab on a busy machine).
+        page.wait_for_function(_VISIBLE_GRID_DRAWN)
+        page.wait_for_timeout(500)
+        # The grid's scroller: wider content than box means a horizontal scroll bar.
+        hidden = page.evaluate(
+            """() => [...document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')]
+                .filter(e => e.getClientRects().length && e.scrollWidth > e.clientWidth + 1)
+                .length"""
+        )
+        page.screenshot(path=str(ARTIFACTS / f"filter-lab-editor-1280x720-{k + 1}.png"))
+        assert hidden == 0
+    # The filter's picture is on the first screen, beside the grid.
+    picture = page.get_by_text(re.compile("^Filter: ")).first
+    assert picture.bounding_box()["y"] < 720
     page.close()
+
+
+_VISIBLE_GRID_DRAWN = """() => {
+  const shown = [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+    .filter(e => e.getClientRects().length);
+  return shown.length >= 1 && shown.every(e => e.querySelector('canvas')
+    && e.querySelector('.dvn-scroller'));
+}"""
 
 
 def _overlap(a: dict, b: dict) -> bool:

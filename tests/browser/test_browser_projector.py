@@ -140,10 +140,11 @@ def figure_below_fold(page, height: int) -> str | None:
     """Where the page's main figure ends below the screen's bottom edge, or None."""
     # A data grid is a grey placeholder until its script has loaded (seconds on a loaded
     # machine): the Filter lab's weights were measured as absent once, and a later
-    # figure taken for the main one.
+    # figure taken for the main one.  Only shown grids: one in a tab not chosen is not drawn.
     page.wait_for_function(
         """() => [...document.querySelectorAll(
                    '[data-testid="stMain"] [data-testid="stDataFrame"]')]
+                 .filter(grid => grid.getClientRects().length)
                  .every(grid => grid.querySelector('canvas'))""",
         timeout=60_000,
     )
