@@ -230,15 +230,20 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         args=(run,),
     )
     if st.session_state.get("confirm_replace"):
-        st.warning("Your run is still training. Stop it and start a new one?")
-        yes, no = st.columns(2)
-        if yes.button("Stop it and start", key="confirm_yes", type="primary"):
-            st.session_state.pop("confirm_replace")
-            _start(config)
-        if no.button("Keep it", key="confirm_no"):
-            st.session_state.pop("confirm_replace")
-            st.rerun()
+        _confirm_replace(config)
     return c5
+
+
+def _confirm_replace(config: RunConfig) -> None:
+    """Start pressed while this session's run trains: stop it and start, or keep it."""
+    st.warning("Your run is still training. Stop it and start a new one?")
+    yes, no = st.columns(2)
+    if yes.button("Stop it and start", key="confirm_yes", type="primary"):
+        st.session_state.pop("confirm_replace")
+        _start(config)
+    if no.button("Keep it", key="confirm_no"):
+        st.session_state.pop("confirm_replace")
+        st.rerun()
 
 
 def _toggle_pause(run: Run) -> None:

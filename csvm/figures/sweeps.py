@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from csvm.figures._style import category
 from csvm.figures.text import plain, plain_all, plain_in_template
 
-__all__ = ["best_cell", "sweep_heatmap"]
+__all__ = ["best_cell", "diverged_cells", "sweep_heatmap"]
 
 
 def sweep_heatmap(
