@@ -14,10 +14,12 @@ from explorer.runs import runs
 from explorer.settings import restore_from_url, sync_url
 
 #: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
-#: 768 px "md" breakpoint: at 800-1000 px the 300 px sidebar left the figures too narrow).
-NARROW_PX = 1000
+#: 768 px "md" breakpoint: at 800-1000 px the 300 px sidebar left the figures too narrow,
+#: and at a 1024 × 768 projector's width it left the Train page 560 px).
+NARROW_PX = 1100
 # Streamlit's 6rem above the title pushed the headline of a finished run near the bottom
 # of a 720 px projector screen; 3.5rem still clears the (transparent) toolbar.
+_MAIN = "[data-testid='stMain']"
 _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}.st-key-csvm_style{display:none}"
     # Results of settings that have since changed: greyed, so nobody reads them as current.
@@ -41,11 +43,20 @@ _STYLE = (
     # a full-width table empty: the About page's glossary wrapped each entry in a third
     # of its width.
     "[data-testid='stTable'] td [data-testid='stMarkdownContainer']{max-width:none}"
+    # A button's label wider than its column ended in "…" ("▶ St…", "Open SVM playground
+    # with…" at a 1024 px projector's width with the sidebar open): it wraps instead.
+    f"{_MAIN} button *{{white-space:normal!important;text-overflow:clip!important}}"
+    # The Train page's Start, Stop, Pause and Step share their row with the training-time
+    # estimate: in a row narrower than 760 px (a 1024 px projector with the sidebar open)
+    # their labels ended in "St…"; there the estimate takes a line of its own below them.
+    ".st-key-run_controls{container-type:inline-size}"
+    "@container (max-width:760px){.st-key-run_controls [data-testid='stHorizontalBlock']"
+    "{flex-wrap:wrap}.st-key-run_controls [data-testid='stColumn']:last-child"
+    "{flex:1 1 100%!important;width:100%!important;min-width:100%}}"
     "</style>"
 )
 # Projector mode: every text of the page at 18 px or more (what a class reads from the back
 # of a room, issue 33); figures take their sizes from csvm.figures (for_projector, large=).
-_MAIN = "[data-testid='stMain']"
 _PROJECTOR_STYLE = (
     "<style>"
     # The title stays at its size (the app's name); the headline and text grow.

@@ -170,8 +170,11 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     # A paused run's next press is Resume, so Resume is the coloured button then, not Start
     # (which would begin a new run).
     resume_next = active and play.paused
-    # Pause's column is wider: "Resume" and its icon fit at a projector's type size.
-    c1, c2, c3, c4, c5 = st.columns([1, 1, 1.3, 1, 2.3], vertical_alignment="center")
+    # Pause's column is wider: "Resume" and its icon fit at a projector's type size.  The
+    # key lets a narrow row put its last cell on a line of its own (explorer/app.py).
+    c1, c2, c3, c4, c5 = st.container(key="run_controls").columns(
+        [1, 1, 1.3, 1, 2.3], vertical_alignment="center"
+    )
     if c1.button(
         "▶ Start",
         type="secondary" if resume_next else "primary",
