@@ -15,6 +15,7 @@ from explorer.live import get_views, live_jobs
 from explorer.owner_cookie import heartbeat
 from explorer.run_names import run_names, varying
 from explorer.runs import outcomes, runs
+from explorer.settings import md_escape
 from explorer.state import Run
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -113,11 +114,13 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
     cols = st.columns(max(1, min(len(pinned), 4)))
     for i, run_id in enumerate(pinned):
         if filters.get(run_id) is not None:
-            cols[i % len(cols)].plotly_chart(
+            col = cols[i % len(cols)]
+            # The run's name as text above its filters, where it wraps in its column: as
+            # the figure's title it ran into the next column's ("… · Iterations γ 0.03…").
+            col.markdown(f"**{md_escape(curves[run_id][0])}**")
+            col.plotly_chart(
                 projected(
-                    figures.filter_figure(
-                        np.asarray(filters[run_id]), None, curves[run_id][0], values=False
-                    )
+                    figures.filter_figure(np.asarray(filters[run_id]), None, None, values=False)
                 ),
                 key=f"compare_filter_{run_id}",
                 width="stretch",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["plain", "plain_all", "plain_in_template"]
+__all__ = ["plain", "plain_all", "plain_in_template", "plain_lines"]
 
 # Numeric references for the quotes: Plotly decodes only a few named entities
 # (amp, lt, gt, nbsp, …), not "&quot;", which it would show as it is.  The apostrophe's
@@ -50,3 +50,25 @@ def plain_in_template(text: object) -> str:
     its ``%`` too becomes a reference, so a name such as ``%{y}`` is shown, not filled in.
     """
     return plain(text).replace("%", "&#37;")
+
+
+def plain_lines(text: object, width: int, sep: str = " · ") -> str:
+    """:func:`plain` of ``text`` broken into lines of at most ``width`` characters where
+    it has ``sep`` (a run's name: "γ 0.02 · η 0.1 · C no limit · …"), joined by Plotly's
+    ``<br>``; a part longer than ``width`` keeps a line of its own.  Plotly neither wraps a
+    legend entry nor a title: a long one ran out of its figure.
+
+    Examples
+    --------
+    >>> plain_lines("γ 0.02 · η 0.1 · C no limit", 16)
+    'γ 0.02 · η 0.1<br>C no limit'
+    >>> plain_lines("<b>a</b> · b", 40)
+    '&lt;b&gt;a&lt;/b&gt; · b'
+    """
+    lines: list[str] = []
+    for part in str(text).split(sep):
+        if lines and len(lines[-1]) + len(sep) + len(part) <= width:
+            lines[-1] += sep + part
+        else:
+            lines.append(part)
+    return "<br>".join(plain(line) for line in lines)

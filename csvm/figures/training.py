@@ -24,7 +24,7 @@ from csvm.figures._style import (
     round_axis,
 )
 from csvm.figures.style import log_ticks
-from csvm.figures.text import plain, plain_in_template
+from csvm.figures.text import plain, plain_in_template, plain_lines
 
 __all__ = [
     "divergence_figure",
@@ -180,7 +180,9 @@ def objectives_overlay(
                 x=[e["iteration"] + (0.5 if e.get("step") == "filter" else 0.0) for e in events],
                 y=[e["objective"] for e in events],
                 mode="lines+markers",
-                name=plain(label),  # a run's name: settings, classes of an upload
+                # A run's name (settings, classes of an upload), on lines of up to 60
+                # characters: one run's differing settings ran past the legend's edge.
+                name=plain_lines(label, 60),
                 hovertemplate=plain_in_template(label)
                 + "<br>iteration %{x}: %{y:.5g}<extra></extra>",
             )

@@ -288,6 +288,13 @@ def test_compare_page_lists_the_sessions_runs():
     # Runs named in words, not by hex ids.
     assert set(table["run"]) == {"K-CSVM rbf γ 0.02, 2 filters, 200 images, 3 v 5"}
     assert titled(at, "Objective per step")
+    # The pinned run's filters: its name as text above them (it wraps in its column),
+    # not as their figure's title (a long one ran into the next column's).
+    from explorer.settings import md_escape
+
+    name = "K-CSVM rbf γ 0.02, 2 filters, 200 images, 3 v 5"
+    assert f"**{md_escape(name)}**" in [m.value for m in at.markdown]
+    assert not titled(at, name)
 
 
 def test_figures_have_clean_ticks():

@@ -164,6 +164,20 @@ def test_cnn_epochs_are_whole_numbers(epochs, dtick):
     assert loss.layout.yaxis2.dtick == 0.25  # accuracy: 0, 25, 50, 75, 100 %
 
 
+def test_a_long_run_name_wraps_in_the_overlay_legend():
+    """Two presets differ in six settings: the run's name ran past the legend's edge."""
+    steps = [{"model": "kcsvm", "iteration": i, "objective": 10.0 - i} for i in range(3)]
+    name = (
+        "γ 0.03125 · η 0.2 · C 10 · Iterations 15 · Layers 5x5x8-abs-max2,3x3x8-abs-avg2-"
+        "bn2-sqrt · First filters zero-mean"
+    )
+    (trace,) = figures.objectives_overlay([(name, steps)], "all runs").data
+    lines = trace.name.split("<br>")
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines[:-1])
+    assert " · ".join(lines) == name
+    assert name in trace.hovertemplate  # the hover keeps it on one line
+
+
 def test_log_axes_label_no_minor_ticks():
     wide = [{"model": "kcsvm", "iteration": i, "objective": 10.0**-i} for i in range(4)]
     narrow = [{"model": "kcsvm", "iteration": i, "objective": 870.0 - 60 * i} for i in range(12)]
