@@ -17,9 +17,9 @@ from explorer.settings import restore_from_url, sync_url
 #: 768 px "md" breakpoint: at 800-1000 px the 300 px sidebar left the figures too narrow,
 #: and at a 1024 × 768 projector's width it left the Train page 560 px).
 NARROW_PX = 1100
+_MAIN = "[data-testid='stMain']"
 # Streamlit's 6rem above the title pushed the headline of a finished run near the bottom
 # of a 720 px projector screen; 3.5rem still clears the (transparent) toolbar.
-_MAIN = "[data-testid='stMain']"
 _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}.st-key-csvm_style{display:none}"
     # Results of settings that have since changed: greyed, so nobody reads them as current.
