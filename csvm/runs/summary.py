@@ -172,7 +172,7 @@ def run_name(config: RunConfig) -> str:
     Examples
     --------
     >>> run_name(RunConfig(kernel="rbf", gamma=0.02, n_train=50, n_filters=2))
-    'K-CSVM rbf γ 0.02, 2 filters, 50 images, 3 v 5'
+    'K-CSVM RBF γ 0.02, 2 filters, 50 images, 3 v 5'
     >>> run_name(RunConfig(model="lcsvm", n_train=None, n_filters=1))
     'L-CSVM, 1 filter, all images, 3 v 5'
     """
@@ -180,7 +180,8 @@ def run_name(config: RunConfig) -> str:
     if config.model == "kcsvm":
         entry = KERNELS.get(config.kernel)  # only the parameters this kernel reads
         used = entry.params if entry is not None else ()
-        kernel = config.kernel
+        # Its name as the pages write it ("RBF", "polynomial"), not its key ("rbf").
+        kernel = entry.label if entry is not None else config.kernel
         if "gamma" in used:
             kernel += f" γ {config.gamma:g}"
         if "degree" in used:

@@ -286,13 +286,13 @@ def test_compare_page_lists_the_sessions_runs():
     table = at.dataframe[0].value
     assert list(table["model"]) == ["K-CSVM", "plain SVM"]
     # Runs named in words, not by hex ids.
-    assert set(table["run"]) == {"K-CSVM rbf γ 0.02, 2 filters, 200 images, 3 v 5"}
+    assert set(table["run"]) == {"K-CSVM RBF γ 0.02, 2 filters, 200 images, 3 v 5"}
     assert titled(at, "Objective per step")
     # The pinned run's filters: its name as text above them (it wraps in its column),
     # not as their figure's title (a long one ran into the next column's).
     from explorer.settings import md_escape
 
-    name = "K-CSVM rbf γ 0.02, 2 filters, 200 images, 3 v 5"
+    name = "K-CSVM RBF γ 0.02, 2 filters, 200 images, 3 v 5"
     assert f"**{md_escape(name)}**" in [m.value for m in at.markdown]
     assert not titled(at, name)
 

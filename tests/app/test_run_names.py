@@ -10,7 +10,7 @@ def test_runs_that_differ_in_one_setting_are_named_by_it():
 
 
 def test_a_run_alone_is_named_by_its_summary():
-    assert run_names({"a": RunConfig()}) == {"a": "K-CSVM rbf γ 0.02, 2 filters, 50 images, 3 v 5"}
+    assert run_names({"a": RunConfig()}) == {"a": "K-CSVM RBF γ 0.02, 2 filters, 50 images, 3 v 5"}
 
 
 def test_runs_with_the_same_settings_say_so_and_which_they_are():
