@@ -199,16 +199,7 @@ def test_sidebar_collapses_below_1100_px(server, browser, width, height, collaps
     page.close()
 
 
-# Each shown button's label (or a part of it) cut short by its box: Streamlit ends such a
-# label in "…" ("▶ St…").
-_CUT_LABELS = """() => [...document.querySelectorAll('[data-testid="stMain"] button')]
-  .filter(b => b.getClientRects().length)
-  .flatMap(b => [...b.querySelectorAll('*')]
-    .filter(e => e.innerText && e.scrollWidth > e.clientWidth + 1)
-    .map(e => e.innerText.slice(0, 40)))"""
-
-
-def test_no_button_label_is_cut_at_a_1024_px_projector_with_the_sidebar_open(server, browser):
+def test_no_label_is_cut_at_a_1024_px_projector_with_the_sidebar_open(server, browser):
     """At 1024 × 768 (a common classroom projector) the sidebar starts folded; opened, it
     left the Train page's row of Start, Stop, Pause and Step 560 px, and their labels
     read "▶ St…", "■ St…", "Res…", "S…". Paused, so all four are shown and enabled."""
@@ -222,13 +213,13 @@ def test_no_button_label_is_cut_at_a_1024_px_projector_with_the_sidebar_open(ser
     page.get_by_role("button", name=re.compile("Resume$")).wait_for()
     page.wait_for_timeout(1000)
     page.screenshot(path=str(ARTIFACTS / "train-controls-1024x768-sidebar-open.png"))
-    assert page.evaluate(_CUT_LABELS) == []
+    assert truncated_labels(page) == []
     for path in ("lesson", "sweep", "curve"):  # their wide buttons: Open …, ▶ Start sweep
         page.goto(f"{server}/{path}?projector=1")
         page.locator('[data-testid="stMain"] button').first.wait_for()
         page.wait_for_timeout(1500)
         _open_sidebar(page)
-        assert page.evaluate(_CUT_LABELS) == [], path
+        assert truncated_labels(page) == [], path
     page.close()
 
 
