@@ -138,7 +138,7 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
         cols = container.columns(2) if len(planes) > 1 else [container]
     edited = []
     for i, plane in enumerate(planes):
-        col = cols[i] if tabbed else cols[i % len(cols)]
+        col = cols[i % len(cols)]  # with tabs, one per plane
         if not tabbed:
             col.caption(names[i])
         frame = pd.DataFrame(plane, columns=[str(j) for j in range(q)])
