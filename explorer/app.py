@@ -64,7 +64,10 @@ _PROJECTOR_STYLE = (
     " [data-testid='stMarkdownContainer'] :is(p,li){font-size:1.25rem}"
     # The rule above also reached st.metric's value (a markdown paragraph), which then
     # shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.
-    " [data-testid='stMetricValue'] p{font-size:3rem!important;line-height:1.2}"
+    # At most a quarter of the metric's own width, so "100.00 %" (3.8 times its size
+    # wide) fits its column: at 3rem a 1024 px screen with the sidebar open cut it to "8…".
+    " [data-testid='stMetric']{container-type:inline-size}"
+    " [data-testid='stMetricValue'] p{font-size:min(3rem,25cqi)!important;line-height:1.2}"
     " [data-testid='stMetricLabel'] p{font-size:1.4rem!important}"
     # A long label at that size wraps in a narrow column rather than ending in "…".
     " [data-testid='stMetricLabel'] :is(div,p){white-space:normal!important;"
