@@ -272,7 +272,7 @@ def _widget(container, name: str, options: list | None = None) -> None:
     elif spec.kind == "str":
         options = list(options if options is not None else spec.choices)
         if st.session_state.get(key) not in options:
-            st.session_state[key] = options[0]
+            st.session_state[key] = _first_usable(name, options)
         if len(options) <= 3 and name in ("model", "step", "kernel"):
             container.radio(
                 spec.label,
@@ -292,6 +292,16 @@ def _widget(container, name: str, options: list | None = None) -> None:
             )
     else:
         _number(container, name)
+
+
+def _first_usable(name: str, options: list) -> Any:
+    """The choice for a box whose value is not among its options (another dataset was
+    chosen): the first, and for class +1 the first that is not class −1 (both boxes at
+    the first class held Start with "Choose two different classes")."""
+    if name == "class_b":
+        taken = st.session_state.get(key_of("class_a"))
+        return next((option for option in options if option != taken), options[0])
+    return options[0]
 
 
 def _read(name: str, fallback: Any) -> Any:

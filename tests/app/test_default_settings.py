@@ -50,3 +50,17 @@ def test_long_class_names_get_the_sidebars_whole_width():
     at.selectbox(key="w_dataset").set_value("mnist-5k").run()
     assert not at.exception
     assert side_by_side(at) == ["Class −1", "Class +1"]
+
+
+def test_another_dataset_gives_two_different_classes_at_once():
+    # Both boxes fell back to the dataset's first class: "Choose two different classes"
+    # held Start until the user picked one again.
+    at = open_app({"n_iter": "3"})
+    for dataset, pair in (("shapes", ["horizontal", "vertical"]), ("digits", ["0", "1"])):
+        at.selectbox(key="w_dataset").set_value(dataset).run()
+        assert [at.selectbox(key=f"w_class_{s}").value for s in "ab"] == pair
+        assert not at.error, [e.value for e in at.error]
+        assert at.button(key="start").disabled is False
+        assert _query(at)["class_b"] == pair[1]
+    at.selectbox(key="w_dataset").set_value("mnist-5k").run()  # "0" and "1" are digits too
+    assert [at.selectbox(key=f"w_class_{s}").value for s in "ab"] == ["0", "1"]
