@@ -99,6 +99,16 @@ class _Raw:
     source: str
 
 
+#: How a CIFAR-10 source line names its colour layout (the stacked images, shown as they
+#: are, read as three pictures above each other: say why).
+_COLOR_WORDS = {
+    "stacked": "each image's red, green and blue planes stacked, 96 × 32, as the thesis "
+    "feeds one filter all three colours",
+    "rgb": "three colour channels",
+    "gray": "gray levels",
+}
+
+
 def _check_protocol(protocol: str | None) -> None:
     if protocol not in PROTOCOLS:
         raise DatasetError(f"Unknown protocol {protocol!r}: use None or 'thesis'.")
@@ -161,7 +171,7 @@ def _raw(name: str, protocol: str | None, data_dir, color: str, multiclass: bool
         train = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
         source = (
             f"CIFAR-10 from {folder}: train {' + '.join(train_files)}, validation "
-            f"data_batch_2, test test_batch ({color})"
+            f"data_batch_2, test test_batch ({_COLOR_WORDS.get(color, color)})"
         )
         return _Raw(train, val, test, functools.partial(cifar_float, color=color), names, source)
     Xtr, ytr, Xte, yte = idx.idx_arrays(files, len(entry.classes))
