@@ -21,9 +21,13 @@ from csvm.figures.training_svg import objective_svg
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.targets import step_events, sub_problem_progress
 from explorer.display import chart, image_grid, markup_figure, projector_mode
+from explorer.settings import md_escape
 from explorer.state import Run
 
 _FOLLOW = -1  # the focus option "the sub-problem training now"
+#: The main area's width at 1280 px with the sidebar open, which the confused pairs' columns
+#: share (wider screens draw them a little smaller than their columns, never with bands).
+_MAIN_WIDTH = 800
 
 
 def describe(config: RunConfig, class_names: Sequence[str]) -> str:
@@ -45,15 +49,17 @@ def pair_name(pair: Sequence[Any] | None, class_names: Sequence[str], k: int, ov
     return f"{names[1]} vs rest" if names[0] == "rest" else f"{names[0]} vs {names[1]}"
 
 
-def _focus(run: Run, rows: list[dict], labels: list[str]) -> int:
-    """The sub-problem in focus: chosen in a selectbox, or the one training now."""
+def _focus(run: Run, rows: list[dict], labels: list[str], finished: bool) -> int:
+    """The sub-problem in focus: chosen in a selectbox, or the one training now (once
+    every one has finished, the last one trained)."""
     key = f"focus_{run.id}"
     options = [_FOLLOW, *range(len(rows))]
+    follow = "the last one trained" if finished else "the one training now"
     choice = st.selectbox(
         "Sub-problem in focus",
         options,
         key=key,
-        format_func=lambda k: "the one training now" if k == _FOLLOW else labels[k],
+        format_func=lambda k: follow if k == _FOLLOW else labels[k],
         help="Its objective is drawn below and its filter is marked ▶ in the grid.",
     )
     if choice != _FOLLOW:
@@ -90,7 +96,7 @@ def live_panel(run: Run, shown: list, class_names: Sequence[str]) -> None:
     rows = sub_problem_progress(config, shown)
     labels = [pair_name(r["pair"], class_names, r["classifier"], ovo) for r in rows]
     done = sum(r["steps"] >= r["total"] for r in rows)
-    focus = _focus(run, rows, labels)
+    focus = _focus(run, rows, labels, finished=done == len(rows))
     row = rows[focus]
     c1, c2, c3 = st.columns(3)
     c1.metric("sub-problems finished", f"{done} of {len(rows)}")
@@ -187,9 +193,15 @@ def _confused_view(run: Run, result: dict, names: list[str]) -> None:
             f"{item['j_as_i']})"
         )
         with col:
+            # The pair's words as text above its filters: as the figure's title they ran
+            # past a third of the page.
+            st.markdown(f"**{md_escape(title)}**")
             chart(
                 figures.filter_grid_figure(
-                    [filters[c] for c in item["classifiers"]], captions, title
+                    [filters[c] for c in item["classifiers"]],
+                    captions,
+                    "",
+                    width=_MAIN_WIDTH / len(confused),
                 ),
                 f"confused_{run.id}_{i}_{j}",
             )

@@ -356,11 +356,11 @@ def _click_markers(titles: Sequence[str], cols: int, shape: tuple[int, int]) -> 
 _GRID_WIDTH, _GRID_HEIGHT = 800, 480
 
 
-def _grid_pixel(m: int, shape: tuple[int, int], cols: int) -> float:
+def _grid_pixel(m: int, shape: tuple[int, int], cols: int, width: float = _GRID_WIDTH) -> float:
     """Screen pixels per filter pixel for ``m`` cells of ``shape`` (+ a 2-pixel gap) in
-    ``cols`` columns of a ``_GRID_WIDTH`` × ``_GRID_HEIGHT`` plot."""
+    ``cols`` columns of a ``width`` × ``_GRID_HEIGHT`` plot."""
     rows = -(-m // cols)
-    return min(_GRID_WIDTH / (cols * (shape[1] + 2)), _GRID_HEIGHT / (rows * (shape[0] + 2)))
+    return min(width / (cols * (shape[1] + 2)), _GRID_HEIGHT / (rows * (shape[0] + 2)))
 
 
 def _grid_columns(m: int, shape: tuple[int, int]) -> int:
@@ -385,6 +385,7 @@ def filter_grid_figure(
     focus: int | None = None,
     cols: int | None = None,
     clickable: bool = False,
+    width: float = _GRID_WIDTH,
 ) -> go.Figure:
     """One small heatmap per sub-problem: the grid of a multi-class run's filters.
 
@@ -409,6 +410,9 @@ def filter_grid_figure(
         Add an invisible marker on each cell whose ``customdata`` is the sub-problem's
         index, so that a click on a filter can select it (``st.plotly_chart``'s
         ``on_select``).
+    width : float, default 800
+        The width in pixels the plot is drawn at: its height is the grid's at that width,
+        so a grid in a narrow column gets no band of empty space above and below it.
 
     Returns
     -------
@@ -441,12 +445,15 @@ def filter_grid_figure(
     annotations = tile_captions(captions, cols, shape, 2)
     for note in annotations:
         note["font"] = {"size": 11 if cols > 5 else 13}
-    # As tall as the grid is when laid out for the Train page's 800 px, so that it fills
-    # the width with no band of empty space above and below (45 filters in 9 columns used
-    # the middle third of a 640 px chart).
-    unit = _grid_pixel(m, shape, cols)
-    height = int(rows * (shape[0] + 2) * unit) + LAYOUT["margin"]["t"] + 20
-    fig.update_layout(title=plain(title), height=height, annotations=annotations, **LAYOUT)
+    # As tall as the grid is when laid out at ``width`` (the Train page's 800 px), so that
+    # it fills the width with no band of empty space above and below (45 filters in 9
+    # columns used the middle third of a 640 px chart).  No title: room for the captions.
+    margin = {**LAYOUT["margin"], "t": LAYOUT["margin"]["t"] if title else 16}
+    unit = _grid_pixel(m, shape, cols, width)
+    height = int(rows * (shape[0] + 2) * unit) + margin["t"] + 20
+    fig.update_layout(
+        title=plain(title), height=height, annotations=annotations, **{**LAYOUT, "margin": margin}
+    )
     if clickable:
         fig.update_layout(clickmode="event+select", dragmode=False)
     return fig

@@ -1,6 +1,8 @@
 """Multi-class runs in the explorer (AppTest): the filter grid, the k×k confusion, the
 per-class accuracy, the most confused pairs, and the settings' URL round trip."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -45,6 +47,11 @@ def test_three_class_run_shows_three_filters_and_a_3x3_confusion():
     assert [b["name"] for b in per_class["data"]] == ["K-CSVM", "plain SVM", "small CNN"]
     assert all(len(b["y"]) == 3 for b in per_class["data"])
     assert any(s.value == "Most confused pairs" for s in at.subheader)
+    # Each pair's words are text above its filters (as a figure's title they ran past
+    # their column), and the focus box no longer says a finished run is training.
+    assert any(re.match(r"\*\*\d ↔ \d\\: \d+ mistakes", m.value) for m in at.markdown)
+    focus = at.selectbox(key=f"focus_{query(at, 'run')}")
+    assert focus.options[0] == "the last one trained"
     headline = next(m.value for m in at.markdown if m.value.startswith("### "))
     assert headline.startswith("### K-CSVM: ") and "9 steps" in headline
 

@@ -252,6 +252,22 @@ def test_filter_grid_click_markers_carry_each_sub_problem_index():
     assert not [t for t in figures.filter_grid_figure(filters, list("abcd")).data if t.name]
 
 
+def test_a_grid_for_a_narrow_column_is_as_tall_as_its_filters_there():
+    # The most confused pairs share the page in columns of about 400 px: a grid sized for
+    # 800 px left a band of empty space above and below its two filters.
+    from csvm import figures
+
+    pair = [np.ones((2, 5, 5))]  # one sub-problem, two filters: a 5 × 11 cell
+    extra = figures.filter_grid_figure(pair, ["3 vs 5"], "", width=0.001).layout.height
+    wide, narrow = (
+        figures.filter_grid_figure(pair, ["3 vs 5"], "", width=w).layout.height - extra
+        for w in (800, 400)
+    )
+    assert narrow == pytest.approx(wide / 2, abs=1)
+    # The cell and its 2-pixel gap, 13 wide and 7 high, fill the 400 px across.
+    assert narrow == pytest.approx(400 / 13 * 7, abs=1)
+
+
 def test_a_click_selection_names_the_sub_problem():
     from explorer.train_multiclass import clicked_sub_problem
 
