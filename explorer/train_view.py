@@ -317,7 +317,11 @@ def _examples_view(run: Run, shown: list) -> None:
 def _baselines_view(run: Run, views: dict) -> None:
     cnn = views.get("cnn")
     if cnn is not None and any(e.get("kind") == "epoch" for e in cnn.events):
-        markup_figure(loss_svg(cnn.events, "Small CNN: loss per epoch", projector_mode()), "cnn")
+        projector = projector_mode()
+        # Half the width, as the objective beside it is drawn (whole-width, its lettering
+        # came out half again as large as every other chart's); whole on a projector.
+        with st.container() if projector else st.columns(2)[0]:
+            markup_figure(loss_svg(cnn.events, "Small CNN: loss per epoch", projector), "cnn")
     _comparison_pictures(run, views)
 
 

@@ -277,6 +277,24 @@ def test_the_recommended_comparison_gets_its_row_named_by_what_it_chose_and_why(
     assert len(mcnemar) == 2, "a McNemar line against the K-CSVM and against HOG + SVM"
 
 
+@pytest.mark.parametrize("projector", [False, True])
+def test_the_cnn_loss_is_drawn_at_the_objectives_width(projector):
+    # Whole-width, the CNN's chart scaled its lettering half again as large as the
+    # objective's beside it; on a projector both are whole-width, one under the other.
+    at = open_app(SMALL_RUN | ({"projector": "1"} if projector else {}))
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+
+    def in_columns(title: str) -> bool:
+        return any(
+            f'data-title="{title}"' in m.value for column in at.columns for m in column.markdown
+        )
+
+    assert chart_points(at, "Small CNN: loss per epoch")
+    assert in_columns("Small CNN: loss per epoch") is not projector
+    assert in_columns("Objective per step") is not projector
+
+
 def test_compare_page_lists_the_sessions_runs():
     at = open_app(SMALL_RUN | {"baselines": "svm"})
     at.button(key="start").click().run()
