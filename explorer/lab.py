@@ -280,9 +280,12 @@ def finished_csvm_runs(key: str):
 
 
 def learned_runs() -> dict[str, tuple[str, np.ndarray]]:
-    """This session's finished runs that learned filters: id -> (label, filters)."""
+    """This session's finished two-class runs that learned filters: id -> (label, filters).
+    (A run of several classes learned a filter per sub-problem, not one for the lab's pair.)"""
     found = {}
     for run_id, run, result in finished_csvm_runs("filters"):
+        if run.config.multiclass:
+            continue
         c = run.config.to_dict()
         label = (
             f"run {run_id}: {MODEL_LABELS.get(c.get('model'), 'CSVM')} "

@@ -58,6 +58,14 @@ def _header(config: RunConfig, data) -> None:
             "The lab studies the K-CSVM's objective; your settings choose the "
             f"{MODEL_LABELS[config.model]}, so only the kernel, C and regulariser are used."
         )
+    several = current_config().classes
+    if several is not None:
+        trained = "every class" if several == "all" else f"the classes {several.replace(',', ', ')}"
+        st.info(
+            f"The lab studies one pair, {md_escape(config.class_a)} v "
+            f"{md_escape(config.class_b)}; the Train page's settings train "
+            f"{md_escape(trained)}, one SVM per pair or per class."
+        )
 
 
 def _filter_intro(config: RunConfig) -> None:
@@ -103,7 +111,9 @@ def _starting_points(config: RunConfig, data) -> None:
                 args=(found[run_id][1], found[run_id][0], config, data),
             )
         else:
-            st.caption("No finished run in this session yet: train one on the Train page.")
+            st.caption(
+                "No finished two-class run in this session yet: train one on the Train page."
+            )
         upload = st.file_uploader(
             "…or upload filters.npy, a run's JSON or the Train page's export (.zip)",
             type=["npy", "json", "zip"],
@@ -369,7 +379,8 @@ def _digit_section(data) -> None:
 
 
 def page() -> None:
-    config = current_config()
+    # One binary problem: of several classes, the Train page's pair (whose boxes it keeps).
+    config = current_config().replace(classes=None)
     heartbeat()
     try:
         data = data_for(config)

@@ -37,9 +37,13 @@ st.caption(
 )
 heartbeat()
 base = current_config()
+if base.classes is None:
+    task = f"{base.class_a} v {base.class_b}"
+else:  # several classes: every cell trains them all
+    listed = base.classes.replace(",", ", ")
+    task = "(every class)" if base.classes == "all" else f"(classes {listed})"
 st.caption(
-    f"Base settings: {md_escape(base.dataset)} {md_escape(base.class_a)} v "
-    f"{md_escape(base.class_b)}, {value_words(base.model)}"
+    f"Base settings: {md_escape(base.dataset)} {md_escape(task)}, {value_words(base.model)}"
     + (f", {value_words(base.kernel)} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."
 )

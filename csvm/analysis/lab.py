@@ -172,7 +172,8 @@ def binary_problem(X: Any, y: Any, settings: SolveSettings) -> BinaryProblem:
     if len(classes) != 2:
         raise ValueError(
             f"The filter lab solves one binary problem, but y_train holds {len(classes)} "
-            f"class(es) ({', '.join(map(str, classes[:5]))}): pick two classes."
+            f"class{'' if len(classes) == 1 else 'es'} ({', '.join(map(str, classes[:5]))}): "
+            "pick two classes."
         )
     k = settings.kernel
     return BinaryProblem(

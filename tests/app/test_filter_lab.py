@@ -166,6 +166,27 @@ def test_learned_filter_of_a_finished_run():
     np.testing.assert_allclose(_grid(at), at.session_state["lab_filters"][0, 0])
 
 
+def test_a_train_page_of_several_classes_opens_the_lab_on_its_pair():
+    # The lab solves one binary problem: with three classes chosen it raised ("y_train
+    # holds 3 class(es)") and the page showed a traceback.  A run of several classes (a
+    # filter per sub-problem) is not offered as the pair's learned filter.
+    at = open_app(SMALL | {"classes": "3,5,0"})
+    at.button(key="start").click().run()
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        at.run()
+        if at.dataframe and not any(at.dataframe[0].value["status"].isin(["running", "queued"])):
+            break
+        time.sleep(0.5)
+    at.switch_page("pages/filter_lab.py").run()
+    assert not at.exception and not at.error
+    assert _metric(at, "Test accuracy").endswith("%")
+    assert _summary(at).startswith("mnist-5k 3 v 5 ·")
+    info = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]
+    assert any("one pair, 3 v 5" in i and "the classes 3, 5, 0" in i for i in info), info
+    assert "No finished two-class run" in " ".join(c.value for c in at.caption)
+
+
 @pytest.mark.slow
 def test_a_large_problem_is_solved_in_the_worker_pool():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)

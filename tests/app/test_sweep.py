@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from csvm.runs.config import RunConfig
 from csvm.runs.sweeps import parse_values, run_validation, stability, sweep_configs
-from tests._apptest import plotly_array, specs
+from tests._apptest import open_app, plotly_array, specs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +77,14 @@ def test_sweep_page_names_the_base_model_in_words():
     at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
     (base,) = [c.value for c in at.caption if c.value.startswith("Base settings")]
     assert "K-CSVM, RBF kernel" in base and "kcsvm" not in base
+
+
+def test_sweep_page_names_the_classes_a_cell_trains():
+    # With several classes every cell trains them all: the caption said "3 v 5".
+    at = open_app({"classes": "3,5,0"})
+    at.switch_page("pages/sweep.py").run()
+    (base,) = [c.value for c in at.caption if c.value.startswith("Base settings")]
+    assert "\\(classes 3\\, 5\\, 0\\)" in base and " v " not in base
 
 
 def test_sweep_page_refuses_bad_values():
