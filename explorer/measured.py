@@ -51,6 +51,22 @@ def strip_paths(text: object, keep_name: bool = False) -> str:
     return _PATH.sub(replace, str(text))
 
 
+#: " from /srv/data/cifar10/cifar-10-batches-py" in csvm.data's source lines.
+_FROM_FOLDER = re.compile(" from " + _PATH.pattern)
+
+
+def source_words(source: object) -> str:
+    """A dataset's source line without the folder it was read from, for the pages that
+    teach (the saved runs keep the whole line).
+
+    >>> source_words("CIFAR-10 from /srv/data/cifar-10-batches-py: train data_batch_1")
+    'CIFAR-10: train data_batch_1'
+    >>> source_words("5,000 real MNIST digits bundled with the package; works offline")
+    '5,000 real MNIST digits bundled with the package; works offline'
+    """
+    return _FROM_FOLDER.sub("", str(source), count=1)
+
+
 def jargon_note(texts: Iterable[object]) -> str:
     """Plain words for the jargon that ``texts`` use (one-vs-one, deskewed, …), one
     sentence each, or "" when they use none."""

@@ -43,6 +43,7 @@ from explorer.display import (
 )
 from explorer.glossary import GLOSSARY, explain
 from explorer.live import live_jobs
+from explorer.measured import source_words
 from explorer.owner_cookie import owner
 from explorer.playback import playback
 from explorer.pool import FINAL_STATES, get_pool
@@ -565,7 +566,8 @@ def welcome(data) -> None:
             cols=6 if len(idx) <= 6 else 10,
         )
         st.caption(
-            f"{md_escape(data.source)} · train {len(data.y_train)} · test {len(data.y_test)}"
+            f"{md_escape(source_words(data.source))} · train {len(data.y_train)} · "
+            f"test {len(data.y_test)}"
         )
     st.info(
         "Press **Start** to train. The page plays the steps at the pace set in the "
