@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from csvm.runs.config import SPECS, RunConfig
-from csvm.runs.summary import run_name
+from csvm.runs.summary import run_name, task_words
 from csvm.runs.values import show
 from explorer.glossary import value_words
 
@@ -31,8 +31,14 @@ def varying(configs: list[RunConfig]) -> list[str]:
 def settings_text(config: RunConfig, names: list[str]) -> str:
     """The settings ``names`` of ``config`` in words ("η 0.5 · C 0.001"), or the dataset
     and pair when there are none."""
-    shown = [f"{SPECS[n].label} {value_text(n, getattr(config, n))}" for n in names]
-    return " · ".join(shown) or f"{config.dataset} {config.class_a} v {config.class_b}"
+    shown = [
+        # The classes in words ("3 v 5", "classes 3, 5, 0"), not "Classes two classes (…)".
+        task_words(config)
+        if n == "classes"
+        else f"{SPECS[n].label} {value_text(n, getattr(config, n))}"
+        for n in names
+    ]
+    return " · ".join(shown) or f"{config.dataset} {task_words(config)}"
 
 
 def run_names(configs: Mapping[str, RunConfig]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from csvm.analysis.landscape import landscape_directions
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.summary import task_words
 from explorer import lab, lab_view
 from explorer.app import ensure_app
 from explorer.datasets import data_for
@@ -58,13 +59,11 @@ def _header(config: RunConfig, data) -> None:
             "The lab studies the K-CSVM's objective; your settings choose the "
             f"{MODEL_LABELS[config.model]}, so only the kernel, C and regulariser are used."
         )
-    several = current_config().classes
-    if several is not None:
-        trained = "every class" if several == "all" else f"the classes {several.replace(',', ', ')}"
+    if current_config().multiclass:
         st.info(
-            f"The lab studies one pair, {md_escape(config.class_a)} v "
-            f"{md_escape(config.class_b)}; the Train page's settings train "
-            f"{md_escape(trained)}, one SVM per pair or per class."
+            f"The lab studies one pair, {md_escape(task_words(config))}; the Train page's "
+            f"settings train {md_escape(task_words(current_config()))}, one SVM per pair or "
+            "per class."
         )
 
 

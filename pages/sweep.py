@@ -8,6 +8,7 @@ import streamlit as st
 from csvm import figures
 from csvm.jobs import QuotaExceeded
 from csvm.runs.config import SPECS
+from csvm.runs.summary import task_words
 from csvm.runs.sweeps import (
     DEFAULT_VALUES,
     SWEEP_PARAMS,
@@ -37,13 +38,9 @@ st.caption(
 )
 heartbeat()
 base = current_config()
-if base.classes is None:
-    task = f"{base.class_a} v {base.class_b}"
-else:  # several classes: every cell trains them all
-    listed = base.classes.replace(",", ", ")
-    task = "(every class)" if base.classes == "all" else f"(classes {listed})"
-st.caption(
-    f"Base settings: {md_escape(base.dataset)} {md_escape(task)}, {value_words(base.model)}"
+st.caption(  # several classes: every cell trains them all
+    f"Base settings: {md_escape(base.dataset)} {md_escape(task_words(base))}, "
+    f"{value_words(base.model)}"
     + (f", {value_words(base.kernel)} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."
 )

@@ -20,7 +20,7 @@ from csvm.analysis.stats import (
 from csvm.model.kernel_registry import KERNELS
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
-__all__ = ["ablation_verdict", "comparisons", "headline", "run_name"]
+__all__ = ["ablation_verdict", "comparisons", "headline", "run_name", "task_words"]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
@@ -189,10 +189,24 @@ def run_name(config: RunConfig) -> str:
         parts[0] += f" {kernel}"
     filters = f"{config.n_filters} filter{'s' if config.n_filters != 1 else ''}"
     images = "all images" if config.n_train is None else f"{config.n_train} images"
-    task = config.classes or f"{config.class_a} v {config.class_b}"
+    return ", ".join([parts[0], filters, images, task_words(config)])
+
+
+def task_words(config: RunConfig) -> str:
+    """What a run classifies, in words: its pair, or the classes it trains.
+
+    Examples
+    --------
+    >>> task_words(RunConfig(class_a="3", class_b="5"))
+    '3 v 5'
+    >>> task_words(RunConfig(classes="3,5,0")), task_words(RunConfig(classes="all"))
+    ('classes 3, 5, 0', 'all classes')
+    """
+    if config.classes is None:
+        return f"{config.class_a} v {config.class_b}"
     if config.classes == "all":
-        task = "all classes"
-    return ", ".join([parts[0], filters, images, task])
+        return "all classes"
+    return "classes " + config.classes.replace(",", ", ")
 
 
 #: The ablation's fixed filters at the learned norm (``csvm.analysis.ablation``'s names).

@@ -35,3 +35,12 @@ def test_coded_values_are_shown_in_words():
     assert names == {"a": "Regulariser DFO₂ · C no limit", "b": "Regulariser DFO₁ · C 0.001"}
     text = settings_text(RunConfig(model="lcsvm"), ["model"])
     assert text == "Model L-CSVM" and "lcsvm" not in text
+
+
+def test_runs_that_differ_in_their_classes_are_named_by_them():
+    # "Classes two classes (the pair)" beside "Classes 3,5,0" read like a form's fields.
+    names = run_names(
+        {"a": RunConfig(), "b": RunConfig(classes="3,5,0"), "c": RunConfig(classes="all")}
+    )
+    assert names == {"a": "3 v 5", "b": "classes 3, 5, 0", "c": "all classes"}
+    assert run_names({"a": RunConfig(classes="3,5,0")})["a"].endswith(", classes 3, 5, 0")
