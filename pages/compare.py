@@ -76,7 +76,9 @@ def _curves(session_runs: list[Run], views: dict) -> tuple[dict, dict]:
         view = views[run.id].get("csvm")
         steps = step_events(view.events) if view is not None else []
         if steps:
-            curves[run.id] = (names[run.id], steps)
+            # Of several classes, the steps and filters drawn are the first sub-problem's.
+            first = " · first sub-problem" if run.config.multiclass else ""
+            curves[run.id] = (names[run.id] + first, steps)
             filters[run.id] = steps[-1].get("filters")
     return curves, filters
 

@@ -315,6 +315,24 @@ def test_compare_page_lists_the_sessions_runs():
     assert not titled(at, name)
 
 
+def test_compare_names_a_run_of_several_classes_by_them_and_its_drawn_sub_problem():
+    at = open_app(SMALL_RUN | {"baselines": "svm"})
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    at.radio(key="w_classes__task").set_value("Several classes").run()
+    at.button(key="start").click().run()
+    at = wait_for_results(at)
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert set(at.dataframe[0].value["run"]) == {"3 v 5", "classes 3, 5, 0"}
+    # The objective and filters drawn for it are its first sub-problem's: the name says so.
+    (overlay,) = titled(at, "Objective per step")
+    assert {t["name"] for t in overlay["data"]} == {
+        "3 v 5",
+        "classes 3, 5, 0 · first sub-problem",
+    }
+
+
 def test_figures_have_clean_ticks():
     from csvm import figures
 
