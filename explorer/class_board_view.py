@@ -81,9 +81,17 @@ def accuracy_text(run: RunSummary) -> str:
 
 
 def model_text(run: RunSummary) -> str:
-    """The model and pair, escaped ("K-CSVM · mnist-5k 3 vs 5")."""
+    """The model and pair, escaped ("K-CSVM · mnist-5k 3 vs 5", "… classes 3, 5, 0")."""
     model = MODEL_LABELS.get(run.model, run.model)
-    return md_escape(f"{model} · {run.dataset} {run.pair}")
+    return md_escape(f"{model} · {run.dataset} {_classes_text(run.pair)}")
+
+
+def _classes_text(pair: str) -> str:
+    """A stored pair ("3 vs 5") as it is, a run of several classes' ("3,5,0", "all") in
+    words, as the other pages name it ("classes 3, 5, 0", "all classes")."""
+    if " vs " in pair:
+        return pair
+    return "all classes" if pair == "all" else "classes " + pair.replace(",", ", ")
 
 
 def _name(run: RunSummary) -> str:

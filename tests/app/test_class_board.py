@@ -234,3 +234,17 @@ def test_a_store_that_cannot_be_opened_leaves_the_app_working_and_says_why():
         link = open_app({"run": "deadbeef", "jobs": "store"})
         assert not link.exception
         assert any("no longer on the server" in w.value for w in link.warning)
+
+
+def test_a_run_of_several_classes_is_listed_by_them_in_words():
+    # The board listed "K-CSVM · mnist-5k 3,5,0" where Compare says "classes 3, 5, 0".
+    from types import SimpleNamespace
+
+    from explorer.class_board_view import model_text
+
+    def listed(pair: str) -> str:
+        return model_text(SimpleNamespace(model="kcsvm", dataset="mnist", pair=pair))
+
+    assert listed("3,5,0") == md_escape("K-CSVM · mnist classes 3, 5, 0")
+    assert listed("all") == md_escape("K-CSVM · mnist all classes")
+    assert listed("3 vs 5") == md_escape("K-CSVM · mnist 3 vs 5")
