@@ -2,6 +2,7 @@
 
     csvm train --dataset mnist-5k --pair 3 5 --n-iter 10
     csvm train --classes 0,1,2 --multi-class ovr --n-train 300 --plot pictures/
+    csvm train --preset shapes --seed 3      (an app preset; each flag changes one setting)
 
 Each recorded step is a line on stdout, with a bar and the time left on stderr; the test
 accuracy ends the output.  ``--plot DIR`` also writes the learned filters, the objective
@@ -16,7 +17,9 @@ from typing import Any
 
 from csvm.cli.args import PROG, command_parser, plot_dir, report
 from csvm.exceptions import CSVMError
+from csvm.runs.config import RunConfig, parse
 from csvm.runs.flags import add_cli_arguments, from_cli
+from csvm.runs.presets import find_preset, load_presets, preset_key
 
 __all__ = ["main_train"]
 
@@ -53,6 +56,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--data-dir", default=None)
     parser.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="start from one of the app's presets (its name, or the start of its key: "
+        f"{', '.join(preset_key(p['name']) for p in load_presets())}); the other flags "
+        "change its settings",
+    )
+    parser.add_argument(
         "--plot",
         type=plot_dir,
         default=None,
@@ -64,6 +75,17 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _preset_config(wanted: str | None) -> RunConfig | None:
+    """The settings of the preset ``--preset`` names (None: the library's defaults)."""
+    if wanted is None:
+        return None
+    preset = find_preset(wanted)
+    config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
+    if problems:
+        raise ValueError(" ".join(p.message for p in problems))
+    return config
+
+
 def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
     """``csvm train``: train one CSVM and print each step and the accuracies.
 
@@ -72,14 +94,14 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
     (:mod:`csvm.cli.args`).
     """
     args = _parser(prog).parse_args(argv)
-    config = from_cli(args)
-    if args.pair:
-        config = config.replace(class_a=args.pair[0], class_b=args.pair[1])
     from csvm.cli.progress import LineProgress
     from csvm.runs.targets import load_data, steps_total
 
     events: list[dict[str, Any]] = []
     try:
+        config = from_cli(args, _preset_config(args.preset))
+        if args.pair:
+            config = config.replace(class_a=args.pair[0], class_b=args.pair[1])
         errors = config.problems()
         if errors:
             raise ValueError(" ".join(errors))
