@@ -26,7 +26,7 @@ import numpy as np
 
 from csvm.cli.args import PROG, command_parser, output_file, plot_dir, report
 from csvm.exceptions import CSVMError
-from csvm.runs.flags import add_cli_arguments, from_cli
+from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
 
 __all__ = ["main_sweep", "parse_axis", "sweep_table", "write_csv"]
@@ -107,6 +107,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--plot", type=plot_dir, default=None, metavar="DIR", help="write DIR/sweep.html"
     )
+    add_preset_argument(parser)
     add_cli_arguments(parser, skip=("baselines", "classes", "multi_class"))
     return parser
 

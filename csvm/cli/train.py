@@ -17,9 +17,7 @@ from typing import Any
 
 from csvm.cli.args import PROG, command_parser, plot_dir, report
 from csvm.exceptions import CSVMError
-from csvm.runs.config import RunConfig, parse
-from csvm.runs.flags import add_cli_arguments, from_cli
-from csvm.runs.presets import find_preset, load_presets, preset_key
+from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 
 __all__ = ["main_train"]
 
@@ -55,14 +53,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
     )
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument(
-        "--preset",
-        default=None,
-        metavar="NAME",
-        help="start from one of the app's presets (its name, or the start of its key: "
-        f"{', '.join(preset_key(p['name']) for p in load_presets())}); the other flags "
-        "change its settings",
-    )
+    add_preset_argument(parser)
     parser.add_argument(
         "--plot",
         type=plot_dir,
@@ -73,17 +64,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     add_cli_arguments(parser)
     return parser
-
-
-def _preset_config(wanted: str | None) -> RunConfig | None:
-    """The settings of the preset ``--preset`` names (None: the library's defaults)."""
-    if wanted is None:
-        return None
-    preset = find_preset(wanted)
-    config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
-    if problems:
-        raise ValueError(" ".join(p.message for p in problems))
-    return config
 
 
 def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
@@ -99,7 +79,7 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
 
     events: list[dict[str, Any]] = []
     try:
-        config = from_cli(args, _preset_config(args.preset))
+        config = from_cli(args)
         if args.pair:
             config = config.replace(class_a=args.pair[0], class_b=args.pair[1])
         errors = config.problems()

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from csvm.runs.config import DEFAULTS, SPECS, RunConfig
+from csvm.runs.presets import load_presets, preset_config, preset_key
 from csvm.runs.values import parse_value, show
 
-__all__ = ["add_cli_arguments", "from_cli"]
+__all__ = ["add_cli_arguments", "add_preset_argument", "from_cli"]
 
 
 def _cli_type(name: str):
@@ -55,8 +56,30 @@ def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ())
         )
 
 
+def add_preset_argument(parser: argparse.ArgumentParser) -> None:
+    """``--preset NAME``: start from one of the app's presets (:func:`from_cli` reads it)."""
+    keys = ", ".join(preset_key(p["name"]) for p in load_presets())
+    parser.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help=f"start from one of the app's presets (its name, or the start of its key: "
+        f"{keys}); the other flags change its settings",
+    )
+
+
 def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
-    """The RunConfig given on the command line (flags from :func:`add_cli_arguments`)."""
+    """The RunConfig given on the command line (flags from :func:`add_cli_arguments`), over
+    ``base``, else the preset ``--preset`` names (:func:`add_preset_argument`), else the
+    library's defaults.
+
+    Raises
+    ------
+    ValueError
+        When ``--preset`` names no preset, or several.
+    """
+    if base is None and getattr(args, "preset", None):
+        base = preset_config(args.preset)
     base = base or DEFAULTS
     given = {k[4:]: v for k, v in vars(args).items() if k.startswith("cfg_")}
     return dataclasses.replace(base, **given)

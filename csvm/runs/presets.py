@@ -10,7 +10,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS_PATH", "find_preset", "load_presets", "preset_key"]
+from csvm.runs.config import RunConfig, parse
+
+__all__ = ["PRESETS_PATH", "find_preset", "load_presets", "preset_config", "preset_key"]
 
 #: The presets file (package data).
 PRESETS_PATH = Path(__file__).with_name("presets.json")
@@ -74,3 +76,18 @@ def find_preset(wanted: str) -> dict[str, Any]:
         raise ValueError(f"No preset is called {wanted!r}; the presets are: {keys}.")
     names = ", ".join(preset_key(p["name"]) for p in found)
     raise ValueError(f"{wanted!r} names several presets ({names}): give more of one.")
+
+
+def preset_config(wanted: str) -> RunConfig:
+    """The settings of the preset :func:`find_preset` finds for ``wanted``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`find_preset`, or when the preset's settings cannot be read.
+    """
+    preset = find_preset(wanted)
+    config, problems = parse(preset["config"], source=f"the preset {preset['name']!r}")
+    if problems:
+        raise ValueError(" ".join(p.message for p in problems))
+    return config

@@ -34,6 +34,20 @@ def test_a_2x2_grid_equals_the_library_sweep(tmp_path, capsys):
     assert "4/4 cells" in printed.err and "ETA" in printed.err
 
 
+def test_a_sweep_starts_from_a_preset(tmp_path, capsys):
+    from csvm.runs.presets import preset_config
+
+    out = tmp_path / "grid.csv"
+    argv = ["sweep", "--preset", "shapes", "--x", "eta=0.1,0.3", "--y", "lam=0.1,1"]
+    assert main([*argv, "--n-train", "60", "--n-iter", "2", "--out", str(out)]) == 0
+    base = preset_config("shapes").replace(n_train=60, n_iter=2).to_dict()
+    expected = run_sweep(sweep_configs(base, "eta", [0.1, 0.3], "lam", [0.1, 1.0]))
+    with open(out, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["val_accuracy"]) for r in rows] == [e["val_accuracy"] for e in expected]
+    assert "| 0.1 |" in capsys.readouterr().out
+
+
 def test_a_seed_axis_adds_mean_and_spread(capsys):
     assert main(["sweep", "--x", "degree=1,2", "--y", "seed=0,1", *TINY]) == 0
     out = capsys.readouterr().out
