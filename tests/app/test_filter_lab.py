@@ -146,9 +146,9 @@ def test_landscape_slice_runs_in_the_worker_pool():
     assert any("convex" in m.value for m in at.markdown if "Along this line" in m.value)
 
 
-@pytest.mark.slow
-def test_learned_filter_of_a_finished_run():
-    at = open_app(SMALL)
+def _lab_after_a_run(query: dict) -> AppTest:
+    """The Filter lab, opened after a run of ``query``'s settings finished on Train."""
+    at = open_app(query)
     at.button(key="start").click().run()
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -157,6 +157,12 @@ def test_learned_filter_of_a_finished_run():
             break
         time.sleep(0.5)
     at.switch_page("pages/filter_lab.py").run()
+    return at
+
+
+@pytest.mark.slow
+def test_learned_filter_of_a_finished_run():
+    at = _lab_after_a_run(SMALL)
     assert not at.exception
     at.button(key="lab_use_run").click().run()
     assert not at.error
@@ -170,15 +176,7 @@ def test_a_train_page_of_several_classes_opens_the_lab_on_its_pair():
     # The lab solves one binary problem: with three classes chosen it raised ("y_train
     # holds 3 class(es)") and the page showed a traceback.  A run of several classes (a
     # filter per sub-problem) is not offered as the pair's learned filter.
-    at = open_app(SMALL | {"classes": "3,5,0"})
-    at.button(key="start").click().run()
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        at.run()
-        if at.dataframe and not any(at.dataframe[0].value["status"].isin(["running", "queued"])):
-            break
-        time.sleep(0.5)
-    at.switch_page("pages/filter_lab.py").run()
+    at = _lab_after_a_run(SMALL | {"classes": "3,5,0"})
     assert not at.exception and not at.error
     assert _metric(at, "Test accuracy").endswith("%")
     assert _summary(at).startswith("mnist-5k 3 v 5 ·")
