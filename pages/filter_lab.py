@@ -60,10 +60,9 @@ def _header(config: RunConfig, data) -> None:
             f"{MODEL_LABELS[config.model]}, so only the kernel, C and regulariser are used."
         )
     if current_config().multiclass:
-        st.info(
-            f"The lab studies one pair, {md_escape(task_words(config))}; the Train page's "
-            f"settings train {md_escape(task_words(current_config()))}, one SVM per pair or "
-            "per class."
+        st.info(  # one line on a projector: the filter's grid below it is the page's figure
+            f"The lab studies one pair, {md_escape(task_words(config))} (the Train page "
+            f"trains {md_escape(task_words(current_config()))})."
         )
 
 

@@ -38,8 +38,8 @@ st.caption(
 )
 heartbeat()
 base = current_config()
-st.caption(  # several classes: every cell trains them all
-    f"Base settings: {md_escape(base.dataset)} {md_escape(task_words(base))}, "
+st.caption(  # several classes: every cell trains them all ("classes 3, 5, 0; K-CSVM")
+    f"Base settings: {md_escape(base.dataset)} {md_escape(task_words(base))}; "
     f"{value_words(base.model)}"
     + (f", {value_words(base.kernel)} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."

@@ -181,7 +181,7 @@ def test_a_train_page_of_several_classes_opens_the_lab_on_its_pair():
     assert _metric(at, "Test accuracy").endswith("%")
     assert _summary(at).startswith("mnist-5k 3 v 5 ·")
     info = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]
-    assert any("one pair, 3 v 5" in i and "train classes 3, 5, 0," in i for i in info), info
+    assert any("one pair, 3 v 5" in i and "trains classes 3, 5, 0)" in i for i in info), info
     assert "No finished two-class run" in " ".join(c.value for c in at.caption)
 
 

@@ -84,7 +84,7 @@ def test_sweep_page_names_the_classes_a_cell_trains():
     at = open_app({"classes": "3,5,0"})
     at.switch_page("pages/sweep.py").run()
     (base,) = [c.value for c in at.caption if c.value.startswith("Base settings")]
-    assert "mnist\\-5k classes 3\\, 5\\, 0, K-CSVM" in base and " v " not in base
+    assert "mnist\\-5k classes 3\\, 5\\, 0; K-CSVM" in base and " v " not in base
 
 
 def test_sweep_page_refuses_bad_values():
