@@ -13,6 +13,7 @@ import time
 import streamlit as st
 
 from csvm.runs.config import MODEL_LABELS
+from csvm.runs.summary import classes_words
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
 from explorer.owner_cookie import owner
@@ -89,9 +90,7 @@ def model_text(run: RunSummary) -> str:
 def _classes_text(pair: str) -> str:
     """A stored pair ("3 vs 5") as it is, a run of several classes' ("3,5,0", "all") in
     words, as the other pages name it ("classes 3, 5, 0", "all classes")."""
-    if " vs " in pair:
-        return pair
-    return "all classes" if pair == "all" else "classes " + pair.replace(",", ", ")
+    return pair if " vs " in pair else classes_words(pair)
 
 
 def _name(run: RunSummary) -> str:

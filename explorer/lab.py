@@ -25,6 +25,7 @@ from csvm.analysis.lab import (
 from csvm.runs.config import MODEL_LABELS, SPECS, RunConfig
 from csvm.runs.fields import fmt
 from csvm.runs.lab_job import lab_job
+from csvm.runs.summary import task_words
 from explorer.datasets import data_for
 from explorer.glossary import value_words
 from explorer.lab_settings import LabSettings
@@ -100,7 +101,7 @@ def settings_summary(config: RunConfig, data) -> str:
     """The header's one line: data, kernel (its own parameters only), C, filters, r(f), η."""
     c = "no limit" if config.C is None else f"{config.C:g}"
     return (
-        f"{data.dataset} {config.class_a} v {config.class_b} · {len(data.y_train)} training "
+        f"{data.dataset} {task_words(config)} · {len(data.y_train)} training "
         f"/ {len(data.y_test)} test images · {kernel_words(config)} · C {c} · "
         f"{_filters_words(config)} · "
         f"{value_words(config.regulariser)} λ {config.lam:g} · η {config.eta:g}"

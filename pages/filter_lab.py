@@ -59,10 +59,11 @@ def _header(config: RunConfig, data) -> None:
             "The lab studies the K-CSVM's objective; your settings choose the "
             f"{MODEL_LABELS[config.model]}, so only the kernel, C and regulariser are used."
         )
-    if current_config().multiclass:
+    trained = current_config()  # ``config`` is its pair
+    if trained.multiclass:
         st.info(  # one line on a projector: the filter's grid below it is the page's figure
             f"The lab studies one pair, {md_escape(task_words(config))} (the Train page "
-            f"trains {md_escape(task_words(current_config()))})."
+            f"trains {md_escape(task_words(trained))})."
         )
 
 

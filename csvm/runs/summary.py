@@ -20,7 +20,7 @@ from csvm.analysis.stats import (
 from csvm.model.kernel_registry import KERNELS
 from csvm.runs.config import MODEL_LABELS, RunConfig
 
-__all__ = ["ablation_verdict", "comparisons", "headline", "run_name", "task_words"]
+__all__ = ["ablation_verdict", "classes_words", "comparisons", "headline", "run_name", "task_words"]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
@@ -204,9 +204,18 @@ def task_words(config: RunConfig) -> str:
     """
     if config.classes is None:
         return f"{config.class_a} v {config.class_b}"
-    if config.classes == "all":
-        return "all classes"
-    return "classes " + config.classes.replace(",", ", ")
+    return classes_words(config.classes)
+
+
+def classes_words(classes: str) -> str:
+    """A RunConfig's ``classes`` ("3,5,0" or "all") in words.
+
+    Examples
+    --------
+    >>> classes_words("3,5,0"), classes_words("all")
+    ('classes 3, 5, 0', 'all classes')
+    """
+    return "all classes" if classes == "all" else "classes " + classes.replace(",", ", ")
 
 
 #: The ablation's fixed filters at the learned norm (``csvm.analysis.ablation``'s names).
