@@ -83,7 +83,10 @@ def main(argv: list[str]) -> int:
     from csvm.model.dictionary_appended import add_dictionary
     from csvm.model.patch_dictionary import PatchDictionary
 
+    from csvm.model.virtual import SHIFT_SETS, refit_virtual, shift_images
+
     dictionary, ensemble = "--dictionary" in argv, "--ensemble" in argv
+    tta, virtual = "--tta" in argv, "--virtual" in argv
     names = [a for a in argv if not a.startswith("--")] or list(PREPARATIONS)
     decisions = {}
     d = load_multiclass("mnist", protocol=None, data_dir=SHARED, n_train=10000)
@@ -101,6 +104,18 @@ def main(argv: list[str]) -> int:
         decisions[name] = clf.decision_function(B)
         right = int((clf.classes_[decisions[name].argmax(1)] == yv).sum())
         print(f"{name}: {right} of {len(yv)} ({time.perf_counter() - t:.0f} s)", flush=True)
+        if virtual:
+            t = time.perf_counter()
+            clf = refit_virtual(clf, A, SHIFT_SETS["16"], n_jobs=2)
+            decisions[name] = clf.decision_function(B)
+            right = int((clf.classes_[decisions[name].argmax(1)] == yv).sum())
+            print(f"  virtual 16: {right} ({time.perf_counter() - t:.0f} s)", flush=True)
+        for shifts_name in ("4", "8") if tta else ():
+            summed = decisions[name] + sum(
+                clf.decision_function(shift_images(B, dy, dx)) for dy, dx in SHIFT_SETS[shifts_name]
+            )
+            right = int((clf.classes_[summed.argmax(1)] == yv).sum())
+            print(f"  test-time shifts {shifts_name}: {right} of {len(yv)}", flush=True)
         if dictionary:
             t = time.perf_counter()
             atoms = PatchDictionary(n_atoms=400)
