@@ -25,46 +25,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import ndimage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED  # noqa: E402
-
-
-def moment_normalise(X4: np.ndarray, box: float, keep_aspect: bool = True) -> np.ndarray:
-    """Deskewed images rescaled so their ink's 4σ box is ``box`` pixels on its longer side
-    (both sides when ``keep_aspect`` is False), centred by mass (bilinear, zeros outside)."""
-    from csvm.data.deskew import skew
-
-    X4 = np.asarray(X4)
-    n, _, H, W = X4.shape
-    alpha, m_r, m_c = skew(X4)
-    ink = X4.astype(np.float64).sum(1)
-    rows, cols = np.mgrid[:H, :W].astype(np.float64)
-    total = np.maximum(ink.sum((1, 2)), 1e-12)
-    dr = rows[None] - m_r[:, None, None]
-    dc = cols[None] - m_c[:, None, None] - alpha[:, None, None] * dr  # after the shear
-    h = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dr * dr) / total, 1e-6))
-    w = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dc * dc) / total, 1e-6))
-    if keep_aspect:
-        shorter = box * np.sqrt(np.sin(np.pi / 2 * np.minimum(h, w) / np.maximum(h, w)))
-        out_h, out_w = np.where(h >= w, box, shorter), np.where(h >= w, shorter, box)
-    else:
-        out_h = out_w = np.full(n, box)
-    src_r = m_r[:, None, None] + (h / out_h)[:, None, None] * (rows[None] - H / 2)
-    src_c = (
-        m_c[:, None, None]
-        + alpha[:, None, None] * (src_r - m_r[:, None, None])
-        + (w / out_w)[:, None, None] * (cols[None] - W / 2)
-    )
-    index = np.broadcast_to(np.arange(n, dtype=np.float64)[:, None, None], (n, H, W))
-    out = np.empty_like(X4)
-    out[:, 0] = ndimage.map_coordinates(
-        X4[:, 0].astype(np.float64), [index, src_r, src_c], order=1, mode="constant"
-    )
-    return out
-
+from csvm.data.moment import moment_normalise  # noqa: E402
 
 PREPARATIONS = {
     "deskew": None,
@@ -82,7 +47,6 @@ def main(argv: list[str]) -> int:
     from csvm.data.deskew import deskew
     from csvm.model.dictionary_appended import add_dictionary
     from csvm.model.patch_dictionary import PatchDictionary
-
     from csvm.model.virtual import SHIFT_SETS, refit_virtual, shift_images
 
     dictionary, ensemble = "--dictionary" in argv, "--ensemble" in argv

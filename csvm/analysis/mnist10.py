@@ -13,6 +13,7 @@ The configuration (:data:`MNIST10_CONFIG`) and why: see docs/scale.md, section 6
 
 from __future__ import annotations
 
+import functools
 import resource
 import time
 from itertools import combinations
@@ -20,10 +21,19 @@ from typing import Any
 
 import numpy as np
 
+from csvm.analysis.mnist10_baseline import (
+    baseline_entries,
+    baseline_line,
+    fit_baseline,
+    mcnemar_line,
+    plain_svm,
+    score_images,
+)
 from csvm.analysis.progress import ProgressBar, format_seconds
 from csvm.analysis.reproduced import pack_correct
 from csvm.analysis.stats import format_p
 from csvm.data.deskew import deskew
+from csvm.data.moment import moment_normalise
 from csvm.model.virtual import SHIFT_SETS, refit_virtual
 
 __all__ = [
@@ -33,6 +43,7 @@ __all__ = [
     "MNIST10_STACK_LEARN_ON",
     "MNIST10_VIRTUAL",
     "VIRTUAL_SHIFTS",
+    "image_words",
     "load_mnist10",
     "plain_svm",
     "pair_times",
@@ -159,18 +170,48 @@ def run_report(
 
 
 def _load(
-    data_dir: str | None, n_train: int | None, seed: int, deskewed: bool
+    data_dir: str | None,
+    n_train: int | None,
+    seed: int,
+    deskewed: bool,
+    moment_box: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """The training and test images and labels (deskewed if asked), and the seconds that
-    deskewing the training images took (they count in the fit)."""
+    """The training and test images and labels, prepared (deskewed, or moment-normalised
+    to ``moment_box`` pixels), and the seconds preparing the training images took (they
+    count in the fit)."""
     X, y, X_test, y_test = load_mnist10(data_dir, n_train, seed)
-    prep = 0.0
-    if deskewed:
-        t0 = time.perf_counter()
-        X = deskew(X)
-        prep = time.perf_counter() - t0
-        X_test = deskew(X_test)
-    return X, y, X_test, y_test, prep
+    prepare = None
+    if moment_box is not None:
+        prepare = functools.partial(moment_normalise, box=moment_box)
+    elif deskewed:
+        prepare = deskew
+    if prepare is None:
+        return X, y, X_test, y_test, 0.0
+    t0 = time.perf_counter()
+    X = prepare(X)
+    prep = time.perf_counter() - t0
+    return X, y, prepare(X_test), y_test, prep
+
+
+def image_words(deskewed: bool, moment_box: float | None = None) -> dict[str, Any]:
+    """How the images were prepared, for the saved run: a ``name`` suffix, a
+    ``settings`` suffix and ``config`` entries.
+
+    Examples
+    --------
+    >>> image_words(True)["name"], image_words(True, 22.0)["name"]
+    (', deskewed images', ', moment-normalised images (22 px)')
+    >>> image_words(False)
+    {'name': '', 'settings': ', deskew False', 'config': {'deskew': False}}
+    """
+    if moment_box is None:
+        name = ", deskewed images" if deskewed else ""
+        return {"name": name, "settings": f", deskew {deskewed}", "config": {"deskew": deskewed}}
+    return {
+        "name": f", moment-normalised images ({moment_box:g} px)",
+        "settings": f", deskew True, moment box {moment_box:g}",
+        "config": {"deskew": True, "moment_box": float(moment_box)},
+    }
 
 
 def _fit_first(
@@ -223,9 +264,10 @@ def _add_virtual(
     first: dict[str, Any],
     lines: list[str],
     record: dict[str, Any],
+    test_shifts: tuple[tuple[int, int], ...] = (),
 ) -> dict[str, float]:
     """Solve the pairs again with virtual support vectors; update ``lines`` and ``record``
-    (in place) with the new figures, and return the new score."""
+    (in place) with the new figures, and return the new score (with ``test_shifts``)."""
     first_fit = first["fit_seconds"]
     print(
         f"first fit: test accuracy {100 * first['accuracy']:.2f} %; solving the 45 SVMs "
@@ -246,7 +288,7 @@ def _add_virtual(
         bar.close()
     refit = time.perf_counter() - t0
     fit_seconds = first_fit + refit
-    final = _score(clf, X_test, y_test)
+    final = score_images(clf, X_test, y_test, test_shifts)
     record.update(
         test_accuracy=final["accuracy"],
         fit_seconds=fit_seconds,
@@ -278,26 +320,42 @@ def _add_virtual(
     return final
 
 
-def _baseline_line(base: dict[str, Any], shifts: tuple[tuple[int, int], ...]) -> str:
-    """The report's line on the plain SVM baseline (:func:`_baseline`'s figures)."""
-    return (
-        "\nplain RBF SVM per pair on the same images"
-        + (" with the same virtual support vectors" if shifts else "")
-        + f": {100 * base['test_accuracy']:.2f} % (first fit "
-        f"{100 * base['first_fit']['test_accuracy']:.2f} %), fit {base['fit_seconds']:.0f} s"
-    )
-
-
-def _announce(n_train: int, n_test: int, config, stack: bool, shifts, deskewed: bool) -> None:
+def _announce(n_train: int, n_test: int, config, stack: bool, shifts, images: dict) -> None:
     """The run's first line: its data and settings."""
     settings = ", ".join(f"{k} {v}" for k, v in config.items())
     print(
         f"MNIST, 10 classes: {n_train:,} training images, {n_test:,} test images; K-CSVM "
         f"one-vs-one (45 pairs), {'' if stack else '5x5 filter, '}{settings}; virtual "
-        f"support vectors: {len(shifts)} shifts; deskewed images: "
-        f"{'yes' if deskewed else 'no'}",
+        f"support vectors: {len(shifts)} shifts; images: "
+        f"{images['name'].lstrip(', ') or 'as they are'}",
         flush=True,
     )
+
+
+def _note_test_shifts(
+    final: dict[str, Any], test_shifts, first_accuracy: float, lines: list[str], record: dict
+) -> None:
+    """Record the test-time shifts' figures and say them in the report (in place)."""
+    record["test_accuracy"] = final["accuracy"]
+    record["test_shifts"] = {
+        "shifts": [list(s) for s in test_shifts],
+        "accuracy_unshifted": final["accuracy_unshifted"],
+    }
+    lines[0] = lines[0].replace(
+        f"test accuracy {100 * first_accuracy:.2f} %",
+        f"test accuracy {100 * final['accuracy']:.2f} %",
+        1,
+    )
+    lines.insert(
+        1,
+        f"with test-time shifts ({len(test_shifts)} moves of each test image): "
+        f"{100 * final['accuracy']:.2f} %; without them {100 * final['accuracy_unshifted']:.2f} %",
+    )
+
+
+def _pair_text(pair: tuple) -> str:
+    """``(3, 5)``, as the first fit's progress bar writes a pair."""
+    return "(" + ", ".join(str(v) for v in pair) + ")"
 
 
 def _first_fit_record(first: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -332,6 +390,8 @@ def run_mnist10(
     baseline: bool = True,
     stack: bool = False,
     table: str | None = None,
+    moment_box: float | None = None,
+    test_shifts: str = "none",
 ) -> list[str]:
     """Fit the K-CSVM of :data:`MNIST10_CONFIG` on MNIST and return the report's lines.
 
@@ -356,8 +416,7 @@ def run_mnist10(
         Deskew the training and test images first (:func:`csvm.data.deskew.deskew`); the
         training images' seconds count in the fit.
     baseline : bool
-        Also train :func:`plain_svm` on the same images, with the same virtual support
-        vectors: what the learned filters add.
+        Also train :func:`plain_svm` the same way: what the learned filters add.
     stack : bool
         ``reproduce mnist10-stack``: the pooled stack of :data:`MNIST10_STACK_CONFIG`,
         its filters learned on a stratified :data:`MNIST10_STACK_LEARN_ON` of the training
@@ -365,159 +424,70 @@ def run_mnist10(
         (:func:`csvm.model.refit.refit_all`); the baseline keeps :data:`MNIST10_CONFIG`'s RBF γ.
     table : str, optional
         The saved run's table (default: ``mnist10-stack`` for a stack, else ``mnist10``).
+    moment_box : float, optional
+        Moment-normalise the images to this box (:mod:`csvm.data.moment`; deskews too).
+    test_shifts : {"none", "4", "8", "8+2px", "16"}
+        Test-time shifts of the final model and the baseline
+        (:func:`csvm.model.virtual.shifted_decision`); the accuracy without them too.
     """
-    if virtual not in VIRTUAL_SHIFTS:
-        raise ValueError(
-            f"virtual={virtual!r} is not a set of shifts: use one of {sorted(VIRTUAL_SHIFTS)}."
-        )
-    shifts = VIRTUAL_SHIFTS[virtual]
-    X, y, X_test, y_test, prep = _load(data_dir, n_train, seed, deskewed)
+    shifts, at_test = _shift_set("virtual", virtual), _shift_set("test_shifts", test_shifts)
+    X, y, X_test, y_test, prep = _load(data_dir, n_train, seed, deskewed, moment_box)
+    images = image_words(deskewed, moment_box)
     config = {**(MNIST10_STACK_CONFIG if stack else MNIST10_CONFIG), **(overrides or {})}
-    _announce(len(y), len(y_test), config, stack, shifts, deskewed)
+    _announce(len(y), len(y_test), config, stack, shifts, images)
     clf, fit_only = (
         _fit_stack(X, y, config, n_jobs, seed) if stack else _fit_first(X, y, config, n_jobs, seed)
     )
     first_fit = prep + fit_only
-    first = _score(clf, X_test, y_test)
+    first = score_images(clf, X_test, y_test)
     first.update(fit_seconds=first_fit, n_support=int(clf.n_support_.sum()))
     lines, record = run_report(clf, first_fit, first["predict_seconds"], first["accuracy"])
-    final = first
-    if shifts:
-        final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record)
-    record["deskew_seconds"] = prep if deskewed else None
+    final = _final_score(clf, X, X_test, y_test, shifts, at_test, n_jobs, first, lines, record)
+    record["deskew_seconds"] = prep if deskewed or moment_box is not None else None
     record["test_correct"] = pack_correct(final["correct"])
     record["first_fit"] = _first_fit_record(first, first_fit)
     if baseline:
         plain = {**MNIST10_CONFIG, **(overrides or {})} if not stack else MNIST10_CONFIG
-        record["baseline"], plain_correct = _baseline(X, y, X_test, y_test, plain, shifts, n_jobs)
-        lines.append(_baseline_line(record["baseline"], shifts))
-        lines.append(_mcnemar(final["correct"], plain_correct, record))
+        _add_baseline(X, y, X_test, y_test, plain, shifts, at_test, n_jobs, final, lines, record)
     lines.append(_anchor_line(final["accuracy"]))
     if out:
         save_mnist10(
             out, record, config, len(y), len(y_test), seed, env, shifts, deskewed,
             table=table or ("mnist10-stack" if stack else "mnist10"),
+            moment_box=moment_box, test_shifts=at_test,
         )  # fmt: skip
     return lines
 
 
-def plain_svm(config: dict[str, Any], n_jobs: int, image_shape: tuple[int, ...]) -> Any:
-    """A plain SVM per pair with ``config``'s kernel and C: a K-CSVM whose filter is a
-    fixed 1x1 of weight 1 (its maps are the images) solved once, so that
-    :func:`csvm.model.virtual.refit_virtual` applies to it unchanged."""
-    from csvm.model.kernelised import KernelCSVM
-
-    return KernelCSVM(
-        image_shape=image_shape,
-        filter_shape=(1, 1),
-        init_filters=np.ones((1, 1, 1)),
-        n_iter=1,  # one SVM solve, no filter step
-        kernel=config["kernel"],
-        gamma=config["gamma"],
-        C=config["C"],
-        multi_class="ovo",
-        n_jobs=n_jobs,
-    )
+def _add_baseline(X, y, X_test, y_test, plain, shifts, at_test, n_jobs, final, lines, record):
+    """:func:`~csvm.analysis.mnist10_baseline.fit_baseline` and its McNemar test against
+    the model, into ``record`` and ``lines`` (in place)."""
+    base, plain_correct = fit_baseline(X, y, X_test, y_test, plain, shifts, n_jobs, at_test)
+    record["baseline"] = base
+    lines.append(baseline_line(base, shifts, at_test))
+    lines.append(mcnemar_line(final["correct"], plain_correct, record))
 
 
-def _mcnemar(model: np.ndarray, plain: np.ndarray, record: dict[str, Any]) -> str:
-    """The exact McNemar test of the model against the plain SVM on the same test images,
-    recorded under ``record["mcnemar"]``; the report's line."""
-    from csvm.analysis.stats import mcnemar_correct
-
-    m = mcnemar_correct(model, plain)
-    b, c, p = m.b, m.c, m.p_value
-    record["mcnemar"] = {"model_only": b, "plain_only": c, "p": p}
-    return (
-        f"McNemar against the plain SVM on the same test images: {b} images only the K-CSVM "
-        f"gets right, {c} only the plain SVM, p {format_p(p)}"
-    )
-
-
-def _baseline(X, y, X_test, y_test, config, shifts, n_jobs) -> tuple[dict[str, Any], np.ndarray]:
-    """:func:`plain_svm` fitted, scored, given the same virtual support vectors, scored;
-    its figures and which test images it got right."""
-    svm = plain_svm(config, n_jobs, X.shape[1:])
-    t0 = time.perf_counter()
-    svm.fit(X, y)
-    fit_seconds = time.perf_counter() - t0
-    first = _score(svm, X_test, y_test)
-    out: dict[str, Any] = {
-        "settings": {k: config[k] for k in ("kernel", "gamma", "C")},
-        "first_fit": {
-            "test_accuracy": first["accuracy"],
-            "fit_seconds": fit_seconds,
-            "n_support": int(svm.n_support_.sum()),
-        },
-    }
+def _final_score(clf, X, X_test, y_test, shifts, at_test, n_jobs, first, lines, record) -> dict:
+    """The score after the virtual support vectors and the test-time shifts (each if
+    asked; ``lines`` and ``record`` updated in place)."""
     final = first
     if shifts:
-        t0 = time.perf_counter()
-        refit_virtual(svm, X, shifts, n_jobs=n_jobs)
-        fit_seconds += time.perf_counter() - t0
-        final = _score(svm, X_test, y_test)
-    out.update(
-        test_accuracy=final["accuracy"],
-        fit_seconds=fit_seconds,
-        n_support=int(svm.n_support_.sum()),
-        test_correct=pack_correct(final["correct"]),
-    )
-    return out, final["correct"]
+        final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record, at_test)
+    elif at_test:
+        final = score_images(clf, X_test, y_test, at_test)
+    if at_test:
+        _note_test_shifts(final, at_test, first["accuracy"], lines, record)
+    return final
 
 
-def _pair_text(pair: tuple) -> str:
-    """``(3, 5)``, as the first fit's progress bar writes a pair."""
-    return "(" + ", ".join(str(v) for v in pair) + ")"
-
-
-def _score(clf: Any, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """Test accuracy, the seconds predict took, and which test images it got right."""
-    t0 = time.perf_counter()
-    correct = clf.predict(X) == y
-    seconds = time.perf_counter() - t0
-    return {"accuracy": float(correct.mean()), "predict_seconds": seconds, "correct": correct}
-
-
-def _baseline_entries(
-    base: dict[str, Any],
-    shifts: tuple[tuple[int, int], ...],
-    deskewed: bool,
-) -> list[dict[str, Any]]:
-    """:func:`save_mnist10`'s fits of the plain SVM baseline: with the virtual support
-    vectors and its first fit alone when there are shifts, else its one fit."""
-    from csvm.analysis.reproduced import model_entry
-
-    models: list[dict[str, Any]] = []
-    plain = base["settings"]  # what _baseline trained
-    plain_settings = ", ".join(f"{k} {v}" for k, v in plain.items())
-    plain_name = "plain RBF SVM per pair, γ " + format(plain["gamma"], "g")
-    if deskewed:
-        plain_name += ", deskewed images"
-    fits = [(base, plain_name, shifts)]
-    if shifts:
-        fits = [
-            (base, f"{plain_name} + the same virtual SVs", shifts),
-            (base["first_fit"], f"{plain_name} (first fit, no virtual SVs)", ()),
-        ]
-    for figures, label, moved in fits:
-        models.append(
-            model_entry(
-                label,
-                [figures["test_accuracy"]],
-                figures["fit_seconds"],
-                settings=f"{plain_settings}, deskew {deskewed}"
-                + (f", virtual shifts {[list(s) for s in moved]}" if moved else ""),
-                config={
-                    "estimator": "KernelCSVM with a fixed 1x1 filter of weight 1, one solve",
-                    **plain,
-                    "multi_class": "ovo",
-                    "deskew": deskewed,
-                    **({"virtual_shifts": [list(s) for s in moved]} if moved else {}),
-                },
-                seconds_each=[figures["fit_seconds"]],
-            )
+def _shift_set(name: str, value: str) -> tuple[tuple[int, int], ...]:
+    """A set of shifts named by :data:`VIRTUAL_SHIFTS`' key (a clear error otherwise)."""
+    if value not in VIRTUAL_SHIFTS:
+        raise ValueError(
+            f"{name}={value!r} is not a set of shifts: use one of {sorted(VIRTUAL_SHIFTS)}."
         )
-    return models
+    return VIRTUAL_SHIFTS[value]
 
 
 def save_mnist10(
@@ -531,6 +501,8 @@ def save_mnist10(
     shifts: tuple[tuple[int, int], ...] = (),
     deskewed: bool = False,
     table: str = "mnist10",
+    moment_box: float | None = None,
+    test_shifts: tuple[tuple[int, int], ...] = (),
 ) -> dict[str, Any]:
     """Write a run's :func:`run_report` record in :mod:`csvm.analysis.reproduced`'s format: the
     model (one seed) beside the field anchor, and its first fit alone when virtual support
@@ -542,38 +514,38 @@ def save_mnist10(
         name = f"K-CSVM, 45 OvO stacks {config['layers']}, RBF γ " + format(config["gamma"], "g")
     if config.get("beside_hog"):
         name = name.replace("stacks ", "stacks beside HOG, ", 1)
-    if deskewed:
-        name += ", deskewed images"
+    images = image_words(deskewed, moment_box)
+    name += images["name"]
     anchor = {
         "reference": f"{CKN_ACCURACY}",
         "source": "Mairal et al. 2014, convolutional kernel network (several layers)",
     }
-    settings = ", ".join(f"{k} {v}" for k, v in config.items()) + f", deskew {deskewed}"
-    full = {
-        "estimator": "KernelCSVM",
-        **config,
-        "multi_class": "ovo",
-        "seed": seed,
-        "deskew": deskewed,
-    }
+    settings = ", ".join(f"{k} {v}" for k, v in config.items()) + images["settings"]
+    full = {"estimator": "KernelCSVM", **config, "multi_class": "ovo", "seed": seed}
+    full.update(images["config"])
     first = record["first_fit"]
     models = []
-    if shifts:
+    if shifts or test_shifts:
+        moved = {"virtual_shifts": shifts, "test_shifts": test_shifts}
+        moved = {k: [list(s) for s in v] for k, v in moved.items() if v}
+        what = [f"virtual SVs ({len(shifts)} shifts)"] if shifts else []
+        what += [f"test-time shifts ({len(test_shifts)})"] if test_shifts else []
         models.append(
             model_entry(
-                f"{name} + virtual SVs ({len(shifts)} shifts)",
+                f"{name} + {' and '.join(what)}",
                 [record["test_accuracy"]],
                 record["fit_seconds"],
                 anchor["reference"],
                 source=anchor["source"],
-                settings=f"{settings}, virtual shifts {[list(s) for s in shifts]}",
-                config={**full, "virtual_shifts": [list(s) for s in shifts]},
+                settings=settings
+                + "".join(f", {k.replace('_', ' ')} {v}" for k, v in moved.items()),
+                config={**full, **moved},
                 seconds_each=[record["fit_seconds"]],
             )
         )
     models.append(
         model_entry(
-            name + (" (first fit, no virtual SVs)" if shifts else ""),
+            name + (" (first fit, no virtual SVs)" if shifts or test_shifts else ""),
             [first["test_accuracy"]],
             first["fit_seconds"],
             anchor["reference"],
@@ -585,7 +557,7 @@ def save_mnist10(
     )
     base = record.get("baseline")
     if base is not None:
-        models += _baseline_entries(base, shifts, deskewed)
+        models += baseline_entries(base, shifts, images, test_shifts)
     data = {"n_train": int(n_train), "n_test": int(n_test)}
     details: dict[str, Any] = {"seed 0": record}
     if "mcnemar" in record:

@@ -470,11 +470,11 @@ def _cluster(scheduler: str | None):
 
 def _reproduce_mnist10(args: argparse.Namespace, env: dict[str, Any] | None) -> list[str]:
     """``reproduce mnist10``: K-CSVM one-vs-one on all 60,000 MNIST training images."""
+    from csvm.analysis import mnist10_996 as chosen_recipe
     from csvm.analysis.mnist10 import MNIST10_VIRTUAL, run_mnist10
-    from csvm.analysis.mnist10_996 import MNIST10_996_CONFIG, MNIST10_996_VIRTUAL
 
     chosen = args.table == "mnist10-996"  # issue 35's recipe: a stack and its config
-    overrides = dict(MNIST10_996_CONFIG) if chosen else {}
+    overrides = dict(chosen_recipe.MNIST10_996_CONFIG) if chosen else {}
     if args.n_iter is not None:
         overrides["n_iter"] = args.n_iter
     with _cluster(args.scheduler):
@@ -485,11 +485,14 @@ def _reproduce_mnist10(args: argparse.Namespace, env: dict[str, Any] | None) -> 
             overrides=overrides,
             out=args.out,
             env=env,
-            virtual=args.virtual or (MNIST10_996_VIRTUAL if chosen else MNIST10_VIRTUAL),
+            virtual=args.virtual
+            or (chosen_recipe.MNIST10_996_VIRTUAL if chosen else MNIST10_VIRTUAL),
             deskewed=not args.no_deskew,
             baseline=not args.no_baseline,
             stack=args.table in ("mnist10-stack", "mnist10-996"),
             table=args.table,
+            moment_box=chosen_recipe.MNIST10_996_MOMENT_BOX if chosen else None,
+            test_shifts=chosen_recipe.MNIST10_996_TEST_SHIFTS if chosen else "none",
         )
 
 

@@ -108,3 +108,14 @@ def test_reproduce_mnist10_996_saves_its_table_with_the_chosen_recipe(
     if study.MNIST10_996_CONFIG.get("beside_hog"):
         assert "beside HOG" in run["models"][0]["name"] and config["beside_hog"] is True
     assert "mcnemar" in run["details"]
+    # H's images and test-time shifts, the same for the plain SVM (the same recipe).
+    box, at_test = study.MNIST10_996_MOMENT_BOX, study.MNIST10_996_TEST_SHIFTS
+    assert config.get("moment_box") == box and config["deskew"] is True
+    assert "moment-normalised images (22 px)" in run["models"][0]["name"] and box == 22.0
+    moved = [list(s) for s in study.SHIFT_SETS[at_test]]
+    assert config["test_shifts"] == moved == run["models"][2]["config"]["test_shifts"]
+    record = run["details"]["seed 0"]
+    assert record["test_shifts"]["shifts"] == moved and record["baseline"]["test_shifts"]
+    assert 0 <= record["test_shifts"]["accuracy_unshifted"] <= 1
+    first = run["models"][1]
+    assert "first fit" in first["name"] and "test_shifts" not in first["config"]

@@ -14,9 +14,12 @@ from csvm.model.virtual import (
     SHIFTS_4,
     SHIFTS_8,
     add_virtual,
+    labels_from_decision,
     mirror_images,
+    predict_shifted,
     refit_virtual,
     shift_images,
+    shifted_decision,
 )
 from tests._synthetic import small_kcsvm as _kcsvm
 from tests._synthetic import square_blobs
@@ -195,3 +198,28 @@ def test_add_virtual_refuses_the_null_shift_for_hog_as_for_a_kcsvm():
     hog = HOGSVC(image_shape=(10, 10), product=False).fit(X.reshape(len(X), -1), y)
     with pytest.raises(ValueError, match=r"\(0, 0\)"):
         add_virtual(hog, X.reshape(len(X), -1), y, [(0, 0)])
+
+
+@pytest.mark.parametrize("classes", [(3, 5), (3, 5, 8)])
+def test_test_time_shifts_sum_the_decisions_of_each_image_and_its_moved_copies(classes):
+    X, y = blobs(classes=classes)
+    clf = _kcsvm().fit(X, y)
+    plain = clf.decision_function(X)
+    assert np.array_equal(shifted_decision(clf, X, []), plain)
+    expected = plain + sum(clf.decision_function(shift_images(X, dy, dx)) for dy, dx in SHIFTS_4)
+    np.testing.assert_allclose(shifted_decision(clf, X, SHIFTS_4), expected, rtol=1e-12)
+    np.testing.assert_allclose(shifted_decision(clf, X, SHIFTS_4, decision=plain), expected)
+    assert np.array_equal(predict_shifted(clf, X, []), clf.predict(X))
+    assert np.array_equal(
+        predict_shifted(clf, X, SHIFTS_4), labels_from_decision(clf.classes_, expected)
+    )
+    with pytest.raises(ValueError, match=r"\(0, 0\)"):
+        shifted_decision(clf, X, [(0, 0)])  # the image itself is always counted once
+
+
+def test_test_time_shifts_vote_back_an_image_moved_off_its_class_position():
+    X, y = blobs(classes=(3, 5))
+    clf = _kcsvm().fit(X, y)
+    moved = shift_images(X, 0, 3)  # every square three pixels right of where it trained
+    assert np.mean(clf.predict(moved) == y) < 0.8
+    assert np.mean(predict_shifted(clf, moved, [(0, -3)]) == y) == 1.0
