@@ -513,7 +513,7 @@ def _ablation_view(view) -> None:
 
 
 def _ablation_table(result: dict) -> None:
-    from csvm.analysis.stats import format_p
+    from csvm.analysis.stats import format_p, format_signed
 
     def lead(r: dict) -> str:
         # Counted from the learned filter, as the headline's verdict is (the row's own
@@ -521,7 +521,7 @@ def _ablation_table(result: dict) -> None:
         m = r.get("mcnemar")
         if not m:
             return "–"
-        return f"{-m['diff_points']:+.2f} points, p {format_p(m['p_value'])}"
+        return f"{format_signed(-m['diff_points'])} points, p {format_p(m['p_value'])}"
 
     rows = [
         {

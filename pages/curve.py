@@ -19,7 +19,7 @@ from csvm.analysis.curves import (
     where_learning_pays,
 )
 from csvm.analysis.reproduced import describe_environment
-from csvm.analysis.stats import format_p
+from csvm.analysis.stats import format_p, format_signed
 from csvm.figures.curves import curve_figure, curve_subtitle, curve_title
 from csvm.jobs import QuotaExceeded
 from csvm.runs.curve_job import run_curve_cell
@@ -54,7 +54,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
                 "test accuracy": round(100 * r["accuracy"], 2),
                 "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
                 "gain (points)": (
-                    f"{100 * r['gain_over_svm']:+.2f}" if "gain_over_svm" in r else "—"
+                    format_signed(100 * r["gain_over_svm"]) if "gain_over_svm" in r else "—"
                 ),
                 "McNemar p": (
                     format_p(r["mcnemar_p"], cell=True) if "mcnemar_p" in r else "reference"
@@ -95,7 +95,7 @@ def _against_each_other(record: dict) -> None:
                         "training images": r["n_train"],
                         "learned": METHODS[mine][0],
                         "against": METHODS[other][0],
-                        "difference (points)": f"{100 * r['difference']:+.2f}",
+                        "difference (points)": format_signed(100 * r["difference"]),
                         "McNemar p": format_p(r["mcnemar_p"], cell=True),
                     }
                 )

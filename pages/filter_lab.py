@@ -16,6 +16,7 @@ import streamlit as st
 from csvm import figures
 from csvm.analysis.lab import FILTER_NAMES, load_filters, step_scale
 from csvm.analysis.landscape import landscape_directions
+from csvm.analysis.stats import format_signed
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -362,7 +363,7 @@ def _digit_section(data) -> None:
     names = [str(n) for n in data.class_names]
     c1, c2 = st.columns([1, 2])
     c1.metric("Predicted class", names[1] if decision > 0 else names[0])
-    c1.metric("Decision value", f"{decision:+.3f}", help=f"Positive means {names[1]}.")
+    c1.metric("Decision value", format_signed(decision, 3), help=f"Positive means {names[1]}.")
     c2.plotly_chart(
         projected(
             figures.feature_maps_figure(

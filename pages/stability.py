@@ -7,6 +7,7 @@ import streamlit as st
 
 from csvm import figures
 from csvm.analysis.stability import stability_verdict, summarise_stability
+from csvm.analysis.stats import format_signed
 from csvm.cli.reproduce import THESIS, thesis_settings
 from csvm.jobs import QuotaExceeded
 from csvm.runs.config import RunConfig
@@ -144,7 +145,9 @@ def _show(name: str, summary: dict) -> None:
     c1.metric(
         "mean |cos| between seeds",
         f"{summary['mean_abs_cosine']:.3f}",
-        None if start is None else f"{summary['mean_abs_cosine'] - start:+.3f} vs the starts",
+        None
+        if start is None
+        else f"{format_signed(summary['mean_abs_cosine'] - start, 3)} vs the starts",
     )
     test = summary["test_accuracy"]
     c2.metric("test accuracy", f"{100 * test[0]:.2f} ± {100 * test[1]:.2f} %")

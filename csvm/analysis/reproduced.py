@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import format_images, format_p, mcnemar_correct
+from csvm.analysis.stats import format_images, format_p, format_signed, mcnemar_correct
 from csvm.exceptions import CSVMError
 
 __all__ = [
@@ -381,8 +381,8 @@ def _seconds(seconds: float) -> str:
 
 
 def _points(difference: float) -> str:
-    # Rounded first, so that 98.32 - 98.32 (a float's -1e-14) reads +0.00, not -0.00.
-    return f"{round(difference, 2) + 0.0:+.2f}"
+    # 98.32 - 98.32 (a float's -1e-14) reads +0.00, not -0.00: format_signed rounds first.
+    return format_signed(difference)
 
 
 def seed_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -447,7 +447,7 @@ def pair_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
 
 def _gain(points: float, images: int) -> str:
     """A table's gain cell: "+0.25 (+5 images)"."""
-    return f"{points:+.2f} ({format_images(images, signed=True)})"
+    return f"{format_signed(points)} ({format_images(images, signed=True)})"
 
 
 def _learning_rows(units: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:

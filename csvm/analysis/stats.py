@@ -21,12 +21,14 @@ import numpy as np
 from scipy.stats import binom, norm
 
 __all__ = [
+    "MINUS",
     "SIGNIFICANCE_LEVEL",
     "McNemarResult",
     "describe_difference",
     "format_accuracy",
     "format_images",
     "format_p",
+    "format_signed",
     "mcnemar_correct",
     "mcnemar_exact",
     "mcnemar_p",
@@ -242,7 +244,8 @@ def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:
     """
     images = result.diff_images
     head = (
-        f"{name_a} vs {name_b}: {result.diff_points:+.2f} points ({format_images(images)}), "
+        f"{name_a} vs {name_b}: {format_signed(result.diff_points)} points "
+        f"({format_images(images)}), "
         f"p {format_p(result.p_value)}"
     )
     if result.p_value < SIGNIFICANCE_LEVEL:
@@ -251,16 +254,36 @@ def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:
     return f"{head} — not a significant difference"
 
 
+#: The minus sign the pages and reports print ("−0.24", not the hyphen of "-0.24"), as
+#: Plotly's axes and the docs' tables write it.
+MINUS = "\u2212"
+
+
+def format_signed(value: float, digits: int = 2) -> str:
+    """A difference with its sign always written, and a true minus sign.
+
+    A value that rounds to zero is written "+0.00" (no "−0.00").
+
+    Examples
+    --------
+    >>> format_signed(0.2412), format_signed(-3.5), format_signed(-0.001), format_signed(5, 0)
+    ('+0.24', '−3.50', '+0.00', '+5')
+    """
+    if round(value, digits) == 0:
+        value = 0.0
+    return f"{value:+.{digits}f}".replace("-", MINUS)
+
+
 def format_images(count: int, signed: bool = False) -> str:
-    """A count of test images in words, "1 image" or "-3 images" ("+5 images" when
+    """A count of test images in words, "1 image" or "−3 images" ("+5 images" when
     ``signed``, for a difference in a table's column).
 
     Examples
     --------
     >>> format_images(1), format_images(-3), format_images(5, signed=True)
-    ('1 image', '-3 images', '+5 images')
+    ('1 image', '−3 images', '+5 images')
     """
-    number = f"{count:+d}" if signed else f"{count}"
+    number = format_signed(count, 0) if signed else f"{count}".replace("-", MINUS)
     return f"{number} image{'' if abs(count) == 1 else 's'}"
 
 

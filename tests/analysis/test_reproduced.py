@@ -27,4 +27,4 @@ def test_a_learning_studys_rows_count_images_in_words():
         for pair, learned, start in (("0-1", right, one_wrong), ("0-2", three_wrong, right))
     ]
     rows = pair_rows({"details": {"units": units}})
-    assert [r["gain, points"] for r in rows] == ["+2.00 (+1 image)", "-6.00 (-3 images)"]
+    assert [r["gain, points"] for r in rows] == ["+2.00 (+1 image)", "−6.00 (−3 images)"]

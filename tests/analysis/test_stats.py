@@ -171,7 +171,7 @@ def test_describe_difference_not_significant():
 def test_describe_difference_names_the_better_model_when_significant():
     y, a, b = _predictions(2, 14, same_right=100, same_wrong=0)
     text = describe_difference("K-CSVM", "plain SVM", mcnemar_exact(y, a, b))
-    assert text.startswith("K-CSVM vs plain SVM: -10.34 points (-12 images), p = 0.004")
+    assert text.startswith("K-CSVM vs plain SVM: −10.34 points (−12 images), p = 0.004")
     assert "significant difference (plain SVM better" in text
     y, a, b = _predictions(40, 0, same_right=100, same_wrong=0)
     assert "p < 0.001" in describe_difference("A", "B", mcnemar_exact(y, a, b))
@@ -201,3 +201,12 @@ def test_format_accuracy():
 def test_format_p_writes_every_p_value_one_way(p, cell, sentence):
     assert format_p(p, cell=True) == cell
     assert format_p(p) == sentence
+
+
+def test_a_signed_difference_has_a_true_minus_and_no_negative_zero():
+    from csvm.analysis.stats import MINUS, format_signed
+
+    assert format_signed(-3.456) == f"{MINUS}3.46"
+    assert format_signed(2.5, 1) == "+2.5"
+    assert format_signed(-1e-14) == "+0.00"  # 98.32 - 98.32 as floats
+    assert "-" not in format_signed(-7, 0)

@@ -271,4 +271,4 @@ def test_reproduce_reports_thesis_and_tuned_rows_with_intervals_and_mcnemar(caps
     assert "| 98.32 % (97.63–98.81) |" in table[0]  # the thesis's plain SVM, 1,870 of 1,902
     mcnemar = [line for line in out.splitlines() if line.startswith("- K-CSVM vs ")]
     assert len(mcnemar) == 5
-    assert all(re.search(r"points \(-?\d+ images?\), p [=<] ", line) for line in mcnemar)
+    assert all(re.search(r"points \(−?\d+ images?\), p [=<] ", line) for line in mcnemar)

@@ -104,11 +104,11 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     row = next(r for r in tables[0] if r[0] == "K-CSVM")
     assert row[1] == "98.59 ± 0.02"
     assert row[2] == f"{100 * k['mean']:.2f} ± {100 * k['std']:.2f} (3 seeds)"
-    assert row[4] == f"{100 * k['mean'] - 98.59:+.2f}"
+    assert row[4] == f"{100 * k['mean'] - 98.59:+.2f}".replace("-", "\u2212")  # a true minus
     assert tables[0][0][4] == "+0.00"  # 98.32 measured, 98.32 published: no "-0.00"
     tuned = next(r for r in tables[0] if "tuned" in r[0])
     assert tuned[1] == "—" and tuned[4] == "—"
-    assert tables[2][0][2] == "93.39 (1 seed)" and tables[2][0][4] == "-0.70"
+    assert tables[2][0][2] == "93.39 (1 seed)" and tables[2][0][4] == "−0.70"
     # The exact command (no path of the machine), date and machine of each run, folded
     # away under "How this was measured".
     codes = [c.value for c in at.code]
