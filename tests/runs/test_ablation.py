@@ -11,6 +11,7 @@ from csvm.analysis.ablation import (
     gaussian_filters,
     rescale_to_norm,
 )
+from csvm.analysis.stats import format_signed
 from csvm.model.conv import correlate
 from csvm.runs.ablation import run_ablation
 from csvm.runs.config import RunConfig
@@ -79,7 +80,8 @@ def test_learned_row_reproduces_the_run_and_others_are_compared_to_it(run):
         assert 0 < m["p_value"] <= 1
         # One sign convention with the headline: the learned filter minus this one.
         gain = 100 * (rows[0]["n_correct"] - row["n_correct"]) / len(data.y_test)
-        assert row["verdict"].startswith(f"learned filter vs {row['label']}: {gain:+.2f} points")
+        signed = format_signed(gain)  # a true minus: "−0.50"
+        assert row["verdict"].startswith(f"learned filter vs {row['label']}: {signed} points")
         lo, hi = row["interval"]
         assert lo <= row["test_accuracy"] <= hi
     # start_filters=None draws the run's own first filters again from the seed.
