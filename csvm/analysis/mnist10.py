@@ -288,7 +288,7 @@ def _add_virtual(
         bar.close()
     refit = time.perf_counter() - t0
     fit_seconds = first_fit + refit
-    final = score_images(clf, X_test, y_test, test_shifts)
+    final = score_images(clf, X_test, y_test, test_shifts, n_jobs)
     record.update(
         test_accuracy=final["accuracy"],
         fit_seconds=fit_seconds,
@@ -475,7 +475,7 @@ def _final_score(clf, X, X_test, y_test, shifts, at_test, n_jobs, first, lines, 
     if shifts:
         final = _add_virtual(clf, X, X_test, y_test, shifts, n_jobs, first, lines, record, at_test)
     elif at_test:
-        final = score_images(clf, X_test, y_test, at_test)
+        final = score_images(clf, X_test, y_test, at_test, n_jobs)
     if at_test:
         _note_test_shifts(final, at_test, first["accuracy"], lines, record)
     return final

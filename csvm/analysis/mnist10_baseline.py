@@ -31,16 +31,21 @@ __all__ = [
 Shifts = tuple[tuple[int, int], ...]
 
 
-def score_images(clf: Any, X: np.ndarray, y: np.ndarray, test_shifts: Shifts = ()) -> dict:
+def score_images(
+    clf: Any, X: np.ndarray, y: np.ndarray, test_shifts: Shifts = (), n_jobs: int | None = None
+) -> dict:
     """Test accuracy, the seconds prediction took and which test images it got right.
 
     With ``test_shifts`` the decision is summed over each image and its moved copies
-    (:func:`csvm.model.virtual.shifted_decision`); the accuracy of the unmoved images
-    alone comes too (``accuracy_unshifted``, from the same first decision).
+    (:func:`csvm.model.virtual.shifted_decision`, ``n_jobs`` copies at once); the
+    accuracy of the unmoved images alone comes too (``accuracy_unshifted``, from the
+    same first decision).
     """
     t0 = time.perf_counter()
     plain = np.asarray(clf.decision_function(X), dtype=np.float64)
-    decision = shifted_decision(clf, X, test_shifts, decision=plain) if test_shifts else plain
+    decision = plain
+    if test_shifts:
+        decision = shifted_decision(clf, X, test_shifts, decision=plain, n_jobs=n_jobs)
     correct = labels_from_decision(clf.classes_, decision) == y
     out = {
         "accuracy": float(correct.mean()),
@@ -95,7 +100,7 @@ def fit_baseline(
         refit_virtual(svm, X, shifts, n_jobs=n_jobs)
         fit_seconds += time.perf_counter() - t0
     if shifts or test_shifts:
-        final = score_images(svm, X_test, y_test, test_shifts)
+        final = score_images(svm, X_test, y_test, test_shifts, n_jobs)
     if test_shifts:
         out["test_shifts"] = {
             "shifts": [list(s) for s in test_shifts],

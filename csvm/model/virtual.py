@@ -327,6 +327,7 @@ def shifted_decision(
     shifts: Sequence[tuple[int, int]],
     planes: int = 1,
     decision: np.ndarray | None = None,
+    n_jobs: int | None = None,
 ) -> np.ndarray:
     """Test-time shifts: the estimator's decision on each image summed with its decisions
     on the image moved by each of ``shifts``.
@@ -346,6 +347,10 @@ def shifted_decision(
         See :func:`shift_images`.
     decision : array, optional
         ``estimator.decision_function(X)`` when already computed (not computed again).
+    n_jobs : int, optional
+        Moved copies decided at once (threads, or the active cluster:
+        :func:`csvm.parallel.run_tasks`); None: one at a time.  The sum is taken in the
+        order of ``shifts`` either way, so the result does not depend on it.
 
     Returns
     -------
@@ -356,9 +361,16 @@ def shifted_decision(
     if decision is None:
         decision = estimator.decision_function(X)
     summed = np.asarray(decision, dtype=np.float64)
-    for dy, dx in _int_shifts(shifts):
-        summed = summed + estimator.decision_function(shift_images(X, dy, dx, planes))
+    tasks = [(estimator, X, dy, dx, planes) for dy, dx in _int_shifts(shifts)]
+    for moved in run_tasks(_moved_decision, tasks, n_jobs):
+        summed = summed + moved
     return summed
+
+
+def _moved_decision(estimator: Any, X: np.ndarray, dy: int, dx: int, planes: int) -> np.ndarray:
+    """The estimator's decision on the images moved by (dy, dx): one task of
+    :func:`shifted_decision`."""
+    return estimator.decision_function(shift_images(X, dy, dx, planes))
 
 
 def predict_shifted(

@@ -209,6 +209,8 @@ def test_test_time_shifts_sum_the_decisions_of_each_image_and_its_moved_copies(c
     expected = plain + sum(clf.decision_function(shift_images(X, dy, dx)) for dy, dx in SHIFTS_4)
     np.testing.assert_allclose(shifted_decision(clf, X, SHIFTS_4), expected, rtol=1e-12)
     np.testing.assert_allclose(shifted_decision(clf, X, SHIFTS_4, decision=plain), expected)
+    one_by_one = shifted_decision(clf, X, SHIFTS_8)
+    assert np.array_equal(shifted_decision(clf, X, SHIFTS_8, n_jobs=2), one_by_one)  # same sum
     assert np.array_equal(predict_shifted(clf, X, []), clf.predict(X))
     assert np.array_equal(
         predict_shifted(clf, X, SHIFTS_4), labels_from_decision(clf.classes_, expected)
