@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["deskew", "skew"]
+__all__ = ["deskew", "resample", "skew"]
 
 #: Images resampled together: bounds the (3, chunk, H, W) float64 coordinates.
 _CHUNK = 4096
@@ -68,23 +68,42 @@ def deskew(X4: np.ndarray) -> np.ndarray:
     array like ``X4`` (same dtype)
     """
     X4 = np.asarray(X4)
-    n, n_channels, H, W = X4.shape
+    n, _, H, W = X4.shape
     alpha, m_r, m_c = skew(X4)
     out = np.empty_like(X4)
     rows, cols = np.mgrid[:H, :W].astype(np.float64)
     for start in range(0, n, _CHUNK):
         part = slice(start, min(n, start + _CHUNK))
-        k = part.stop - part.start
         a, r0, c0 = (v[part, None, None] for v in (alpha, m_r, m_c))
-        src_r = np.broadcast_to(rows[None] + r0 - H / 2, (k, H, W))
+        src_r = rows[None] + r0 - H / 2
         src_c = cols[None] + a * (rows[None] - H / 2) + c0 - W / 2
-        index = np.broadcast_to(np.arange(k, dtype=np.float64)[:, None, None], (k, H, W))
-        for channel in range(n_channels):
-            out[part, channel] = ndimage.map_coordinates(
-                X4[part, channel].astype(np.float64),
-                [index, src_r, src_c],
-                order=1,
-                mode="constant",
-                cval=0.0,
-            )
+        resample(X4, part, src_r, src_c, out)
     return out
+
+
+def resample(
+    X4: np.ndarray, part: slice, src_r: np.ndarray, src_c: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[part]``: every channel of ``X4[part]`` read at rows ``src_r`` and columns
+    ``src_c`` (bilinear, zeros outside), in one :func:`scipy.ndimage.map_coordinates`
+    call per channel (the image index is a third, integer-valued coordinate).
+
+    Parameters
+    ----------
+    X4, out : arrays (n, C, H, W)
+    part : slice
+        The chunk of images resampled.
+    src_r, src_c : float arrays broadcastable to (len(part), H, W)
+    """
+    k, n_channels = part.stop - part.start, X4.shape[1]
+    shape = (k, *X4.shape[2:])
+    index = np.broadcast_to(np.arange(k, dtype=np.float64)[:, None, None], shape)
+    src_r, src_c = np.broadcast_to(src_r, shape), np.broadcast_to(src_c, shape)
+    for channel in range(n_channels):
+        out[part, channel] = ndimage.map_coordinates(
+            X4[part, channel].astype(np.float64),
+            [index, src_r, src_c],
+            order=1,
+            mode="constant",
+            cval=0.0,
+        )

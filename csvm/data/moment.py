@@ -25,9 +25,8 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
-from csvm.data.deskew import skew
+from csvm.data.deskew import resample, skew
 
 __all__ = ["ink_box", "moment_normalise"]
 
@@ -104,24 +103,15 @@ def moment_normalise(X4: np.ndarray, box: float = 22.0, keep_aspect: bool = True
     if not box > 0:
         raise ValueError(f"box must be a positive number of pixels, got {box!r}.")
     X4 = np.asarray(X4)
-    n, n_channels, H, W = X4.shape
+    n, _, H, W = X4.shape
     alpha, m_r, m_c, height, width = _moments(X4)
     out_h, out_w = _target_sizes(height, width, float(box), keep_aspect)
     rows, cols = np.mgrid[:H, :W].astype(np.float64)
     out = np.empty_like(X4)
     for start in range(0, n, _CHUNK):
         part = slice(start, min(n, start + _CHUNK))
-        k = part.stop - part.start
         r0, c0, a = (v[part, None, None] for v in (m_r, m_c, alpha))
         src_r = r0 + (height / out_h)[part, None, None] * (rows[None] - H / 2)
         src_c = c0 + a * (src_r - r0) + (width / out_w)[part, None, None] * (cols[None] - W / 2)
-        index = np.broadcast_to(np.arange(k, dtype=np.float64)[:, None, None], (k, H, W))
-        for channel in range(n_channels):
-            out[part, channel] = ndimage.map_coordinates(
-                X4[part, channel].astype(np.float64),
-                [index, src_r, src_c],
-                order=1,
-                mode="constant",
-                cval=0.0,
-            )
+        resample(X4, part, src_r, src_c, out)
     return out
