@@ -119,3 +119,19 @@ def test_reproduce_mnist10_996_saves_its_table_with_the_chosen_recipe(
     assert 0 <= record["test_shifts"]["accuracy_unshifted"] <= 1
     first = run["models"][1]
     assert "first fit" in first["name"] and "test_shifts" not in first["config"]
+
+
+@pytest.mark.parametrize("no_deskew", [False, True])
+def test_reproduce_mnist10_996_passes_its_images_and_test_time_shifts(monkeypatch, no_deskew):
+    from csvm.__main__ import main
+    from csvm.analysis import mnist10
+
+    seen = {}
+    monkeypatch.setattr(mnist10, "run_mnist10", lambda *a, **kw: seen.update(kw) or [])
+    assert main(["reproduce", "mnist10-996", *(["--no-deskew"] if no_deskew else [])]) == 0
+    box = None if no_deskew else study.MNIST10_996_MOMENT_BOX  # images as they are
+    assert seen["moment_box"] == box and seen["deskewed"] is not no_deskew
+    assert seen["test_shifts"] == study.MNIST10_996_TEST_SHIFTS
+    assert seen["virtual"] == study.MNIST10_996_VIRTUAL
+    main(["reproduce", "mnist10"])  # the other tables keep their own images
+    assert seen["moment_box"] is None and seen["test_shifts"] == "none"
