@@ -55,10 +55,16 @@ GLOSSARY: dict[str, str] = {
     "OvO": "One-vs-one: for several classes, one two-class model for every pair of "
     "classes (45 for the ten digits); an image gets the class that wins most pairs.",
     "virtual SVs": "Virtual support vectors: the support vectors copied again shifted by "
-    "one pixel in each direction, and the SVM trained once more on them, so it learns "
-    "that a slightly moved digit is the same digit.",
+    "a pixel (or two) in each direction, and the SVM trained once more on them, so it "
+    "learns that a slightly moved digit is the same digit.",
     "deskewed": "Deskewed images: each digit first straightened (its slant undone), so "
     "the SVM need not learn every slant of a hand.",
+    "moment-normalised": "Moment-normalised images: each digit straightened, centred and "
+    "scaled so its ink fills a box of the same size, so a small 0 and a large 0 look "
+    "alike to the SVM.",
+    "test-time shifts": "Test-time shifts: each test image is also shown to the model moved "
+    "by a pixel in each direction, and the answers are added up before the class is "
+    "chosen.",
 }
 
 #: How the pages name a setting's coded values (the names a link and the command line

@@ -32,6 +32,8 @@ _JARGON = {
     "virtual SVs": "virtual SVs",
     "virtual support vectors": "virtual SVs",
     "deskew": "deskewed",
+    "moment-normalised": "moment-normalised",
+    "test-time shifts": "test-time shifts",
 }
 
 

@@ -79,3 +79,7 @@ def test_jargon_note_explains_only_the_words_used():
     assert GLOSSARY["OvO"] in note and GLOSSARY["deskewed"] in note
     assert GLOSSARY["virtual SVs"] not in note and GLOSSARY["Danskin"] not in note
     assert jargon_note(["plain SVM, 98.32 %"]) == ""
+    name = "stacks, moment-normalised images (22 px) + virtual SVs and test-time shifts (8)"
+    note = jargon_note([name])
+    assert GLOSSARY["moment-normalised"] in note and GLOSSARY["test-time shifts"] in note
+    assert GLOSSARY["deskewed"] not in note
