@@ -17,7 +17,8 @@ import numpy as np
 
 from csvm.analysis.reproduced import pack_correct
 from csvm.analysis.stats import format_p
-from csvm.model.virtual import labels_from_decision, refit_virtual, shifted_decision
+from csvm.model.prediction import labels_from_decision
+from csvm.model.virtual import refit_virtual, shifted_decision
 
 __all__ = [
     "baseline_entries",

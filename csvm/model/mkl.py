@@ -37,6 +37,7 @@ from csvm.model.filter_bank import resolve_bank
 from csvm.model.kernels import KERNELS, kernel_matrix
 from csvm.model.line_search import projected_armijo
 from csvm.model.multiclass import COMMON_CONSTRAINTS, binary_tasks, ovo_decision
+from csvm.model.prediction import labels_from_decision
 from csvm.model.validation import check_images
 from csvm.parallel import run_tasks
 
@@ -426,7 +427,5 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of the images in X."""
-        decision = self.decision_function(X)
-        if decision.ndim == 1:
-            return self.classes_[(decision > 0).astype(int)]
-        return self.classes_[np.argmax(decision, axis=1)]
+        decision = self.decision_function(X)  # first: it checks that the model is fitted
+        return labels_from_decision(self.classes_, decision)

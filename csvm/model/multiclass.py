@@ -27,7 +27,7 @@ from csvm.exceptions import CSVMError, DivergenceError
 from csvm.model._sklearn import StrOptions, fit_context
 from csvm.model.conv import map_shape
 from csvm.model.prediction import decisions as batched_decisions
-from csvm.model.prediction import stacked_correlate
+from csvm.model.prediction import labels_from_decision, stacked_correlate
 from csvm.model.validation import (
     Shape,
     Whole,
@@ -336,10 +336,8 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of the images in X."""
-        decision = self.decision_function(X)
-        if decision.ndim == 1:
-            return self.classes_[(decision > 0).astype(int)]
-        return self.classes_[np.argmax(decision, axis=1)]
+        decision = self.decision_function(X)  # first: it checks that the model is fitted
+        return labels_from_decision(self.classes_, decision)
 
     def transform(self, X: Any) -> np.ndarray:
         """The feature maps of X flattened to one row per image, ``(n, n_features)``: the

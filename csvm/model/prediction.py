@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from csvm.model.kernels import KernelSpec
 
-__all__ = ["backproject", "decisions", "map_sq_norms", "stacked_correlate"]
+__all__ = ["backproject", "decisions", "labels_from_decision", "map_sq_norms", "stacked_correlate"]
 
 #: Bytes allowed for one chunk's temporaries (the dot products of a chunk of rows).
 _CHUNK_BYTES = 64 * 2**20
@@ -277,3 +277,13 @@ def _linear_group(models: list, X4: np.ndarray) -> np.ndarray:
     for start in range(0, n, step):
         out[start : start + step] = X[start : start + step].astype(np.float64) @ G.T + b
     return out
+
+
+def labels_from_decision(classes: np.ndarray, decision: np.ndarray) -> np.ndarray:
+    """The labels a decision names, as ``predict`` reads ``decision_function``: for two
+    classes its sign (positive: ``classes[1]``), else the class with the largest value
+    (one-vs-one votes plus confidence, or one-vs-rest scores)."""
+    classes = np.asarray(classes)
+    if decision.ndim == 1:
+        return classes[(decision > 0).astype(int)]
+    return classes[np.argmax(decision, axis=1)]

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from csvm.model.prediction import labels_from_decision
 from csvm.model.validation import check_planes
 from csvm.parallel import run_tasks
 
@@ -32,7 +33,6 @@ __all__ = [
     "SHIFTS_8",
     "SHIFT_SETS",
     "add_virtual",
-    "labels_from_decision",
     "mirror_images",
     "predict_shifted",
     "refit_virtual",
@@ -392,13 +392,5 @@ def predict_shifted(
     >>> predict_shifted(clf, X, SHIFTS_4).shape
     (40,)
     """
-    return labels_from_decision(estimator.classes_, shifted_decision(estimator, X, shifts, planes))
-
-
-def labels_from_decision(classes: np.ndarray, decision: np.ndarray) -> np.ndarray:
-    """The labels a decision names, as ``predict`` reads ``decision_function``: for two
-    classes its sign (positive: ``classes[1]``), else the class with the largest value."""
-    classes = np.asarray(classes)
-    if decision.ndim == 1:
-        return classes[(decision > 0).astype(int)]
-    return classes[np.argmax(decision, axis=1)]
+    decision = shifted_decision(estimator, X, shifts, planes)  # first: an unfitted model says so
+    return labels_from_decision(estimator.classes_, decision)

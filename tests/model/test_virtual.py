@@ -10,11 +10,11 @@ from scipy import ndimage
 from csvm import LinearCSVM
 from csvm.model.conv import correlate
 from csvm.model.kernels import kernel_matrix
+from csvm.model.prediction import labels_from_decision
 from csvm.model.virtual import (
     SHIFTS_4,
     SHIFTS_8,
     add_virtual,
-    labels_from_decision,
     mirror_images,
     predict_shifted,
     refit_virtual,
