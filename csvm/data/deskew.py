@@ -15,13 +15,28 @@ all (the image index is a third, integer-valued coordinate, so no ink crosses im
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["deskew", "resample", "skew"]
+__all__ = ["InkMoments", "deskew", "ink_moments", "resample", "skew"]
 
 #: Images resampled together: bounds the (3, chunk, H, W) float64 coordinates.
 _CHUNK = 4096
+
+
+class InkMoments(NamedTuple):
+    """What :func:`ink_moments` measures of each image (float64 arrays)."""
+
+    ink: np.ndarray  #: (n, H, W): the channels summed
+    total: np.ndarray  #: (n,): the ink's sum (1 for a blank image)
+    m_r: np.ndarray  #: (n,): centre of mass, rows (a blank image: the image centre)
+    m_c: np.ndarray  #: (n,): centre of mass, columns
+    dr: np.ndarray  #: (n, H, W): each pixel's row offset from the centre of mass
+    dc: np.ndarray  #: (n, H, W): each pixel's column offset from it
+    v_r: np.ndarray  #: (n,): the rows' variance
+    alpha: np.ndarray  #: (n,): the shear, c_rc / v_r (0 for a blank image)
 
 
 def skew(X4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -37,6 +52,24 @@ def skew(X4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     alpha, m_r, m_c : float64 arrays (n,)
         A blank image has alpha 0 and its centre of mass at the image centre.
     """
+    moments = ink_moments(X4)
+    return moments.alpha, moments.m_r, moments.m_c
+
+
+def ink_moments(X4: np.ndarray) -> InkMoments:
+    """Each image's ink, its centre of mass, every pixel's offset from it, the rows'
+    variance and the shear (:class:`InkMoments`): what :func:`skew` and
+    :func:`csvm.data.moment.moment_normalise` both read.
+
+    Parameters
+    ----------
+    X4 : array (n, C, H, W)
+        Non-negative ink; the channels are summed.
+
+    Returns
+    -------
+    InkMoments
+    """
     ink = np.asarray(X4, dtype=np.float64).sum(axis=1)
     H, W = ink.shape[-2:]
     rows, cols = np.mgrid[:H, :W].astype(np.float64)
@@ -50,7 +83,7 @@ def skew(X4: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     v_r = np.einsum("nij,nij->n", ink, dr * dr) / total
     c_rc = np.einsum("nij,nij->n", ink, dr * dc) / total
     alpha = np.where(v_r > 0, c_rc / np.where(v_r > 0, v_r, 1.0), 0.0)
-    return alpha, m_r, m_c
+    return InkMoments(ink, total, m_r, m_c, dr, dc, v_r, alpha)
 
 
 def deskew(X4: np.ndarray) -> np.ndarray:

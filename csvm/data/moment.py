@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from csvm.data.deskew import resample, skew
+from csvm.data.deskew import ink_moments, resample
 
 __all__ = ["ink_box", "moment_normalise"]
 
@@ -51,17 +51,13 @@ def ink_box(X4: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _moments(X4: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Each image's shear, centre of mass (rows, columns) and :func:`ink_box`."""
-    alpha, m_r, m_c = skew(X4)
-    ink = np.asarray(X4, dtype=np.float64).sum(axis=1)
-    H, W = ink.shape[-2:]
-    rows, cols = np.mgrid[:H, :W].astype(np.float64)
-    total = np.maximum(ink.sum(axis=(1, 2)), 1e-12)
-    dr = rows[None] - m_r[:, None, None]
-    dc = cols[None] - m_c[:, None, None] - alpha[:, None, None] * dr  # after the shear
-    height = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dr * dr) / total, 1e-6))
-    width = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", ink, dc * dc) / total, 1e-6))
-    return alpha, m_r, m_c, height, width
+    """Each image's shear, centre of mass (rows, columns) and :func:`ink_box`, from one
+    pass over the ink (:func:`csvm.data.deskew.ink_moments`)."""
+    m = ink_moments(X4)
+    dc = m.dc - m.alpha[:, None, None] * m.dr  # the columns' offsets after the shear
+    height = 4 * np.sqrt(np.maximum(m.v_r, 1e-6))
+    width = 4 * np.sqrt(np.maximum(np.einsum("nij,nij->n", m.ink, dc * dc) / m.total, 1e-6))
+    return m.alpha, m.m_r, m.m_c, height, width
 
 
 def _target_sizes(
