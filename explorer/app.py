@@ -12,6 +12,7 @@ from explorer.playback import DEFAULT_PACE, PACES
 from explorer.playground import carry_params
 from explorer.runs import runs
 from explorer.settings import restore_from_url, sync_url
+from explorer.widget_state import resend
 
 #: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
 #: 768 px "md" breakpoint: at 800-1000 px the 300 px sidebar left the figures too narrow,
@@ -190,6 +191,7 @@ def _view_controls() -> None:
     from a link are read first, so a shared or reloaded URL opens with them.
     """
     restore_view_from_url()
+    resend(["projector", "pace"])  # sent on every run: explorer/widget_state.py
     st.toggle("Projector mode", key="projector", help="Larger type and figures for a class.")
     st.select_slider(
         "Pace",

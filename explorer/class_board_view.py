@@ -20,6 +20,7 @@ from explorer.owner_cookie import owner
 from explorer.run_store import get_store, recover_now, restore, store_problem
 from explorer.runs import owns, runs
 from explorer.settings import md_escape, set_config
+from explorer.widget_state import resend
 
 __all__ = ["display_name_box", "draw_board"]
 
@@ -42,6 +43,7 @@ def display_name_box() -> None:
     wrong with the name typed, if anything."""
     if "display_name_box" not in st.session_state:
         st.session_state["display_name_box"] = st.session_state.get(board.NAME_KEY, "")
+    resend(["display_name_box"])  # sent on every run: explorer/widget_state.py
     st.sidebar.text_input(
         "Your name on the Class board",
         key="display_name_box",

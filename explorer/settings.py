@@ -29,12 +29,19 @@ from csvm.runs.presets import load_presets
 from csvm.runs.query import from_query, to_query
 from csvm.runs.values import parse_value
 from explorer.glossary import explain
+from explorer.widget_state import resend
 
 CONFIG_KEY = "run_config"
 PROBLEMS_KEY = "config_problems"
 #: Messages about the form itself (fewer than three classes ticked), read by the Train page.
 FORM_ERRORS_KEY = "form_errors"
 _TASKS = ("Two classes", "Several classes")
+#: Every settings widget's key: a value box per setting, its "none" tick box, the task.
+_WIDGET_KEYS = (
+    *(f"w_{name}{suffix}" for name in SPECS for suffix in ("", "__none")),
+    "w_classes__task",
+    "w_classes__all",
+)
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&\"'=^%@;,?/])")
 _C_DECADES = [10.0**e for e in range(-20, 7)]
 
@@ -125,10 +132,7 @@ def set_config(config: RunConfig) -> None:
     Call it from a callback (before the widgets are drawn) or before drawing them.
     """
     st.session_state[CONFIG_KEY] = config
-    for name in SPECS:
-        for key in (f"w_{name}", f"w_{name}__none"):
-            st.session_state.pop(key, None)
-    for key in ("w_classes__task", "w_classes__all"):
+    for key in _WIDGET_KEYS:
         st.session_state.pop(key, None)
 
 
@@ -393,6 +397,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     st.session_state[FORM_ERRORS_KEY] = []
     for name in SPECS:
         _seed(name, getattr(config, name))
+    resend(_WIDGET_KEYS)  # a run cut short must not leave the browser a box without its value
     for group, title, expanded in _GROUPS:
         with st.sidebar.expander(title, expanded=expanded):
             names = [n for n, s in SPECS.items() if s.group == group and _visible(n, config)]

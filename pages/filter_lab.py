@@ -31,6 +31,7 @@ from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
 from explorer.owner_cookie import heartbeat
 from explorer.settings import current_config, md_escape
+from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -75,6 +76,7 @@ def _filter_intro(config: RunConfig) -> None:
         "click: the SVM is solved at it at once).",
     )
     st.session_state.setdefault("lab_seed", int(config.seed))
+    resend(["lab_seed"])  # sent on every run: explorer/widget_state.py
 
 
 def _starting_points(config: RunConfig, data) -> None:
@@ -234,6 +236,7 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     step uses (the landscape's unit)."""
     st.subheader("3. Where the filter wants to go")
     st.session_state.setdefault("lab_eta", float(config.eta))
+    resend(["lab_eta"])
     st.session_state.setdefault("lab_last_step", None)
     if fresh is None:
         st.caption("Re-solve the SVM to see the gradient at the current filter.")

@@ -19,6 +19,7 @@ from explorer.datasets import presets
 from explorer.display import projector_mode
 from explorer.playback import pace_seconds
 from explorer.settings import md_escape, set_config
+from explorer.widget_state import resend
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"
 CLICKS = "pg_click_version"
@@ -58,6 +59,7 @@ def _set(settings: pg.Settings, points=None) -> None:
 def _seed(name: str, value) -> str:
     key = f"pg_w_{name}"
     st.session_state.setdefault(key, value)
+    resend([key])  # sent on every run: explorer/widget_state.py
     return key
 
 

@@ -27,6 +27,7 @@ from explorer.live import group_busy, live_jobs, poll_views
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape
+from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -61,6 +62,7 @@ y_default = "C" if "C" in names else next(n for n in names if n != x_default)
 for key, default in (("sw_x", x_default), ("sw_y", y_default)):
     if st.session_state.get(key) not in names:  # e.g. γ after a switch to the L-CSVM
         st.session_state[key] = default
+resend(["sw_x", "sw_y"])  # sent on every run: explorer/widget_state.py
 c1, c2 = st.columns(2)
 x_name = c1.selectbox(
     "Horizontal axis",

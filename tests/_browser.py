@@ -59,16 +59,18 @@ def streamlit_server(
     log: IO[Any] | int = subprocess.DEVNULL,
     env: Mapping[str, str] | None = None,
     pid: list[int] | None = None,
+    launcher: Path | None = None,
 ) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port; yields its URL once it is healthy and
     kills the server's whole process group (its pool workers included) afterwards.  The
-    server's process id is appended to ``pid`` when a list is given."""
+    server's process id is appended to ``pid`` when a list is given; ``launcher``, a script
+    that stands for ``python -m streamlit`` (tests/_interrupting_server.py)."""
     port = free_port()
+    streamlit = [str(launcher)] if launcher is not None else ["-m", "streamlit"]
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "streamlit",
+            *streamlit,
             "run",
             "app.py",
             "--server.headless",

@@ -1,0 +1,62 @@
+"""A first run cut short keeps the settings the browser shows: a click that lands while the
+Train page's first run is drawing the settings (a name typed at once, on a loaded server)
+stopped that run after a box registered its value but before the box reached the browser.
+The next run drew the box without its value, the browser showed its first option (kernel
+"poly", dataset "Shapes"), and Start trained that (seen twice in the restart tests).
+
+The server is rigged (tests/_interrupting_server.py) so that the cut lands on one box
+every time, instead of once in many runs."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from tests._browser import ARTIFACTS, CHROMIUM, ROOT, streamlit_server
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
+    ),
+]
+_LAUNCHER = ROOT / "tests" / "_interrupting_server.py"
+_QUERY = "n_iter=2&n_train=200&baselines=svm&pace=live"
+
+
+def _checked_radios(page) -> list[str]:
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=stSidebar] label')]
+        .filter(l => l.querySelector('input[type=radio]:checked')).map(l => l.innerText)"""
+    )
+
+
+@pytest.mark.parametrize("key", ["w_kernel", "w_dataset"])
+def test_a_box_cut_off_in_the_first_run_still_shows_its_value(browser, key):
+    log_path = ARTIFACTS / f"streamlit-interrupted-{key}.log"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with (
+        open(log_path, "w") as log,
+        streamlit_server(log, env={"CSVM_TEST_INTERRUPT_KEY": key}, launcher=_LAUNCHER) as url,
+    ):
+        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        page.set_default_timeout(120_000)
+        page.goto(f"{url}/?{_QUERY}")
+        box = page.get_by_role("textbox", name="Your name on the Class board")
+        box.fill("Ada")
+        box.press("Enter")  # the rerun the rigged box waits for
+        page.get_by_text("Example training images").wait_for()
+        page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=60_000)
+        page.wait_for_timeout(500)
+        shot = ARTIFACTS / f"interrupted-first-run-{key}.png"
+        page.screenshot(path=str(shot))
+        assert f"rigged {key}" in log_path.read_text(), "the trap did not fire: see the log"
+        assert "rbf" in _checked_radios(page)
+        assert page.get_by_role("combobox", name="Dataset").input_value() == "mnist-5k"
+        page.get_by_role("button", name="▶ Start").click()
+        page.wait_for_url(re.compile(r"[?&]run=\w+"))
+        # The run trains what the link asked for: the library's defaults but for the four.
+        assert "kernel=" not in page.url and "dataset=" not in page.url
+        assert page.locator('[data-testid="stException"]').count() == 0
