@@ -32,6 +32,8 @@ from explorer.glossary import explain
 from explorer.widget_state import resend
 
 CONFIG_KEY = "run_config"
+#: Settings :func:`set_config` gave the widgets, until a run has drawn every one of them.
+_PUSHED_KEY = "run_config_pushed"
 PROBLEMS_KEY = "config_problems"
 #: Messages about the form itself (fewer than three classes ticked), read by the Train page.
 FORM_ERRORS_KEY = "form_errors"
@@ -131,7 +133,7 @@ def set_config(config: RunConfig) -> None:
 
     Call it from a callback (before the widgets are drawn) or before drawing them.
     """
-    st.session_state[CONFIG_KEY] = config
+    st.session_state[CONFIG_KEY] = st.session_state[_PUSHED_KEY] = config
     for key in _WIDGET_KEYS:
         st.session_state.pop(key, None)
 
@@ -393,6 +395,12 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
     datasets : dict
         The datasets available here: name -> row of ``csvm.data.list_datasets``.
     """
+    pushed = st.session_state.get(_PUSHED_KEY)
+    if pushed is not None:
+        # The run that was to draw these settings (a preset's, a link's) was cut short by
+        # a click: the boxes it never sent still hold their old values in the browser,
+        # which sent them back with the click as if chosen. Draw the settings again.
+        set_config(pushed)
     config = fit_to_machine(datasets)
     st.session_state[FORM_ERRORS_KEY] = []
     for name in SPECS:
@@ -421,6 +429,7 @@ def render_settings(datasets: dict[str, dict]) -> RunConfig:
                     left = right = st  # a row each
                 _widget(left, name, options)
                 _widget(right, partner, partner_options)
+    st.session_state.pop(_PUSHED_KEY, None)  # every box has now been sent with its value
     values = {name: _read(name, getattr(config, name)) for name in SPECS}
     new, problems = parse(values, base=config, source="the form")
     # One slot for the messages, however many: the boxes below keep their places (the

@@ -22,6 +22,8 @@ from explorer.settings import md_escape, set_config
 from explorer.widget_state import resend
 
 STATE, POINTS, PROBLEMS, PLAYBACK = "pg_settings", "pg_points", "pg_problems", "pg_playback"
+#: Settings _set gave the widgets, until a run has drawn the sidebar's boxes with them.
+_PUSHED = "pg_pushed"
 CLICKS = "pg_click_version"
 CLASSROOM = "Shapes: filters find the bars"
 
@@ -49,7 +51,7 @@ def _restore() -> None:
 
 def _set(settings: pg.Settings, points=None) -> None:
     """New canonical settings; the widgets are re-seeded from them (call in callbacks)."""
-    st.session_state[STATE] = settings
+    st.session_state[STATE] = st.session_state[_PUSHED] = settings
     if points is not None:
         st.session_state[POINTS] = points
     for name in ("data", "hard", "view", "add"):
@@ -164,9 +166,13 @@ def _clear() -> None:
 
 
 def read_settings() -> pg.Settings:
+    pushed = st.session_state.get(_PUSHED)
+    if pushed is not None:  # the run that was to draw them was cut short by a click
+        _set(pushed)  # (the reason: explorer.settings.render_settings)
     s = st.session_state[STATE]
     st.sidebar.header("SVM playground")
     values = {**_data_controls(s), **_model_controls(s)}
+    st.session_state.pop(_PUSHED, None)
     values["view"] = st.session_state.get(_seed("view", s.view), s.view)
     values["add"] = st.session_state.get(_seed("add", s.add), s.add)
     settings = replace(s, **values)

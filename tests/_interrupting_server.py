@@ -3,9 +3,11 @@ the first script run is interrupted at the worst instant for one widget.
 
 The widget whose key is ``$CSVM_TEST_INTERRUPT_KEY`` (a radio or select box) registers its
 value in the session, then waits until the browser has asked for a rerun (the test types
-a name above it), so that the run stops before the widget's element is sent: what a
-click landing at that instant does on a loaded server.  The browser then first meets the
-widget on the next run.  The log says ``rigged <key>`` when the trap fired.
+a name above it, or presses Start), so that the run stops before the widget's element and
+those below it are sent: what a click landing at that instant does on a loaded server.
+The trap fires once: in the session's first run, or, with ``$CSVM_TEST_INTERRUPT_PRESET``,
+in the first run that draws that preset's settings (the run after the preset is picked).
+The log says ``rigged <key>`` when it fired.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sys
 import time
 
+import streamlit as st
 import streamlit.elements.widgets.radio as radio
 import streamlit.elements.widgets.selectbox as selectbox
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -21,6 +24,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.web import cli
 
 _KEY = os.environ["CSVM_TEST_INTERRUPT_KEY"]
+_PRESET = os.environ.get("CSVM_TEST_INTERRUPT_PRESET")
 _fired: list[str] = []
 
 
@@ -29,7 +33,8 @@ def _rig(module) -> None:
 
     def register_widget(element_id: str, *args, **kwargs):
         result = register(element_id, *args, **kwargs)
-        if element_id.endswith(f"-{_KEY}") and not _fired:
+        armed = _PRESET is None or st.session_state.get("preset") == _PRESET
+        if element_id.endswith(f"-{_KEY}") and armed and not _fired:
             _fired.append(element_id)
             requests = get_script_run_ctx().script_requests
             deadline = time.time() + 60

@@ -3,6 +3,9 @@ Train page's first run is drawing the settings (a name typed at once, on a loade
 stopped that run after a box registered its value but before the box reached the browser.
 The next run drew the box without its value, the browser showed its first option (kernel
 "poly", dataset "Shapes"), and Start trained that (seen twice in the restart tests).
+Likewise a preset picked and Start pressed at once: the boxes the cut run never sent kept
+their old values in the browser, which sent them back with the click, and the run took
+half its settings from the preset and half from before.
 
 The server is rigged (tests/_interrupting_server.py) so that the cut lands on one box
 every time, instead of once in many runs."""
@@ -59,4 +62,35 @@ def test_a_box_cut_off_in_the_first_run_still_shows_its_value(browser, key):
         page.wait_for_url(re.compile(r"[?&]run=\w+"))
         # The run trains what the link asked for: the library's defaults but for the four.
         assert "kernel=" not in page.url and "dataset=" not in page.url
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_start_pressed_while_a_preset_is_drawn_trains_the_preset(browser):
+    """The run that draws the preset's settings is cut at the model box by the Start
+    click; the click's run trains the preset, not the boxes' old values."""
+    preset = "Linear model (L-CSVM)"
+    log_path = ARTIFACTS / "streamlit-interrupted-preset.log"
+    ARTIFACTS.mkdir(exist_ok=True)
+    env = {"CSVM_TEST_INTERRUPT_KEY": "w_model", "CSVM_TEST_INTERRUPT_PRESET": preset}
+    with (
+        open(log_path, "w") as log,
+        streamlit_server(log, env=env, launcher=_LAUNCHER) as url,
+    ):
+        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        page.set_default_timeout(120_000)
+        page.goto(f"{url}/?{_QUERY}")
+        page.get_by_text("Example training images").wait_for()
+        page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=60_000)
+        page.get_by_role("combobox", name="Preset").click()
+        page.get_by_role("option", name=preset).click()
+        page.wait_for_timeout(300)  # the preset's run is now held at the model box
+        page.get_by_role("button", name="▶ Start").click()
+        page.wait_for_url(re.compile(r"[?&]run=\w+"))
+        page.screenshot(path=str(ARTIFACTS / "interrupted-preset.png"))
+        assert "rigged w_model" in log_path.read_text(), "the trap did not fire: see the log"
+        query = page.url.split("?", 1)[1]
+        for part in ("n_train=600", "model=lcsvm", "n_iter=8", "lam_w=0.01"):
+            assert part in query.split("&"), (part, query)
+        assert "baselines=svm" not in query  # the link's own settings are gone
+        assert page.get_by_role("combobox", name="Preset").input_value() == preset
         assert page.locator('[data-testid="stException"]').count() == 0
