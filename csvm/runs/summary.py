@@ -15,6 +15,7 @@ from csvm.analysis.stats import (
     SIGNIFICANCE_LEVEL,
     describe_difference,
     format_p,
+    format_signed,
     mcnemar_exact,
 )
 from csvm.model.kernel_registry import KERNELS
@@ -246,7 +247,7 @@ def ablation_verdict(result: Mapping[str, Any]) -> str:
     gain = 100 * (learned["test_accuracy"] - best["test_accuracy"])
     head = (
         f"Learned filter {100 * learned['test_accuracy']:.2f} % vs the best fixed filter at "
-        f"its norm ({name}) {100 * best['test_accuracy']:.2f} %: {gain:+.2f} points, "
+        f"its norm ({name}) {100 * best['test_accuracy']:.2f} %: {format_signed(gain)} points, "
         f"p {format_p(test['p_value'])}"
     )
     if test["p_value"] >= SIGNIFICANCE_LEVEL:

@@ -171,3 +171,26 @@ def test_a_stack_is_ablated_layer_by_layer_and_its_learned_row_reproduces_the_ru
             learned_layers=result["layer_filters"][:1],
             start_layers=result["start_layer_filters"],
         )
+
+
+def test_the_verdict_writes_a_lead_with_a_true_minus():
+    from csvm.runs.summary import ablation_verdict
+
+    def row(name, label, accuracy, p=None):
+        return {
+            "name": name,
+            "label": label,
+            "test_accuracy": accuracy,
+            "mcnemar": None if p is None else {"p_value": p},
+        }
+
+    result = {
+        "rows": [
+            row("learned", "learned filter", 0.98),
+            row("start", "random start, at the learned norm", 0.985, 1.0),
+            row("gaussian", "Gaussian, at the learned norm", 0.97, 0.5),
+        ]
+    }
+    verdict = ablation_verdict(result)
+    assert "(random start) 98.50 %: −0.50 points" in verdict and "-0.50" not in verdict
+    assert verdict.endswith("no significant difference: a fixed filter does as well")
