@@ -70,8 +70,7 @@ def open_settings(step: Step) -> None:
     if step.preset is not None:
         chosen = find_preset(presets(), step.preset)
         if chosen is not None:
-            set_config(chosen["run_config"])
-            st.session_state["preset"] = chosen["name"]
+            set_config(chosen["run_config"])  # the Train page's preset box then names it
 
 
 def _view_params() -> dict[str, str]:

@@ -389,8 +389,7 @@ def _smo_step(s, X, y, steps: pg.Steps, position: int) -> None:
 def _open_train() -> None:
     chosen = next((p for p in presets() if p["name"] == CLASSROOM), None)
     if chosen is not None:
-        set_config(chosen["run_config"])
-        st.session_state["preset"] = chosen["name"]
+        set_config(chosen["run_config"])  # the Train page's preset box then names it
 
 
 def lift_view(s: pg.Settings, X, y) -> None:

@@ -36,8 +36,7 @@ def _matching_preset(record: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _open_in_train(preset: dict[str, Any]) -> None:
-    set_config(preset["run_config"])
-    st.session_state["preset"] = preset["name"]
+    set_config(preset["run_config"])  # the Train page's preset box then names it
 
 
 #: The statistical tests a saved run may hold (``details``), and how the page heads them.

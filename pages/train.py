@@ -56,12 +56,14 @@ _STOP_DRAW_WAIT = 0.3
 # -- sidebar --------------------------------------------------------------------------------
 #: The preset box's entry for settings that match no preset.
 CUSTOM = "Custom settings"
+#: The name the preset box shows (the box's own key changes with it: _preset_box).
+PRESET_KEY = "preset"
 
 
-def _apply_preset() -> None:
-    if st.session_state["preset"] == CUSTOM:
+def _apply_preset(key: str) -> None:
+    if st.session_state[key] == CUSTOM:
         return
-    chosen = next(p for p in presets() if p["name"] == st.session_state["preset"])
+    chosen = next(p for p in presets() if p["name"] == st.session_state[key])
     set_config(chosen["run_config"])
 
 
@@ -77,39 +79,55 @@ def sidebar() -> RunConfig:
     The preset box always names what will be trained: the preset whose settings these
     are, or "Custom settings" once any is edited (the box's own state is lost on another
     page, where it used to fall back to the first preset while the settings stayed).
+    It is drawn into its place above the settings once they are read, so an edit renames
+    it in the same run: a rerun to rename it swallowed a Start pressed with the edit (a
+    number typed, then Start clicked: the click's run was replaced, and nothing started).
     """
     sb = st.sidebar
     offered = [p for p in presets() if p.get("requires") in (None, *available_datasets())]
-    shown = _matching_preset(offered, current_config())
-    names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])
-    st.session_state["preset"] = shown
-    sb.selectbox(
-        "Preset",
-        names,
-        key="preset",
-        on_change=_apply_preset,
-        help="Ready-made settings: a classroom demo and the thesis's setups.",
-    )
-    # One slot, whatever it holds: an edit that leaves the preset empties it, and the
-    # boxes below keep their places (the browser matches a box by its place: one that
+    # One slot, whatever it holds: an edit that leaves the preset empties its caption, and
+    # the boxes below keep their places (the browser matches a box by its place: one that
     # moved was drawn anew, folded, under the hand of the user editing in it).
-    about = sb.container()
-    if shown != CUSTOM:
-        chosen = next(p for p in offered if p["name"] == shown)
-        about.caption(chosen["description"])
-        if chosen.get("measured"):  # the numbers behind the words, for who asks
-            with about.expander("How this was measured"):
-                st.markdown(md_escape(chosen["measured"]))
+    preset_slot = sb.container()
     # Under the presets: above them it pushed the preset box to the fold at 1280×720,
     # where a click on it opened no list (the presets' browser test).
     display_name_box()  # the name the Class board shows with this browser's runs
     config = render_settings(available_datasets())
     own_images_box()
     _reload_box()
-    if _matching_preset(offered, config) != shown and st.session_state.get("_renamed") != config:
-        st.session_state["_renamed"] = config  # once per edit, never a loop
-        st.rerun()  # an edit just left (or met) a preset: name it in the box at once
+    with preset_slot:
+        _preset_box(offered, config)
     return config
+
+
+def _preset_box(offered: list[dict], config: RunConfig) -> None:
+    """The preset box, naming the preset whose settings ``config`` is, and its caption.
+
+    The box is a new widget whenever the name it shows changes (its key holds the name's
+    place in the list). With one key, an edit that renamed it "Custom settings" could meet
+    a click sent while the browser still showed the preset's name: Streamlit took the old
+    name for a choice, and the preset came back over the edit (2 of 34 tries of "type a
+    number, click Start"). A browser's value for an earlier box is now simply dropped.
+    """
+    shown = _matching_preset(offered, config)
+    names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])
+    key = f"preset_{names.index(shown)}"
+    st.session_state[key] = st.session_state[PRESET_KEY] = shown
+    st.selectbox(
+        "Preset",
+        names,
+        key=key,
+        on_change=_apply_preset,
+        args=(key,),
+        help="Ready-made settings: a classroom demo and the thesis's setups.",
+    )
+    about = st.container()
+    if shown != CUSTOM:
+        chosen = next(p for p in offered if p["name"] == shown)
+        about.caption(chosen["description"])
+        if chosen.get("measured"):  # the numbers behind the words, for who asks
+            with about.expander("How this was measured"):
+                st.markdown(md_escape(chosen["measured"]))
 
 
 def _reload_box() -> None:

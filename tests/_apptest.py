@@ -71,3 +71,8 @@ def plotly_array(value) -> np.ndarray:
             shape = tuple(int(n) for n in shape.split(","))
         return flat.reshape(shape) if shape else flat
     return np.asarray(value)
+
+
+def preset_box(at: AppTest):
+    """The Train page's preset box (its key changes with the name it shows)."""
+    return next(box for box in at.selectbox if box.label == "Preset")

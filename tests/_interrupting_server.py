@@ -5,8 +5,9 @@ The widget whose key is ``$CSVM_TEST_INTERRUPT_KEY`` (a radio or select box) reg
 value in the session, then waits until the browser has asked for a rerun (the test types
 a name above it, or presses Start), so that the run stops before the widget's element and
 those below it are sent: what a click landing at that instant does on a loaded server.
-The trap fires once: in the session's first run, or, with ``$CSVM_TEST_INTERRUPT_PRESET``,
-in the first run that draws that preset's settings (the run after the preset is picked).
+The trap fires once: in the session's first run, or, with ``$CSVM_TEST_INTERRUPT_PUSHED``
+(a model's name), in the first run that draws settings of that model which the app set
+itself (``explorer.settings.set_config``: the run after a preset is picked).
 The log says ``rigged <key>`` when it fired.
 """
 
@@ -24,7 +25,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 from streamlit.web import cli
 
 _KEY = os.environ["CSVM_TEST_INTERRUPT_KEY"]
-_PRESET = os.environ.get("CSVM_TEST_INTERRUPT_PRESET")
+_PUSHED = os.environ.get("CSVM_TEST_INTERRUPT_PUSHED")
 _fired: list[str] = []
 
 
@@ -33,7 +34,8 @@ def _rig(module) -> None:
 
     def register_widget(element_id: str, *args, **kwargs):
         result = register(element_id, *args, **kwargs)
-        armed = _PRESET is None or st.session_state.get("preset") == _PRESET
+        pushed = st.session_state.get("run_config_pushed")
+        armed = _PUSHED is None or getattr(pushed, "model", None) == _PUSHED
         if element_id.endswith(f"-{_KEY}") and armed and not _fired:
             _fired.append(element_id)
             requests = get_script_run_ctx().script_requests

@@ -11,7 +11,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from csvm.runs.presets import load_presets
-from tests._apptest import ROOT, chart_points, open_app, query, titled, wait_for_results
+from tests._apptest import (
+    ROOT,
+    chart_points,
+    open_app,
+    preset_box,
+    query,
+    titled,
+    wait_for_results,
+)
 
 SMALL_RUN = {
     "n_iter": "3",
@@ -384,12 +392,12 @@ def test_a_typed_value_out_of_range_is_named_and_holds_start(widget, value, labe
 
 def test_the_preset_box_names_what_is_trained_across_pages_and_edits():
     at = open_app()  # a fresh visitor starts on the first preset, the Classroom one
-    assert at.selectbox(key="preset").value == load_presets()[0]["name"]
-    at.selectbox(key="preset").set_value("Linear model (L-CSVM)").run()
+    assert preset_box(at).value == load_presets()[0]["name"]
+    preset_box(at).set_value("Linear model (L-CSVM)").run()
     assert at.session_state["run_config"].model == "lcsvm"
     at.switch_page("pages/about.py").run()
     at.switch_page("pages/train.py").run()
-    assert at.selectbox(key="preset").value == "Linear model (L-CSVM)"
+    assert preset_box(at).value == "Linear model (L-CSVM)"
     at.number_input(key="w_n_iter").set_value(7).run()
-    assert at.selectbox(key="preset").value == "Custom settings"
+    assert preset_box(at).value == "Custom settings"
     assert at.session_state["run_config"].model == "lcsvm"

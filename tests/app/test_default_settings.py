@@ -3,7 +3,7 @@
 from csvm.runs.config import RunConfig
 from csvm.runs.presets import load_presets
 from explorer.settings import app_default
-from tests._apptest import open_app
+from tests._apptest import open_app, preset_box
 
 
 def _query(at) -> dict[str, str]:
@@ -16,7 +16,7 @@ def test_a_fresh_visitor_starts_on_the_first_preset_and_its_link_holds_it():
     first = load_presets()[0]
     assert app_default().dataset == first["config"]["dataset"] != RunConfig().dataset
     assert at.session_state["run_config"] == app_default()
-    assert at.selectbox(key="preset").value == first["name"]
+    assert preset_box(at).value == first["name"]
     assert _query(at)["dataset"] == first["config"]["dataset"]
     # The link, opened in another browser, gives the same settings.
     again = open_app(_query(at))

@@ -11,7 +11,7 @@ from csvm.runs.presets import load_presets
 from explorer.app import PAGES
 from explorer.lesson import DIGITS_PRESET, SHAPES_PRESET, STEPS, preset_names
 from explorer.lesson_view import JUMP_KEY
-from tests._apptest import ROOT, open_app, query, specs
+from tests._apptest import ROOT, open_app, preset_box, query, specs
 
 PAGE = str(ROOT / "pages" / "lesson.py")
 
@@ -157,7 +157,7 @@ def test_opening_the_digits_step_shows_its_preset_on_train():
     assert query(at, "step") == "armijo" and not at.warning
     at.button(key="lesson_open").click().run()
     assert not at.exception
-    assert at.selectbox(key="preset").value == DIGITS_PRESET
+    assert preset_box(at).value == DIGITS_PRESET
     assert at.number_input(key="w_n_train").value == 50
     assert "lesson" not in at.query_params  # the step stays on the lesson's own URL
     assert "step" not in at.query_params  # the preset's step rule is the default
@@ -167,7 +167,7 @@ def test_opening_the_shapes_step_shows_its_preset_on_train():
     at = _lesson_in_app(3)
     at.button(key="lesson_open").click().run()
     assert not at.exception
-    assert at.selectbox(key="preset").value == SHAPES_PRESET
+    assert preset_box(at).value == SHAPES_PRESET
 
 
 def test_a_preset_missing_on_this_server_still_opens_the_page(monkeypatch):

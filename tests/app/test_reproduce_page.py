@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from csvm.analysis import reproduced
 from csvm.analysis.reproduced import RunFileError, load_run, model_entry, save_run
 from explorer.measured import strip_paths
+from tests._apptest import preset_box
 from tests._dataset_files import SHARED, needs_mnist
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,7 +241,7 @@ def test_open_the_matching_preset_in_train(runs_dir, monkeypatch):
     buttons[0].click().run()
     assert not at.exception
     assert at.title[0].value == "CSVM Explorer"  # the Train page
-    assert at.session_state["preset"].startswith("Thesis 4.1")
+    assert preset_box(at).value.startswith("Thesis 4.1")
     chosen = at.session_state["run_config"]
     assert (chosen.dataset, chosen.protocol, chosen.n_iter) == ("mnist", "thesis", 25)
     datasets.dataset_table.clear()
