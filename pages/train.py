@@ -56,8 +56,6 @@ _STOP_DRAW_WAIT = 0.3
 # -- sidebar --------------------------------------------------------------------------------
 #: The preset box's entry for settings that match no preset.
 CUSTOM = "Custom settings"
-#: The name the preset box shows (the box's own key changes with it: _preset_box).
-PRESET_KEY = "preset"
 
 
 def _apply_preset(key: str) -> None:
@@ -112,7 +110,7 @@ def _preset_box(offered: list[dict], config: RunConfig) -> None:
     shown = _matching_preset(offered, config)
     names = [p["name"] for p in offered] + ([CUSTOM] if shown == CUSTOM else [])
     key = f"preset_{names.index(shown)}"
-    st.session_state[key] = st.session_state[PRESET_KEY] = shown
+    st.session_state[key] = shown
     st.selectbox(
         "Preset",
         names,
