@@ -15,12 +15,13 @@ all (the image index is a third, integer-valued coordinate, so no ink crosses im
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["InkMoments", "deskew", "ink_moments", "resample", "skew"]
+__all__ = ["InkMoments", "chunks", "deskew", "ink_moments", "resample", "skew"]
 
 #: Images resampled together: bounds the (3, chunk, H, W) float64 coordinates.
 _CHUNK = 4096
@@ -105,13 +106,25 @@ def deskew(X4: np.ndarray) -> np.ndarray:
     alpha, m_r, m_c = skew(X4)
     out = np.empty_like(X4)
     rows, cols = np.mgrid[:H, :W].astype(np.float64)
-    for start in range(0, n, _CHUNK):
-        part = slice(start, min(n, start + _CHUNK))
+    for part in chunks(n):
         a, r0, c0 = (v[part, None, None] for v in (alpha, m_r, m_c))
         src_r = rows[None] + r0 - H / 2
         src_c = cols[None] + a * (rows[None] - H / 2) + c0 - W / 2
         resample(X4, part, src_r, src_c, out)
     return out
+
+
+def chunks(n: int) -> Iterator[slice]:
+    """The slices of ``n`` images that :func:`resample` is given one at a time: they bound
+    its float64 coordinates to (3, 4096, H, W).
+
+    Examples
+    --------
+    >>> list(chunks(5000))
+    [slice(0, 4096, None), slice(4096, 5000, None)]
+    """
+    for start in range(0, n, _CHUNK):
+        yield slice(start, min(n, start + _CHUNK))
 
 
 def resample(

@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from csvm.data.deskew import ink_moments, resample
+from csvm.data.deskew import chunks, ink_moments, resample
 
 __all__ = ["ink_box", "moment_normalise"]
-
-#: Images resampled together: bounds the (3, chunk, H, W) float64 coordinates.
-_CHUNK = 4096
 
 
 def ink_box(X4: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -104,8 +101,7 @@ def moment_normalise(X4: np.ndarray, box: float = 22.0, keep_aspect: bool = True
     out_h, out_w = _target_sizes(height, width, float(box), keep_aspect)
     rows, cols = np.mgrid[:H, :W].astype(np.float64)
     out = np.empty_like(X4)
-    for start in range(0, n, _CHUNK):
-        part = slice(start, min(n, start + _CHUNK))
+    for part in chunks(n):
         r0, c0, a = (v[part, None, None] for v in (m_r, m_c, alpha))
         src_r = r0 + (height / out_h)[part, None, None] * (rows[None] - H / 2)
         src_c = c0 + a * (src_r - r0) + (width / out_w)[part, None, None] * (cols[None] - W / 2)

@@ -44,12 +44,12 @@ def test_a_slanted_stroke_is_stood_upright_as_deskew_does():
 
 
 def test_every_image_alike_in_chunks_channels_and_dtype(monkeypatch):
-    from csvm.data import moment
+    from csvm.data import deskew as deskew_module  # its chunks() serve moment_normalise
 
     rng = np.random.default_rng(0)
     X = (rng.random((7, 2, 12, 12)) > 0.7).astype(np.float64)
     whole = moment_normalise(X, box=9.0)
-    monkeypatch.setattr(moment, "_CHUNK", 3)
+    monkeypatch.setattr(deskew_module, "_CHUNK", 3)
     assert np.array_equal(moment_normalise(X, box=9.0), whole) and whole.dtype == np.float64
     one = moment_normalise(X[2:3], box=9.0)
     assert np.allclose(one, whole[2:3])  # an image does not depend on the others
