@@ -19,14 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
-
-def _best(fn, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+from bench._timing import best_of  # noqa: E402
 
 
 def _correlate_table() -> None:
@@ -42,9 +35,9 @@ def _correlate_table() -> None:
             X = rng.random(x_shape).astype(dtype)
             f = rng.standard_normal(f_shape).astype(np.float32)
             conv._GEMM_MIN_FILTERS = 10**9
-            tap = _best(lambda X=X, f=f: conv.correlate(X, f))
+            tap = best_of(lambda X=X, f=f: conv.correlate(X, f))[0]
             conv._GEMM_MIN_FILTERS = 1
-            gemm = _best(lambda X=X, f=f: conv.correlate(X, f))
+            gemm = best_of(lambda X=X, f=f: conv.correlate(X, f))[0]
             print(
                 f"| {x_shape} | {f_shape} | {np.dtype(dtype).name} | {tap:.3f} | {gemm:.3f} "
                 f"| {tap / gemm:.1f}x |"

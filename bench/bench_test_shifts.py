@@ -13,7 +13,6 @@ and checks both sums are the same bits.  Prints the seconds of each (best of 2).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,15 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere
 
 from bench._data import SHARED  # noqa: E402
-
-
-def _best_of(repeats: int, fn) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from bench._timing import best_of  # noqa: E402
 
 
 def main() -> int:
@@ -43,13 +34,13 @@ def main() -> int:
     Xv = moment_normalise(d.X_val[:2000])
     clf = candidate_estimator("H", X.shape[1:], multi_class="ovo", n_jobs=2, random_state=0)
     clf.fit(X, y)
-    plain, _ = _best_of(2, lambda: clf.decision_function(Xv))
+    plain, _ = best_of(lambda: clf.decision_function(Xv), repeats=2)
     print(f"plain decision, 2,000 images: {plain:.2f} s", flush=True)
     shifts = SHIFT_SETS["8"]
     results = {}
     for n_jobs in (None, 2):
-        seconds, results[n_jobs] = _best_of(
-            2, lambda n_jobs=n_jobs: shifted_decision(clf, Xv, shifts, n_jobs=n_jobs)
+        seconds, results[n_jobs] = best_of(
+            lambda n_jobs=n_jobs: shifted_decision(clf, Xv, shifts, n_jobs=n_jobs), repeats=2
         )
         print(
             f"test-time shifts 8, n_jobs {n_jobs}: {seconds:.2f} s "
