@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 
 import pytest
 
@@ -36,17 +37,25 @@ def _checked_radios(page) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("key", ["w_kernel", "w_dataset"])
-def test_a_box_cut_off_in_the_first_run_still_shows_its_value(browser, key):
-    log_path = ARTIFACTS / f"streamlit-interrupted-{key}.log"
+@contextmanager
+def _rigged_page(browser, name: str, env: dict[str, str]):
+    """A page on ``_QUERY`` of a rigged server (tests/_interrupting_server.py), and the
+    path of the server's log (it says whether the trap fired)."""
+    log_path = ARTIFACTS / f"streamlit-interrupted-{name}.log"
     ARTIFACTS.mkdir(exist_ok=True)
     with (
         open(log_path, "w") as log,
-        streamlit_server(log, env={"CSVM_TEST_INTERRUPT_KEY": key}, launcher=_LAUNCHER) as url,
+        streamlit_server(log, env=env, launcher=_LAUNCHER) as url,
     ):
         page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
         page.set_default_timeout(120_000)
         page.goto(f"{url}/?{_QUERY}")
+        yield page, log_path
+
+
+@pytest.mark.parametrize("key", ["w_kernel", "w_dataset"])
+def test_a_box_cut_off_in_the_first_run_still_shows_its_value(browser, key):
+    with _rigged_page(browser, key, {"CSVM_TEST_INTERRUPT_KEY": key}) as (page, log_path):
         box = page.get_by_role("textbox", name="Your name on the Class board")
         box.fill("Ada")
         box.press("Enter")  # the rerun the rigged box waits for
@@ -69,16 +78,8 @@ def test_start_pressed_while_a_preset_is_drawn_trains_the_preset(browser):
     """The run that draws the preset's settings is cut at the model box by the Start
     click; the click's run trains the preset, not the boxes' old values."""
     preset = "Linear model (L-CSVM)"
-    log_path = ARTIFACTS / "streamlit-interrupted-preset.log"
-    ARTIFACTS.mkdir(exist_ok=True)
     env = {"CSVM_TEST_INTERRUPT_KEY": "w_model", "CSVM_TEST_INTERRUPT_PUSHED": "lcsvm"}
-    with (
-        open(log_path, "w") as log,
-        streamlit_server(log, env=env, launcher=_LAUNCHER) as url,
-    ):
-        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        page.set_default_timeout(120_000)
-        page.goto(f"{url}/?{_QUERY}")
+    with _rigged_page(browser, "preset", env) as (page, log_path):
         page.get_by_text("Example training images").wait_for()
         page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=60_000)
         page.get_by_role("combobox", name="Preset").click()
