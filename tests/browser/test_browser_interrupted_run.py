@@ -18,7 +18,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests._browser import ARTIFACTS, CHROMIUM, ROOT, streamlit_server
+from tests._browser import ARTIFACTS, CHROMIUM, ROOT, playwright_api, streamlit_server
+
+expect = playwright_api().expect
 
 pytestmark = [
     pytest.mark.browser,
@@ -111,5 +113,8 @@ def test_start_clicked_straight_after_typing_a_number_trains_the_typed_number(se
         page.get_by_role("button", name="▶ Start").click()
         page.wait_for_url(re.compile(r"[?&]run=\w+"))
         assert f"n_iter={n_iter}" in page.url.split("?", 1)[1].split("&")
-        assert page.get_by_role("combobox", name="Preset").input_value() == "Custom settings"
+        # The box is drawn after the settings: the URL can change before it is redrawn.
+        expect(page.get_by_role("combobox", name="Preset")).to_have_value(
+            "Custom settings", timeout=60_000
+        )
     assert page.locator('[data-testid="stException"]').count() == 0
