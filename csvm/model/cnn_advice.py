@@ -40,8 +40,8 @@ def warn_if_unscaled(X4: np.ndarray, stacklevel: int) -> None:
 
 def advice(lr: float, peak: float, losses: Sequence[float], chance: float) -> str:
     """What to change after a run that ended at chance: the input's range first, then
-    lr when it is tiny or the loss is far above ``chance`` (the loss of answering the
-    class frequencies), more epochs while the loss still falls, else a smaller lr.
+    lr when it is tiny or the loss went far above ``chance`` (the loss of answering the
+    class frequencies) in any epoch, more epochs while the loss still falls, else a smaller lr.
 
     A loss far above chance means the steps overshoot.  Once the loss has stopped falling
     near chance, it sits there whether lr is too large (the sigmoid units saturate: lr=0.1
@@ -58,11 +58,15 @@ def advice(lr: float, peak: float, losses: Sequence[float], chance: float) -> st
             f"The learning rate lr={lr:g} is likely too small to move the weights: "
             "try lr=0.01 to 0.1, or tune it (csvm.analysis.tuning.tune_cnn)."
         )
-    if losses[-1] > 2 * chance:
+    # The highest loss, not the last: a chaotic run can overshoot to 3.6 and fall back
+    # to 2.1 by chance (lr=5 on three classes of digits), which is still overshooting.
+    peak_epoch = int(np.argmax(losses))
+    if losses[peak_epoch] > 2 * chance:
         return (
-            f"The learning rate lr={lr:g} is likely too large: the loss {losses[-1]:.3g} is "
-            f"far above the {chance:.3g} of answering the class frequencies (the steps "
-            f"overshoot): try lr={lr / 10:g}, or tune it (csvm.analysis.tuning.tune_cnn)."
+            f"The learning rate lr={lr:g} is likely too large: the loss reached "
+            f"{losses[peak_epoch]:.3g} (epoch {peak_epoch + 1}), far above the {chance:.3g} "
+            f"of answering the class frequencies (the steps overshoot): try "
+            f"lr={lr / 10:g}, or tune it (csvm.analysis.tuning.tune_cnn)."
         )
     if len(losses) >= 2 and losses[-1] < 0.98 * losses[-2]:
         return (

@@ -55,7 +55,7 @@ def test_the_warnings_point_at_the_callers_line(digits3):
 @pytest.mark.parametrize(
     ("lr", "says"),
     [
-        (5.0, r"lr=5 is likely too large: the loss .* try lr=0\.5"),
+        (5.0, r"lr=5 is likely too large: the loss reached .* try lr=0\.5"),
         (1e-7, r"lr=1e-07 is likely too small"),
     ],
 )
@@ -90,7 +90,8 @@ def test_a_run_at_chance_warns_whatever_its_last_batches_scored(digits3):
         ((1e-6, 1.0, [1.1, 1.1], 1.1), "too small to move the weights"),
         ((5.0, 1.0, [14.0, 12.0], 0.69), "far above the 0.69 of answering"),
         ((0.1, 1.0, [1.0, 0.88], 0.69), "still falling (1 -> 0.88 in the last epoch)"),
-        ((0.1, 1.0, [5.5, 1.12, 1.13], 1.1), "lr=0.1 is likely too large: try lr=0.01"),
+        ((0.1, 1.0, [5.5, 1.12, 1.13], 1.1), "loss reached 5.5 (epoch 1), far above"),
+        ((0.1, 1.0, [1.3, 1.12, 1.13], 1.1), "lr=0.1 is likely too large: try lr=0.01"),
     ],
 )
 def test_advice_follows_the_input_range_then_the_loss(args, says):
