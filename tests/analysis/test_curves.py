@@ -255,13 +255,13 @@ def test_the_recommended_method_is_csvm_recommended_at_the_cells_size_with_no_gr
     argv = ["curve", "--sizes", "20", "--seeds", "1", "--methods", "recommended"]
     assert main([*argv, "--out", str(out)]) == 0
     record = json.loads(out.read_text())
-    assert record["methods"] == {"recommended": "recommended model (csvm.recommended)"}
+    assert record["methods"] == {"recommended": "csvm.recommended (HOG + RBF SVM, fixed C)"}
     (cell,) = [c for c in record["cells"] if c["method"] == "recommended"]
     assert cell["params"] == {"estimator": "HOG + RBF SVM, C 10"}
     assert 0.5 < cell["test_accuracy"] <= 1
     (row,) = [r for r in record["rows"] if r["method"] == "recommended"]
     assert "mcnemar_p" in row  # set against the tuned plain SVM of the same draw
-    assert "recommended model (csvm.recommended)" in capsys.readouterr().out
+    assert "csvm.recommended (HOG + RBF SVM, fixed C)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["curve_mnist_3v5.json", "curve_cifar10_airplane_automobile.json"])
@@ -285,6 +285,24 @@ def test_the_saved_recommended_cells_are_hogs_cells_where_hog_chose_the_same_c(n
             assert hog["correct"] == cell["correct"]
             same_c += 1
     assert same_c >= len(mine) // 2
+
+
+def test_a_saved_curve_shows_each_method_by_its_name_today(tmp_path):
+    """The saved curves named csvm.recommended without saying it is HOG + RBF SVM (its line
+    hides HOG's); a row's label follows the method table, whatever the file says."""
+    from csvm.analysis.curves import METHODS, RUNS_DIR, load_curve
+
+    record = json.loads((RUNS_DIR / "curve_mnist_3v5.json").read_text("utf-8"))
+    saved = {r["label"] for r in record["rows"] if r["method"] == "recommended"}
+    assert saved == {"recommended model (csvm.recommended)"}  # as the file holds it
+    record["rows"].append({"method": "no-such-method", "label": "kept as saved"})
+    path = tmp_path / "curve_old.json"
+    path.write_text(json.dumps(record), "utf-8")
+    rows = load_curve(path)["rows"]
+    shown = {r["label"] for r in rows if r["method"] == "recommended"}
+    assert shown == {METHODS["recommended"][0]}
+    assert "HOG + RBF SVM" in METHODS["recommended"][0]
+    assert rows[-1]["label"] == "kept as saved"
 
 
 def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():
