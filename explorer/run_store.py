@@ -343,6 +343,10 @@ def _save(store: RunStore, entry: _Recorded, views: dict) -> None:
         status=status_of(views),
         history=history,
         filters=filters,
+        # Steps as the Train page counts them (its events), not the result's history
+        # rows: a diverged fit's history ends with a row for the step that diverged, so
+        # the board said "diverged at step 2" where the page said "step 1".
+        step=len(steps) if steps else None,
         owner=entry.owner,
         name=entry.name,
         class_code=entry.class_code,

@@ -86,6 +86,33 @@ def test_a_training_run_is_checkpointed_then_saved_whole(store):
     assert "run1" not in rs._RECORDING  # ended: no longer recorded
 
 
+def test_a_diverged_run_is_stored_at_the_step_its_headline_names(store):
+    """A fit that diverges at its first step has one step event and a history of two
+    rows (the step, then the divergence): the board says step 1, as the Train page."""
+    from explorer.class_board_view import status_text
+
+    store, pool = store
+    results, all_steps, _ = trained()
+    csvm = {
+        **results["csvm"],
+        "status": "diverged",
+        "diverged": {"cause": "norm", "suggested_eta": 0.002},
+        "history": [{"iteration": 0, "objective": 0.25}, {"iteration": 0}],
+    }
+    events = [
+        {"kind": "start", "model": "csvm"},
+        all_steps[0],
+        {"kind": "divergence", "iteration": 0},
+    ]
+    pool.views = {"j1": View("done", events, csvm), "j2": View("done", [], results["svm"])}
+    rs.track(Run(id="run1", config=SMALL, jobs={"csvm": "j1", "svm": "j2"}, owner="me"))
+    rs.record_once(now=100.0)
+    saved = store.get("run1")
+    assert (saved.status, saved.step, len(saved.history)) == ("diverged", 1, 2)
+    (summary,) = store.list_runs()
+    assert status_text(summary) == "diverged at step 1"
+
+
 def test_nothing_is_written_while_the_pool_shuts_down(store):
     store, pool = store
     rs.track(_run(pool, "running", 1))
