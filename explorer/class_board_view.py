@@ -242,13 +242,17 @@ def draw_board() -> None:
         on_click=_project,
         disabled=not board.best(rows),
     )
+    projecting = bool(st.session_state.get("_board_project"))
+    # Projected, the four shown are the most accurate whatever the sort (it said "newest
+    # first" above them).
+    order = "the four with the highest test accuracy" if projecting else sort
     st.caption(
         (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
-        + f", {sort}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."
+        + f", {order}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."
     )
     if problem:
         st.error(md_escape(problem))
-    if st.session_state.get("_board_project"):
+    if projecting:
         _best_four(rows)
         if st.button("Back to the whole board", key="board_unproject"):
             st.session_state["_board_project"] = False
