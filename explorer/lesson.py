@@ -159,8 +159,8 @@ STEPS: tuple[Step, ...] = (
         short="When learning pays",
         title="When does learning the filter pay?",
         notice=(
-            "Each line is one way of classifying, tested again and again with more and "
-            "more training pictures.",
+            "In the first chart, the 3s and 5s of step 4, each line is one way of "
+            "classifying, tested with more and more training pictures.",
             "Where the lines are close, learning the filter buys nothing; where they "
             "part, it does.",
             "Each method's gain over the plain support vector machine is listed below "

@@ -149,7 +149,12 @@ st.caption(
 )
 heartbeat()
 records = []
-for path, record in saved_curves():
+# The digits first (the Lesson's step 5 opens this page after a class trained MNIST 3 v 5),
+# then CIFAR-10's photos; by file name within each.
+saved = sorted(
+    saved_curves(), key=lambda pr: isinstance(pr[1], dict) and "mnist" not in pr[1]["dataset"]
+)
+for path, record in saved:
     if isinstance(record, CurveFileError):
         st.error(md_escape(strip_paths(record, keep_name=True)), icon=":material/error:")
         continue

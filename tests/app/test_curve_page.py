@@ -91,6 +91,19 @@ def test_two_saved_curves_of_one_pair_have_titles_that_tell_them_apart(runs_dir,
     ]
 
 
+def test_the_digits_curves_come_before_cifar10s(runs_dir, cells):
+    """The Lesson's step 5 opens this page after a class trained MNIST 3 v 5: the digits'
+    curves come first, though CIFAR-10's file names sort before them."""
+    _save(runs_dir, cells, name="curve_z_digits.json")
+    cifar = _save(runs_dir, cells, name="curve_a_cifar10.json")
+    cifar["dataset"] = "cifar10"
+    (runs_dir / "curve_a_cifar10.json").write_text(json.dumps(cifar))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert [t.split(":")[0] for t in titles] == ["mnist-5k", "CIFAR-10"]
+
+
 def test_a_saved_curve_draws_the_recommended_models_line_and_rows(runs_dir, cells):
     recommended = [
         {**c, "method": "recommended", "params": {"estimator": "HOG + RBF SVM, C 10"}}
