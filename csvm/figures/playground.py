@@ -316,7 +316,9 @@ def smo_progress_figure(
         rows=2,
         cols=1,
         vertical_spacing=0.2,
-        subplot_titles=("dual objective W(α) (SMO raises it)", "KKT gap (SMO stops below tol)"),
+        # Short enough for the page's narrow column at a projector's 20 px type (1280 px
+        # wide: "dual objective W(α) (SMO raises it)" ran past the figure's edge).
+        subplot_titles=("dual W(α) (SMO raises it)", "KKT gap (SMO stops below tol)"),
     )
     fig.add_scatter(
         x=idx,
