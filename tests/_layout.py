@@ -66,6 +66,30 @@ _FILTER = """() => {
 }"""
 
 
+# Every text of every Plotly figure on screen that runs past its figure's edge by more than
+# 4 px (the figure's SVG clips it): a subplot title too long for a narrow column.  Not 2:
+# a colour bar's upright title passes the edge by 2.2 px with every glyph whole.
+_OUTSIDE = """() => {
+    const out = [];
+    for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+        const f = plot.getBoundingClientRect();
+        if (!f.width) continue;
+        for (const t of plot.querySelectorAll('svg text')) {
+            const text = t.textContent.trim();
+            if (!text || !t.getClientRects().length) continue;
+            const r = t.getBoundingClientRect();
+            if (r.width && (r.left < f.left - 4 || r.right > f.right + 4)) out.push(text);
+        }
+    }
+    return out;
+}"""
+
+
+def figure_text_outside(page) -> list[str]:
+    """Texts of Plotly figures that run past their figure's left or right edge (cut off)."""
+    return page.evaluate(_OUTSIDE)
+
+
 def truncated_labels(page) -> list[str]:
     """Labels on screen (buttons, metrics, widget labels, tabs, links) cut off by their box."""
     return page.evaluate(_TRUNCATED)

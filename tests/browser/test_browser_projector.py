@@ -20,7 +20,12 @@ import pytest
 
 from explorer.app import DEFAULT_PAGE, PAGES
 from tests._browser import ARTIFACTS, CHROMIUM, playwright_api
-from tests._layout import narrow_table_cells, overlapping_figure_text, truncated_labels
+from tests._layout import (
+    figure_text_outside,
+    narrow_table_cells,
+    overlapping_figure_text,
+    truncated_labels,
+)
 
 expect = playwright_api().expect
 
@@ -202,6 +207,7 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
         if (
             found := truncated_labels(page)
             + overlapping_figure_text(page)
+            + figure_text_outside(page)
             + narrow_table_cells(page)
         ):
             cut[title] = found
@@ -236,3 +242,23 @@ def test_a_paused_runs_buttons_are_whole_on_a_projected_1280_screen(server, brow
     cut = truncated_labels(page)
     page.close()
     assert not cut, f"labels cut off on a paused run in projector mode: {cut}"
+
+
+@pytest.mark.timeout(300)
+def test_the_playgrounds_smo_view_is_whole_on_a_projected_1280_screen(server, browser):
+    """Watch SMO solve it draws two charts in a narrow column: at a projector's type size
+    its title "dual objective W(α) (SMO raises it)" ran past the figure's edge (stop 57)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    page.goto(f"{server}/playground?projector=1")
+    page.get_by_role("radio", name="Watch SMO solve it").click()
+    page.get_by_text(re.compile(r"^Step 0 of")).wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot svg text')]"
+        ".some(t => t.textContent.includes('SMO raises it'))"
+    )
+    settle(page)
+    cut = figure_text_outside(page) + truncated_labels(page) + overlapping_figure_text(page)
+    page.screenshot(path=str(ARTIFACTS / "projector-playground-smo-1280x720.png"))
+    page.close()
+    assert not cut, f"cut off or overlapping in the SMO view in projector mode: {cut}"
