@@ -528,7 +528,7 @@ def _ablation_table(result: dict) -> None:
             "filter": r["label"],
             "norm": round(r["norm"], 3),
             "test accuracy": round(100 * r["test_accuracy"], 2),
-            "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f} %",
+            "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}\u00a0%",
             "learned filter's lead": lead(r),
         }
         for r in result["rows"]

@@ -506,7 +506,8 @@ def result_rows(
         if result is not None:
             n = int(result["n_test"])
             low, high = wilson_interval(round(result["test_accuracy"] * n), n)
-            row["95 % interval"] = f"{100 * low:.2f}–{100 * high:.2f} %"
+            # A no-break space: a projected table's narrow column wrapped the "%" alone.
+            row["95 % interval"] = f"{100 * low:.2f}–{100 * high:.2f}\u00a0%"
             rows.append(
                 {
                     **row,

@@ -133,6 +133,8 @@ def test_rows_headline_and_significance_for_a_whole_run():
     rows = result_rows(SMALL, outcomes)
     assert [r["model"] for r in rows] == ["K-CSVM", "plain SVM", "small CNN"]
     assert all("–" in r["95 % interval"] and r["test accuracy"] for r in rows)
+    # "97.46–99.61 %" with a no-break space: a projected table wrapped the "%" alone.
+    assert all(r["95 % interval"].endswith("\u00a0%") for r in rows)
     steps = step_events(outcomes["csvm"]["events"])
     line = headline(SMALL, outcomes, steps, finished=True)
     assert line.startswith("### K-CSVM: ") and "plain SVM" in line and "3 steps" in line
