@@ -13,9 +13,9 @@ from csvm import figures
 from csvm.data.teaching import chance_similarity
 from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
 from csvm.figures.filter_svg import (
+    change_scale,
     change_svg,
     filter_svg,
-    format_value,
     gradient_svg,
     largest_change,
 )
@@ -241,7 +241,7 @@ def _filters_view(run: Run, shown: list, finished: bool) -> None:
         elif previous is None:
             st.markdown("**Last change**: none recorded yet")
         else:
-            full = format_value(largest_change(last["filters"], previous))
+            full = change_scale(largest_change(last["filters"], previous))
             st.markdown(f"**Last change**: purple up, orange down; full colour ±{full}")
         svg_figure(change_svg(last["filters"], previous, large=large))
     # A stack of layers: layer 1 is the figure above; every later layer below it.

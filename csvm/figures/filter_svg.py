@@ -18,12 +18,14 @@ import numpy as np
 
 from csvm.figures._markup import SCALES, colour_bar, format_value, scale_colours, svg_text
 from csvm.figures._style import TEXT_MAX_FILTERS, TEXT_MAX_SIDE, TEXT_PX, WRAP, WRAP_ROW
+from csvm.figures.style import log_label
 
 __all__ = [
     "filter_svg",
     "change_svg",
     "gradient_svg",
     "largest_change",
+    "change_scale",
     "format_value",
     "symmetric_limit",
 ]
@@ -151,6 +153,22 @@ def largest_change(filters: np.ndarray, previous: np.ndarray | None) -> float:
     change = _change(filters, previous)
     finite = change[np.isfinite(change)]
     return float(np.abs(finite).max()) if finite.size else 0.0
+
+
+def change_scale(value: float) -> str:
+    """:func:`largest_change` as the page's heading writes it: "0.25", "0.008", "4×10⁻⁵".
+
+    Not :func:`format_value`'s "8e-3": in a narrow column the heading wrapped at its
+    hyphen ("±8e-" above "3"), and a class reads 0.008 more easily.
+
+    Examples
+    --------
+    >>> change_scale(0.25), change_scale(0.0083), change_scale(4.2e-5), change_scale(0.0)
+    ('0.25', '0.008', '4×10⁻⁵', '0')
+    """
+    if value >= 0.01 or value <= 0 or not np.isfinite(value):
+        return format_value(value)
+    return log_label(float(f"{value:.1g}"))
 
 
 def _change(filters: np.ndarray, previous: np.ndarray | None) -> np.ndarray:

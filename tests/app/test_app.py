@@ -68,6 +68,9 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
     ]
     assert len(mcnemar) == 3, "a McNemar line per pair of models"
     assert at.query_params["run"], "the run is in the URL so a reload reattaches"
+    # The change's scale in plain decimals or a power of ten: "±8e-3" wrapped at its hyphen.
+    (scale,) = [m.value for m in at.markdown if m.value.startswith("**Last change**")]
+    assert "full colour ±" in scale and "e-" not in scale
 
 
 def test_paced_playback_shows_one_more_step_per_tick():
