@@ -135,9 +135,14 @@ def headline(
     if status == "stopped":
         return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
-        f"### {label}: {acc} test, {len(shown)} steps, {result['seconds']:.1f} s"
+        f"### {label}: {acc} test, {len(shown)} steps, {_seconds(result['seconds'])}"
         f"{_baselines_text(config, outcomes, y_test)}"
     )
+
+
+def _seconds(seconds: float) -> str:
+    """ "1.5 s"; "under 0.1 s" for a fit that "0.0 s" would say took no time at all."""
+    return "under 0.1 s" if seconds < 0.05 else f"{seconds:.1f} s"
 
 
 def _failure(outcome: Mapping[str, Any], named: bool = True) -> str:

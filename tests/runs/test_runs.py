@@ -145,6 +145,15 @@ def test_rows_headline_and_significance_for_a_whole_run():
     assert len(lines) == 3 and all("p " in s and "significant" in s for s in lines)
 
 
+@pytest.mark.parametrize(("seconds", "says"), [(0.02, "10 steps, under 0.1 s"), (0.3, "0.3 s")])
+def test_the_headline_never_says_a_fit_took_no_time(seconds, says):
+    """The fast digits preset fits in 0.02 s: "10 steps, 0.0 s" read as nothing at all."""
+    result = {"test_accuracy": 0.925, "seconds": seconds, "status": "done", "n_test": 200}
+    line = headline(SMALL, {"csvm": {"state": "done", "events": [], "result": result}},
+                    [{}] * 10, finished=True)  # fmt: skip
+    assert line.endswith(says) and "0.0 s" not in line
+
+
 def test_a_forgotten_or_unfinished_model_gets_dashes_not_none():
     rows = result_rows(SMALL, {"csvm": None, "svm": {"state": "stopped", "events": []}})
     assert rows[0]["status"] == "no longer on the server"
