@@ -15,6 +15,7 @@ from csvm.analysis.stats import (
     SIGNIFICANCE_LEVEL,
     describe_difference,
     format_p,
+    format_seconds,
     format_signed,
     mcnemar_exact,
 )
@@ -135,14 +136,9 @@ def headline(
     if status == "stopped":
         return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
-        f"### {label}: {acc} test, {len(shown)} steps, {_seconds(result['seconds'])}"
+        f"### {label}: {acc} test, {len(shown)} steps, {format_seconds(result['seconds'])}"
         f"{_baselines_text(config, outcomes, y_test)}"
     )
-
-
-def _seconds(seconds: float) -> str:
-    """ "1.5 s"; "under 0.1 s" for a fit that "0.0 s" would say took no time at all."""
-    return "under 0.1 s" if seconds < 0.05 else f"{seconds:.1f} s"
 
 
 def _failure(outcome: Mapping[str, Any], named: bool = True) -> str:
