@@ -303,6 +303,7 @@ def test_every_figure_function_is_checked():
                     missing.append(f"{info.name}.{name}")
     # The text helpers and value formatters return str too but draw nothing.
     helpers = {"chart_svg.value_axis", "filter_svg.format_value", "filters.power_words"}
+    helpers |= {"filter_svg.change_scale"}  # a number for the page's heading
     helpers |= {"style.log_label", "style.for_projector", "image_html.png_data_uri"}
     helpers |= {"curves.curve_title", "curves.curve_subtitle"}  # curve_figure escapes them
     helpers |= {"sweeps.diverged_cells"}  # a count in words: no name in it
