@@ -28,7 +28,6 @@ __all__ = [
     "format_accuracy",
     "format_images",
     "format_p",
-    "format_seconds",
     "format_signed",
     "mcnemar_correct",
     "mcnemar_exact",
@@ -273,17 +272,6 @@ def format_signed(value: float, digits: int = 2) -> str:
     if round(value, digits) == 0:
         value = 0.0
     return f"{value:+.{digits}f}".replace("-", MINUS)
-
-
-def format_seconds(seconds: float) -> str:
-    """Seconds to a tenth, and "under 0.1 s" where "0.0 s" would say no time at all.
-
-    Examples
-    --------
-    >>> format_seconds(1.46), format_seconds(0.02)
-    ('1.5 s', 'under 0.1 s')
-    """
-    return "under 0.1 s" if seconds < 0.05 else f"{seconds:.1f} s"
 
 
 def format_images(count: int, signed: bool = False) -> str:

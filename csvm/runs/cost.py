@@ -47,6 +47,7 @@ __all__ = [
     "estimate_seconds",
     "features",
     "format_duration",
+    "format_elapsed",
     "load_model",
 ]
 
@@ -291,6 +292,18 @@ def estimate_multiclass_seconds(
         estimate_breakdown(csvm, int(m), image_shape, t)["csvm"] for m in sizes if m >= 1
     )
     return max(jobs.values())
+
+
+def format_elapsed(seconds: float) -> str:
+    """A measured duration to a tenth of a second, "1.5 s"; "under 0.1 s" where "0.0 s"
+    would say it took no time at all.  (:func:`format_duration` is for estimates.)
+
+    Examples
+    --------
+    >>> format_elapsed(1.46), format_elapsed(0.02)
+    ('1.5 s', 'under 0.1 s')
+    """
+    return "under 0.1 s" if seconds < 0.05 else f"{seconds:.1f} s"
 
 
 def format_duration(seconds: float) -> str:

@@ -15,12 +15,12 @@ from csvm.analysis.stats import (
     SIGNIFICANCE_LEVEL,
     describe_difference,
     format_p,
-    format_seconds,
     format_signed,
     mcnemar_exact,
 )
 from csvm.model.kernel_registry import KERNELS
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.cost import format_elapsed
 
 __all__ = ["ablation_verdict", "classes_words", "comparisons", "headline", "run_name", "task_words"]
 
@@ -136,7 +136,7 @@ def headline(
     if status == "stopped":
         return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
-        f"### {label}: {acc} test, {len(shown)} steps, {format_seconds(result['seconds'])}"
+        f"### {label}: {acc} test, {len(shown)} steps, {format_elapsed(result['seconds'])}"
         f"{_baselines_text(config, outcomes, y_test)}"
     )
 

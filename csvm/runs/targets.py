@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from csvm.analysis.stats import format_seconds
 from csvm.exceptions import DivergenceError
 from csvm.model.conv import correlate
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.confusion import confused_pairs
+from csvm.runs.cost import format_elapsed
 from csvm.runs.model_result import model_summary, pinned_indices
 
 __all__ = [
@@ -460,7 +460,7 @@ def progress(
     # Each sub-problem counts its seconds from its own start: sum their latest values.
     latest = {e.get("classifier", 0): float(e.get("seconds", 0.0)) for e in steps}
     elapsed = sum(latest.values())
-    text = f"step {done} of {total} · {format_seconds(elapsed)}"
+    text = f"step {done} of {total} · {format_elapsed(elapsed)}"
     if running and done < total:
         text += f" · about {elapsed / done * (total - done):.0f} s left"
     return min(done / max(total, 1), 1.0), text
