@@ -34,7 +34,9 @@ def _rig(module) -> None:
 
     def register_widget(element_id: str, *args, **kwargs):
         result = register(element_id, *args, **kwargs)
-        pushed = st.session_state.get("run_config_pushed")
+        from explorer.settings import _PUSHED_KEY  # loaded by the app's run by now
+
+        pushed = st.session_state.get(_PUSHED_KEY)
         armed = _PUSHED is None or getattr(pushed, "model", None) == _PUSHED
         if element_id.endswith(f"-{_KEY}") and armed and not _fired:
             _fired.append(element_id)
