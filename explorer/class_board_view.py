@@ -212,9 +212,47 @@ def _best_four(rows: list[RunSummary]) -> None:
             st.caption(accuracy_text(run))
 
 
-def _project() -> None:
-    st.session_state["_board_project"] = True
-    st.session_state["projector"] = True  # a callback: before the toggle is drawn
+def _project(on: bool) -> None:
+    st.session_state["_board_project"] = on
+    if on:
+        st.session_state["projector"] = True  # a callback: before the toggle is drawn
+
+
+def _sort(where, projecting: bool) -> str:
+    """The sort radio in ``where``; its choice.
+
+    Projected, the radio is not drawn (the four shown are the most accurate whatever it
+    says), so the choice is kept under its own key for the way back: Streamlit forgets a
+    widget's value on a rerun that does not draw it."""
+    kept = st.session_state.get("_board_sort_kept", board.SORTS[0])
+    if projecting:
+        return kept
+    sort = where.radio(
+        "Sort", board.SORTS, index=board.SORTS.index(kept), horizontal=True, key="board_sort"
+    )
+    st.session_state["_board_sort_kept"] = sort
+    return sort
+
+
+def _project_button(where, projecting: bool, rows: list[RunSummary]) -> None:
+    """The button that projects the best four, or projected, the way back."""
+    if projecting:
+        where.button(
+            "Back to the whole board",
+            key="board_unproject",
+            icon=":material/arrow_back:",
+            on_click=_project,
+            args=(False,),
+        )
+        return
+    where.button(
+        "Project the best four",
+        key="board_project",
+        icon=":material/present_to_all:",
+        on_click=_project,
+        args=(True,),
+        disabled=not board.best(rows),
+    )
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -232,19 +270,12 @@ def draw_board() -> None:
         return
     recover_now()  # a peer server that died: its running runs become interrupted
     code = board.class_code()
-    left, right = st.columns([3, 2], vertical_alignment="bottom")
-    sort = left.radio("Sort", board.SORTS, horizontal=True, key="board_sort")
-    rows, problem = board.board_runs(sort)
-    right.button(
-        "Project the best four",
-        key="board_project",
-        icon=":material/present_to_all:",
-        on_click=_project,
-        disabled=not board.best(rows),
-    )
     projecting = bool(st.session_state.get("_board_project"))
-    # Projected, the four shown are the most accurate whatever the sort (it said "newest
-    # first" above them).
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    sort = _sort(left, projecting)
+    rows, problem = board.board_runs(sort)
+    _project_button(right, projecting, rows)
+    # Projected, the four shown are the most accurate whatever the sort.
     order = "the four with the highest test accuracy" if projecting else sort
     st.caption(
         (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
@@ -254,9 +285,6 @@ def draw_board() -> None:
         st.error(md_escape(problem))
     if projecting:
         _best_four(rows)
-        if st.button("Back to the whole board", key="board_unproject"):
-            st.session_state["_board_project"] = False
-            st.rerun()
         return
     teacher = _teacher_panel()
     if not rows:

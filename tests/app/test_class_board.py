@@ -92,7 +92,7 @@ def test_the_board_shows_hostile_names_as_typed_and_sorts_by_accuracy(store):
     at.radio(key="board_sort").set_value(SORTS[1]).run()
     assert _names_on(at) == [md_escape(n) for n in (HOSTILE[1], HOSTILE[0], HOSTILE[2], "Ada")]
     # Project the best four: projector mode on, the three runs with an accuracy, best first
-    # whatever the sort, and the caption says so (not "newest first").
+    # whatever the sort, and the page says so: the caption (not "newest first") and no sort.
     at.radio(key="board_sort").set_value(SORTS[0]).run()
     at.button(key="board_project").click().run()
     assert at.session_state["projector"] is True
@@ -100,6 +100,17 @@ def test_the_board_shows_hostile_names_as_typed_and_sorts_by_accuracy(store):
     assert best == ["#### " + md_escape(HOSTILE[i]) for i in (1, 0, 2)]
     (said,) = [c.value for c in at.caption if "Updated" in c.value]
     assert "the four with the highest test accuracy" in said and SORTS[0] not in said
+    assert not at.radio
+    # The way back finds the board as it was left: the sort chosen, projector mode on.
+    at.button(key="board_unproject").click().run()
+    assert at.radio(key="board_sort").value == SORTS[0]
+    assert not [m for m in at.markdown if m.value.startswith("#### ")]
+    at.radio(key="board_sort").set_value(SORTS[1]).run()
+    at.button(key="board_project").click().run()
+    at.button(key="board_unproject").click().run()
+    assert at.radio(key="board_sort").value == SORTS[1]
+    assert _names_on(at)[0] == md_escape(HOSTILE[1])
+    assert at.session_state["projector"] is True
 
 
 def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(store):
