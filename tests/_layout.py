@@ -117,6 +117,39 @@ def narrow_table_cells(page) -> list[str]:
     return page.evaluate(_NARROW_CELLS)
 
 
+# Every word of an image caption (figcaption: example images, support vectors, feature
+# maps) whose letters do not all sit on one line: "horizont" above "al (−1)".
+_BROKEN_WORDS = """() => {
+    const out = [];
+    for (const cap of document.querySelectorAll('figcaption')) {
+        if (cap.offsetParent === null) continue;
+        const node = cap.firstChild;
+        if (!node || node.nodeType !== Node.TEXT_NODE) continue;
+        const text = node.textContent;
+        const range = document.createRange();
+        const tops = [];
+        for (let i = 0; i < text.length; i++) {
+            range.setStart(node, i); range.setEnd(node, i + 1);
+            const r = range.getClientRects();
+            tops.push(r.length ? Math.round(r[0].top) : null);
+        }
+        let start = 0;
+        for (let i = 0; i <= text.length; i++) {
+            if (i < text.length && !/\\s/.test(text[i])) continue;
+            const lines = new Set(tops.slice(start, i).filter(t => t !== null));
+            if (lines.size > 1) out.push(text.slice(start, i));
+            start = i + 1;
+        }
+    }
+    return out;
+}"""
+
+
+def broken_words(page) -> list[str]:
+    """Words of image captions broken across lines ("horizont" / "al (−1)")."""
+    return page.evaluate(_BROKEN_WORDS)
+
+
 def filter_view(page) -> dict[str, Any] | None:
     """The Train page's filter: its box in the window (``bottom``: its cells' bottom
     edge), the width in pixels of each filter's plane (its heatmap), and the type size

@@ -134,11 +134,14 @@ def html_heading(title: str, text: int) -> str:
     )
 
 
-def html_cell(uri: str, label: str, row_px: int, text: int, caption: bool) -> str:
+def html_cell(
+    uri: str, label: str, row_px: int, text: int, caption: bool, size: str | None = None
+) -> str:
     """One image (a data URI) with its label as alt text and tooltip, and as a caption
-    underneath when ``caption``."""
+    underneath when ``caption``, ``text`` px or the CSS font size ``size``."""
     words = (
-        f'<figcaption style="font-size:{text}px;line-height:1.2;overflow-wrap:anywhere">'
+        f'<figcaption style="font-size:{size or f"{text}px"};line-height:1.2;'
+        f'overflow-wrap:anywhere">'
         f"{label}</figcaption>"
         if caption
         else ""

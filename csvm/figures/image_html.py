@@ -47,11 +47,38 @@ def _grey(images: np.ndarray) -> np.ndarray:
     return to_levels(planes.reshape(len(planes), -1, *planes.shape[-2:])[:, 0])
 
 
-def _grid(cells: Sequence[str], columns: int) -> str:
+_GAP_PX = 6
+# A caption's character is about 0.6 of its type size wide (Source Sans, the page's font).
+_CHAR_EM = 0.6
+
+
+def _grid(cells: Sequence[str], columns: int, min_px: int | None = None) -> str:
+    """``columns`` equal columns; with ``min_px``, at most ``columns``, each at least
+    ``min_px`` wide, so a narrow column (a phone) takes fewer a row."""
+    tracks = f"repeat({columns},minmax(0,1fr))"
+    if min_px is not None:
+        share = f"calc((100% - {(columns - 1) * _GAP_PX}px) / {columns})"
+        tracks = f"repeat(auto-fill,minmax(max({min_px}px,{share}),1fr))"
     return (
-        f'<div style="display:grid;grid-template-columns:repeat({columns},minmax(0,1fr));'
-        f'gap:8px 6px;align-items:start">{"".join(cells)}</div>'
+        f'<div style="display:grid;grid-template-columns:{tracks};'
+        f'gap:8px {_GAP_PX}px;align-items:start">{"".join(cells)}</div>'
     )
+
+
+def _caption_px(captions: Sequence[str], text: int, row_px: int) -> int:
+    """The width that holds the captions' longest word at ``text`` px, at most an image's
+    height: eight support vectors a row at 390 px broke "α=0.408" after "0.40", six
+    example images "horizontal" after "horizont"."""
+    longest = max((len(w) for c in captions for w in str(c).split()), default=1)
+    return min(row_px, round(longest * _CHAR_EM * text) + 2)
+
+
+def _shrinking_type(captions: Sequence[str], columns: int, text: int) -> str:
+    """A CSS font size, ``text`` px at most and 9 px at least, at which the captions'
+    longest word fits one of ``columns`` columns of the enclosing container."""
+    longest = max((len(w) for c in captions for w in str(c).split()), default=1)
+    share = f"(100cqi - {(columns - 1) * _GAP_PX}px) / {columns * longest * _CHAR_EM:.2f}"
+    return f"clamp(9px,calc({share}),{text}px)"
 
 
 def image_grid_html(
@@ -71,7 +98,8 @@ def image_grid_html(
         One per image (escaped here).
     title : str
     cols : int, default 8
-        At most this many images a row; narrower columns wrap.
+        At most this many images a row; a column too narrow for the captions' longest
+        word (a phone's) takes fewer.
     large : bool, default False
         Images and text a third larger (projector mode).
 
@@ -95,7 +123,8 @@ def image_grid_html(
         html_cell(png_data_uri(plane), plain(str(caption)), row_px, text, True)
         for plane, caption in zip(_grey(images), captions, strict=True)
     ]
-    return f"<div>{heading}{_grid(cells, min(int(cols), n))}</div>"
+    grid = _grid(cells, min(int(cols), n), _caption_px(captions, text, row_px))
+    return f"<div>{heading}{grid}</div>"
 
 
 def feature_maps_html(
@@ -131,8 +160,11 @@ def feature_maps_html(
     # A stack's eight filters give eight rows of maps: smaller, or the page ran to 1,500 px.
     map_px = row_px if m.shape[1] <= 2 else round(0.6 * row_px)
     labels = [plain(str(label)) for label in labels]
+    # The maps stand under their images, so the columns cannot wrap as image_grid_html's
+    # do: in a narrow column (a phone's) the captions shrink to hold their longest word.
+    size = _shrinking_type(labels, n, text)
     cells = [
-        html_cell(png_data_uri(p), label, row_px, text, True)
+        html_cell(png_data_uri(p), label, row_px, text, True, size)
         for p, label in zip(_grey(images), labels, strict=True)
     ]
     for k in range(m.shape[1]):
@@ -141,4 +173,7 @@ def feature_maps_html(
             for j in range(n)
         ]
     heading = html_heading("Pinned images before (top) and after the filter (feature maps)", text)
-    return f'<div class="csvm-maps">{heading}{_grid(cells, n)}</div>'
+    return (
+        f'<div class="csvm-maps" style="container-type:inline-size">{heading}'
+        f"{_grid(cells, n)}</div>"
+    )

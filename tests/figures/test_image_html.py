@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import numpy as np
 from PIL import Image
 
-from csvm.figures.image_html import image_grid_html
+from csvm.figures.image_html import feature_maps_html, image_grid_html
 
 
 class _Grid(HTMLParser):
@@ -58,7 +58,27 @@ def test_every_image_comes_back_on_one_grey_scale_with_its_caption():
     # One scale for the grid: 0 -> 0, 11 -> 255, so the flat 0.5 is dark, not mid-grey.
     np.testing.assert_array_equal(second, np.rint(np.arange(12.0).reshape(4, 3) * 255 / 11))
     assert (first == round(0.5 * 255 / 11)).all()
-    assert "repeat(2," in markup  # no wider than the images it has
+    assert "/ 2)" in markup  # no more columns than the images it has
+
+
+def test_a_narrow_column_takes_fewer_images_a_row_than_break_a_caption_word():
+    """Each column is at least as wide as the captions' longest word: at a phone's 390 px
+    eight support vectors a row broke "α=0.408" after "0.40" (the browser check is
+    tests/browser/test_browser_phone.py)."""
+    images = np.ones((8, 4, 4))
+    short = image_grid_html(images, ["α=1"] * 8, "Support vectors", cols=8)
+    long = image_grid_html(images, ["α=1"] * 7 + ["α=0.408"], "Support vectors", cols=8)
+    widths = [int(re.search(r"minmax\(max\((\d+)px", m).group(1)) for m in (short, long)]
+    assert widths[0] < widths[1] <= 112  # never wider than an image
+    assert "repeat(auto-fill" in long and "/ 8)" in long  # at most eight a row
+
+
+def test_pinned_captions_shrink_to_hold_their_longest_word_but_not_below_9_px():
+    markup = feature_maps_html(np.zeros((6, 1, 4, 4)), np.ones((6, 1, 3, 3)), ["horizontal"] * 6)
+    (size,) = set(re.findall(r"figcaption style=\"font-size:([^;]+);", markup))
+    # Six columns of a container (100cqi) less five gaps, for ten letters at 0.6 em.
+    assert size == "clamp(9px,calc((100cqi - 30px) / 36.00),14px)"
+    assert "container-type:inline-size" in markup
 
 
 def test_only_the_first_channel_is_drawn_and_captions_are_escaped():
