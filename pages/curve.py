@@ -125,8 +125,9 @@ def _saved(record: dict, key: str) -> None:
     methods = list(dict.fromkeys(row["method"] for row in record["rows"]))
     title, subtitle = curve_title(record["dataset"], record["pair"]), curve_subtitle(methods)
     figure = projected(curve_figure(record["rows"], title, subtitle))
-    if projector_mode():  # a subtitle takes a legend row's height
-        extra_rows = max(0, len(methods) - _LEGEND_ROWS_IN_HEIGHT) + bool(subtitle)
+    if projector_mode():  # a subtitle takes a legend row's height, a long name two
+        lines = sum(1 + (trace.name or "").count("<br>") for trace in figure.data)
+        extra_rows = max(0, lines - _LEGEND_ROWS_IN_HEIGHT) + bool(subtitle)
         figure.update_layout(height=_PROJECTOR_HEIGHT + _LEGEND_ROW * extra_rows)
     st.plotly_chart(figure, key=f"curve_{key}", width="stretch")
     table(_table(record["rows"]), hide_index=True, width="stretch", column_config=_columns())

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from csvm.figures._style import layout
 from csvm.figures.style import log_ticks
-from csvm.figures.text import plain, plain_in_template
+from csvm.figures.text import plain, plain_in_template, plain_lines
 
 __all__ = ["curve_figure", "curve_subtitle", "curve_title"]
 
@@ -156,7 +156,9 @@ def curve_figure(
             go.Scatter(
                 x=[r["n_train"] for r in mine],
                 y=y,
-                name=plain(mine[0]["label"]),
+                # Plotly does not wrap a legend entry: at a phone's 390 px one of 75
+                # characters ran out of the figure; 60 fit.
+                name=plain_lines(mine[0]["label"], 60, sep=" "),
                 mode="lines+markers",
                 line={"color": _COLOURS.get(method), "dash": _DASHES.get(method)},
                 error_y={

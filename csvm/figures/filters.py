@@ -26,7 +26,7 @@ from csvm.figures._style import (
     tile,
     tile_captions,
 )
-from csvm.figures.text import plain, plain_all
+from csvm.figures.text import plain, plain_all, plain_lines
 
 __all__ = [
     "cell_numbers",
@@ -252,7 +252,9 @@ def feature_maps_figure(
     canvas_axes(fig)
     rows = 1 + n_maps
     fig.update_layout(
-        title=title,
+        # Plotly does not wrap a title: at a phone's 390 px the 63 characters ran out of
+        # the figure. Lines of 40 fit there (and the lab's narrower column).
+        title=plain_lines(title, 40, sep=" "),
         height=180 * rows + 60,
         annotations=tile_captions(plain_all(labels), n, cell, gap),
         **layout(margin={"l": 10, "r": 10, "t": 90, "b": 10}),

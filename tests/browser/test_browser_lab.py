@@ -55,7 +55,7 @@ def test_draw_a_digit_and_see_a_prediction(server, browser):
     assert value in {"3", "5"}
     page.get_by_text("your digit, MNIST-style").wait_for()  # its feature map is drawn
     # Titled as the user's digit (the lab's training images above keep "Pinned images").
-    assert page.get_by_text("Your digit before (top) and after the filter").count() == 1
+    assert page.get_by_text("Your digit before (top)").count() == 1
     page.wait_for_timeout(1000)
     section = page.get_by_text("Your own digit")
     section.scroll_into_view_if_needed()
