@@ -1,0 +1,91 @@
+"""A student's phone: the shared link of a class's run opened at 390×844 (stop 58's walk).
+
+Every page of :data:`explorer.app.PAGES` must fit the phone's width (nothing to scroll
+sideways), break no caption word across lines ("horizont" above "al (−1)", "α=0.40" above
+"8") and keep its Plotly text inside its figure; the Train page is checked again at the
+end of a run, where its support vectors, pinned images and comparison are drawn.
+Screenshots go to ``test-artifacts/phone-<page>.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from explorer.app import PAGES
+from tests._browser import ARTIFACTS, CHROMIUM
+from tests._layout import broken_words, figure_text_outside, overlapping_figure_text
+from tests.browser.test_browser_projector import settle, url_path
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM), reason="needs Debian's Chromium: apt-get install -y chromium"
+    ),
+]
+
+PHONE = {"width": 390, "height": 844}
+# The page's width and its scroll width: wider means the phone scrolls sideways.
+_SIDEWAYS = "() => [document.documentElement.clientWidth, document.documentElement.scrollWidth]"
+
+
+def _phone(browser):
+    context = browser.new_context(
+        viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2
+    )
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    return context, page
+
+
+def _problems(page) -> list[str]:
+    found = [
+        f"exception: {t[:80]}"
+        for t in page.locator('[data-testid="stException"]').all_inner_texts()
+    ]
+    width, scrolled = page.evaluate(_SIDEWAYS)
+    if scrolled > width:
+        found.append(f"{scrolled} px wide on a {width} px screen")
+    found += [f"word broken: {w}" for w in broken_words(page)]
+    found += [f"past its figure: {t}" for t in figure_text_outside(page)]
+    return found
+
+
+@pytest.mark.timeout(600)
+def test_every_page_fits_a_phone(server, browser):
+    context, page = _phone(browser)
+    ARTIFACTS.mkdir(exist_ok=True)
+    problems: dict[str, list[str]] = {}
+    for script, title, _ in PAGES:
+        page.goto(f"{server}/{url_path(script)}?pace=live")
+        # The page's title (the Lesson's is its step's heading).
+        page.locator('[data-testid="stMainBlockContainer"] :is(h1, h3)').first.wait_for()
+        settle(page)
+        page.screenshot(path=str(ARTIFACTS / f"phone-{url_path(script) or 'train'}.png"))
+        if found := _problems(page):
+            problems[title] = found
+    context.close()
+    assert not problems, f"pages that do not fit a 390 px phone: {problems}"
+
+
+@pytest.mark.timeout(300)
+def test_a_finished_run_fits_a_phone(server, browser):
+    context, page = _phone(browser)
+    page.goto(f"{server}/?pace=live&dataset=shapes&class_a=horizontal&class_b=vertical")
+    page.get_by_text("Example training images").wait_for()
+    settle(page)
+    before = _problems(page)
+    page.get_by_role("button", name="▶ Start").click()
+    page.get_by_text("Comparison on the same split").wait_for(timeout=240_000)
+    page.locator('[data-testid="stMainBlockContainer"] h3').filter(
+        has_text=re.compile("% test")
+    ).first.wait_for()
+    settle(page)
+    after = _problems(page) + [f"overlap: {t}" for t in overlapping_figure_text(page)]
+    page.screenshot(path=str(ARTIFACTS / "phone-train-finished.png"))
+    context.close()
+    assert not before, f"the Train page before Start on a 390 px phone: {before}"
+    assert not after, f"a finished run on a 390 px phone: {after}"
