@@ -242,8 +242,11 @@ def _heatmaps(
         f'class="csvm-figure csvm-{scale}" '
         f'aria-label="{label}: {n} plane{"s" if n != 1 else ""} of {p} × {q}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
-        f'height="{px:.0f}" preserveAspectRatio="xMidYMin meet" '
-        f'style="font-family:inherit">{"".join(parts)}</svg>'
+        # At most px tall (then top-centred in a wide column), no taller than the picture
+        # in a narrow one: a fixed height left 150 px blank under the change in a phone's
+        # column, where the planes are as wide as the screen allows.
+        f'preserveAspectRatio="xMidYMin meet" '
+        f'style="font-family:inherit;height:auto;max-height:{px:.0f}px">{"".join(parts)}</svg>'
     )
 
 

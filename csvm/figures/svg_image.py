@@ -38,14 +38,15 @@ def svg_as_image(svg: str) -> str:
     ----------
     svg : str
         One ``<svg>`` element as :mod:`csvm.figures` draws it (a root with ``viewBox``,
-        ``width="100%"`` and either ``height="N"`` or a style with ``height:auto``).
+        ``width="100%"`` and either ``height="N"`` or a style with ``height:auto``, and
+        perhaps ``max-width`` or ``max-height``).
         Anything else is returned as it is.
 
     Returns
     -------
     str
         An ``<img>`` with the SVG as a ``data:`` URI, sized as the inline figure is (the
-        column's width; the fixed height of a root that has one), its ``aria-label`` as
+        column's width; the fixed or largest height of a root with one), its ``aria-label`` as
         ``alt``, its ``data-`` attributes and its classes with ``-image`` appended
         (``csvm-chart-image``).
 
@@ -75,9 +76,12 @@ def svg_as_image(svg: str) -> str:
         style += f";height:{height}px;object-fit:contain;object-position:50% 0"
     else:
         style += ";height:auto"
-    limit = re.search(r"max-width:\s*([\d.]+px)", attrs.get("style", ""))
-    if limit:
-        style += f";max-width:{limit.group(1)}"
+    for side in ("width", "height"):
+        limit = re.search(rf"max-{side}:\s*([\d.]+px)", attrs.get("style", ""))
+        if limit:
+            style += f";max-{side}:{limit.group(1)}"
+    if "max-height" in style:  # held to its height: fitted in it, top-centred
+        style += ";object-fit:contain;object-position:50% 0"
     classes = " ".join(f"{c}-image" for c in attrs.get("class", "").split())
     label = html.escape(html.unescape(attrs.get("aria-label", "figure")))
     # The root's data- attributes (a chart's title and number of points) stay readable.

@@ -3,6 +3,7 @@ right colours and values, wrapping and diverged weights."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -77,11 +78,23 @@ def test_the_change_is_zero_without_a_previous_step_and_has_no_bar():
     assert largest_change(f, None) == 0.0
 
 
+def _max_height(root) -> int:
+    return int(re.search(r"max-height:(\d+)px", root.get("style")).group(1))
+
+
 def test_projector_mode_is_a_quarter_taller():
     f = np.ones((2, 5, 5))
-    assert int(_parse(filter_svg(f, large=True)).get("height")) == round(
-        1.25 * int(_parse(filter_svg(f)).get("height"))
+    assert _max_height(_parse(filter_svg(f, large=True))) == round(
+        1.25 * _max_height(_parse(filter_svg(f)))
     )
+
+
+def test_a_narrow_column_gets_no_blank_under_the_planes():
+    """No fixed height: the picture's own proportions (its viewBox), at most the row's
+    height. A fixed 240 px left 150 px blank under the change in a phone's column."""
+    root = _parse(change_svg(np.ones((2, 5, 5)), None))
+    assert root.get("height") is None and "height:auto" in root.get("style")
+    assert root.get("preserveAspectRatio") == "xMidYMin meet"
 
 
 def test_values_are_formatted_short():
