@@ -65,19 +65,23 @@ def _grid(cells: Sequence[str], columns: int, min_px: int | None = None) -> str:
     )
 
 
+def _longest_word(captions: Sequence[str]) -> int:
+    """The number of characters of the longest word of any caption (1 at least)."""
+    return max((len(w) for c in captions for w in str(c).split()), default=1)
+
+
 def _caption_px(captions: Sequence[str], text: int, row_px: int) -> int:
     """The width that holds the captions' longest word at ``text`` px, at most an image's
     height: eight support vectors a row at 390 px broke "α=0.408" after "0.40", six
     example images "horizontal" after "horizont"."""
-    longest = max((len(w) for c in captions for w in str(c).split()), default=1)
-    return min(row_px, round(longest * _CHAR_EM * text) + 2)
+    return min(row_px, round(_longest_word(captions) * _CHAR_EM * text) + 2)
 
 
 def _shrinking_type(captions: Sequence[str], columns: int, text: int) -> str:
     """A CSS font size, ``text`` px at most and 9 px at least, at which the captions'
     longest word fits one of ``columns`` columns of the enclosing container."""
-    longest = max((len(w) for c in captions for w in str(c).split()), default=1)
-    share = f"(100cqi - {(columns - 1) * _GAP_PX}px) / {columns * longest * _CHAR_EM:.2f}"
+    letters = columns * _longest_word(captions) * _CHAR_EM
+    share = f"(100cqi - {(columns - 1) * _GAP_PX}px) / {letters:.2f}"
     return f"clamp(9px,calc({share}),{text}px)"
 
 
