@@ -236,22 +236,18 @@ def _sort(where, projecting: bool) -> str:
 
 def _project_button(where, projecting: bool, rows: list[RunSummary]) -> None:
     """The button that projects the best four, or projected, the way back."""
-    if projecting:
-        where.button(
-            "Back to the whole board",
-            key="board_unproject",
-            icon=":material/arrow_back:",
-            on_click=_project,
-            args=(False,),
-        )
-        return
+    label, key, icon = (
+        ("Back to the whole board", "board_unproject", "arrow_back")
+        if projecting
+        else ("Project the best four", "board_project", "present_to_all")
+    )
     where.button(
-        "Project the best four",
-        key="board_project",
-        icon=":material/present_to_all:",
+        label,
+        key=key,
+        icon=f":material/{icon}:",
         on_click=_project,
-        args=(True,),
-        disabled=not board.best(rows),
+        args=(not projecting,),
+        disabled=not projecting and not board.best(rows),
     )
 
 
