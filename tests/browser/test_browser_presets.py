@@ -18,6 +18,7 @@ import pytest
 from csvm.runs.presets import load_presets
 from tests._browser import ARTIFACTS, CHROMIUM, ROOT, playwright_api
 from tests._layout import (
+    broken_words,
     figure_text_outside,
     filter_view,
     overlapping_figure_text,
@@ -132,8 +133,8 @@ def test_preset_end_state_fits_the_screen(server, browser, preset):
 
 def _fits(page, fold: int) -> None:
     """The filter above the fold with cells of 200 px or more (up to two planes), its
-    numbers 14 px or larger, no label cut off and no figure text over other text or past
-    its figure's edge."""
+    numbers 14 px or larger, no label cut off, no figure text over other text or past
+    its figure's edge, and no caption word broken across lines."""
     # The ablation's verdict (a K-CSVM on few images) adds a line above the filter.
     page.wait_for_function(
         "() => !document.body.innerText.includes('Comparing the learned filter')",
@@ -149,6 +150,7 @@ def _fits(page, fold: int) -> None:
     assert truncated_labels(page) == []
     assert overlapping_figure_text(page) == []
     assert figure_text_outside(page) == []
+    assert broken_words(page) == []
 
 
 # The app's default (the shapes: four filters, too many for numbers in their cells) at

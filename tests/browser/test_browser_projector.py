@@ -21,6 +21,7 @@ import pytest
 from explorer.app import DEFAULT_PAGE, PAGES
 from tests._browser import ARTIFACTS, CHROMIUM, playwright_api
 from tests._layout import (
+    broken_words,
     figure_text_outside,
     narrow_table_cells,
     overlapping_figure_text,
@@ -203,12 +204,14 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
         page.screenshot(path=str(ARTIFACTS / f"projector-{name}-{width}x{height}.png"))
         if found := small_text(page):
             small[title] = found
-        # Table cells whose text stopped at 400 px: the About page's glossary, once.
+        # Table cells whose text stopped at 400 px (the About page's glossary, once), caption
+        # words broken across lines ("horizont" above "al (−1)" on a phone).
         if (
             found := truncated_labels(page)
             + overlapping_figure_text(page)
             + figure_text_outside(page)
             + narrow_table_cells(page)
+            + broken_words(page)
         ):
             cut[title] = found
         if below := figure_below_fold(page, height):
