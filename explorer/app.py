@@ -12,6 +12,7 @@ from explorer.playback import DEFAULT_PACE, PACES
 from explorer.playground import carry_params
 from explorer.runs import runs
 from explorer.settings import restore_from_url, sync_url
+from explorer.touch_taps import TAP_SCRIPT
 from explorer.widget_state import resend
 
 #: Below this window width the sidebar starts collapsed (Streamlit's own threshold is its
@@ -119,15 +120,18 @@ _SIDEBAR_SCRIPT = f"""<script>
 </script>"""
 
 
-def _run_sidebar_script() -> None:
+def _run_page_scripts() -> None:
+    """The sidebar's script and the touch screens' taps (explorer/touch_taps.py), in one
+    element."""
+    scripts = _SIDEBAR_SCRIPT + TAP_SCRIPT
     try:
-        st.html(_SIDEBAR_SCRIPT, unsafe_allow_javascript=True)
+        st.html(scripts, unsafe_allow_javascript=True)
     except TypeError:
         # Streamlit before unsafe_allow_javascript: a zero-height same-origin component
         # frame runs it (the script reaches the page through window.parent).
         from streamlit.components.v1 import html
 
-        html(_SIDEBAR_SCRIPT, height=0)
+        html(scripts, height=0)
 
 
 #: The pages, in the sidebar's order: script, title, icon.  The Lesson leads a class through
@@ -236,7 +240,7 @@ def main() -> None:
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
     sync_url(url_extra())
-    _run_sidebar_script()
+    _run_page_scripts()
     # Markdown, not st.html: a browser renders markdown that holds HTML (the Train page's
     # filter is SVG) only once it has loaded a script for it, and asked for first, here,
     # it no longer waits behind the page's other 60 scripts (a shared link's filter came

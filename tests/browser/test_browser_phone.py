@@ -3,7 +3,8 @@
 Every page of :data:`explorer.app.PAGES` must fit the phone's width (nothing to scroll
 sideways), break no caption word across lines ("horizont" above "al (−1)", "α=0.40" above
 "8") and keep its Plotly text inside its figure; the Train page is checked again at the
-end of a run, where its support vectors, pinned images and comparison are drawn.
+end of a run, where its support vectors, pinned images and comparison are drawn.  A tap on
+the SVM playground's plane adds a point, as a click does (explorer/touch_taps.py).
 Screenshots go to ``test-artifacts/phone-<page>.png``.
 """
 
@@ -89,3 +90,20 @@ def test_a_finished_run_fits_a_phone(server, browser):
     context.close()
     assert not before, f"the Train page before Start on a 390 px phone: {before}"
     assert not after, f"a finished run on a 390 px phone: {after}"
+
+
+@pytest.mark.timeout(300)
+def test_a_tap_on_the_playgrounds_plane_adds_a_point(server, browser):
+    """Streamlit draws a selectable figure in Plotly's pan mode, where a tap selected
+    nothing: on a phone or a classroom's touch screen the plane ignored every tap."""
+    context, page = _phone(browser)
+    page.goto(f"{server}/playground")
+    page.get_by_text(re.compile(r"of 100$")).wait_for()  # support vectors of 100 points
+    settle(page)
+    plane = page.locator(".js-plotly-plot .nsewdrag").first
+    plane.scroll_into_view_if_needed()
+    box = plane.bounding_box()
+    # The top-left corner: no point of the default data there, so the tap adds one.
+    page.touchscreen.tap(box["x"] + 0.15 * box["width"], box["y"] + 0.15 * box["height"])
+    page.get_by_text(re.compile(r"of 101$")).wait_for(timeout=30_000)
+    context.close()
