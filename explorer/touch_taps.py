@@ -1,6 +1,6 @@
 """A tap on a clickable Plotly figure, as a mouse click: the playground's plane (a tap adds a
-point) and the Filter lab's grid (a tap picks a weight) on a phone or a classroom's touch
-screen.
+point) and a multi-class run's grid of filters (a tap picks a sub-problem), on a phone or a
+classroom's touch screen.
 
 Streamlit draws a figure with ``on_select`` in Plotly's "pan" drag mode, whatever the
 figure asks for.  In that mode Plotly takes the touch itself (``preventDefault``: no mouse
