@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
+from csvm.analysis.stats import format_interval
 from csvm.data.teaching import chance_similarity
 from csvm.figures.comparisons import hidden_outputs_figure, hog_figure, mkl_weights_figure
 from csvm.figures.filter_svg import (
@@ -528,7 +529,7 @@ def _ablation_table(result: dict) -> None:
             "filter": r["label"],
             "norm": round(r["norm"], 3),
             "test accuracy": round(100 * r["test_accuracy"], 2),
-            "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}\u00a0%",
+            "95 % interval": format_interval(*r["interval"]),
             "learned filter's lead": lead(r),
         }
         for r in result["rows"]

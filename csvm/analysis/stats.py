@@ -27,6 +27,7 @@ __all__ = [
     "describe_difference",
     "format_accuracy",
     "format_images",
+    "format_interval",
     "format_p",
     "format_signed",
     "mcnemar_correct",
@@ -285,6 +286,18 @@ def format_images(count: int, signed: bool = False) -> str:
     """
     number = format_signed(count, 0) if signed else f"{count}".replace("-", MINUS)
     return f"{number} image{'' if abs(count) == 1 else 's'}"
+
+
+def format_interval(low: float, high: float) -> str:
+    """An accuracy interval (fractions) as a table cell writes it, "97.46–99.61 %": the
+    "%" after a no-break space, as a projected table's narrow column wrapped it alone.
+
+    Examples
+    --------
+    >>> format_interval(0.9746, 0.9961) == "97.46–99.61\u00a0%"
+    True
+    """
+    return f"{100 * low:.2f}–{100 * high:.2f}\u00a0%"
 
 
 def format_accuracy(k: int, n: int, confidence: float = 0.95) -> str:

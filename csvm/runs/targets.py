@@ -486,7 +486,7 @@ def result_rows(
         does not exist), ``95 % interval`` of the test accuracy (Wilson; "–" where there is
         none), ``seconds``, ``status``.
     """
-    from csvm.analysis.stats import wilson_interval
+    from csvm.analysis.stats import format_interval, wilson_interval
 
     rows = []
     for key, outcome in outcomes.items():
@@ -507,8 +507,7 @@ def result_rows(
         if result is not None:
             n = int(result["n_test"])
             low, high = wilson_interval(round(result["test_accuracy"] * n), n)
-            # A no-break space: a projected table's narrow column wrapped the "%" alone.
-            row["95 % interval"] = f"{100 * low:.2f}–{100 * high:.2f}\u00a0%"
+            row["95 % interval"] = format_interval(low, high)
             rows.append(
                 {
                     **row,
