@@ -63,7 +63,7 @@ def filter_svg(filters: np.ndarray, values: bool = True, large: bool = False) ->
     Returns
     -------
     str
-        An ``<svg>`` element that fills its column's width at a fixed height.
+        An ``<svg>`` element that fills its column's width, at most a fixed height tall.
 
     Examples
     --------

@@ -70,17 +70,14 @@ def svg_as_image(svg: str) -> str:
     # Percent-encoded, not base64 (a third larger): with its quotes made single, the
     # picture needs only %, #, < and > escaped, and its size stays about the SVG's own.
     data = quote(body.replace('"', "'"), safe=_SAFE)
-    style = "display:block;width:100%"
     height = attrs.get("height", "")
-    if height.replace(".", "", 1).isdigit():  # a fixed height: fitted in it, top-centred
-        style += f";height:{height}px;object-fit:contain;object-position:50% 0"
-    else:
-        style += ";height:auto"
+    fixed = height.replace(".", "", 1).isdigit()
+    style = "display:block;width:100%" + (f";height:{height}px" if fixed else ";height:auto")
     for side in ("width", "height"):
         limit = re.search(rf"max-{side}:\s*([\d.]+px)", attrs.get("style", ""))
         if limit:
             style += f";max-{side}:{limit.group(1)}"
-    if "max-height" in style:  # held to its height: fitted in it, top-centred
+    if fixed or "max-height" in style:  # held to a height: fitted in it, top-centred
         style += ";object-fit:contain;object-position:50% 0"
     classes = " ".join(f"{c}-image" for c in attrs.get("class", "").split())
     label = html.escape(html.unescape(attrs.get("aria-label", "figure")))

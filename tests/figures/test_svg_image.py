@@ -27,7 +27,7 @@ def test_a_filter_becomes_an_image_of_the_same_cells_without_tooltips():
     ns = "{http://www.w3.org/2000/svg}"
     assert len(doc.findall(f".//{ns}rect")) == svg.count("<rect")
     assert not doc.findall(f".//{ns}title")  # no tooltip in an image: no bytes for one
-    assert "height:" in img and "object-fit:contain" in img  # its fixed height kept
+    assert "height:" in img and "object-fit:contain" in img  # its height limit kept
 
 
 def test_hostile_text_stays_text_inside_the_image():
