@@ -33,6 +33,27 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: Streamlit's "Running…" indicator, there while a script run is in progress.
+RUNNING = '[data-testid="stStatusWidget"]'
+
+
+def url_path(script: str) -> str:
+    """The page's URL path as ``st.Page`` derives it (the default page is at ``/``)."""
+    from explorer.app import DEFAULT_PAGE  # the app only for the browser tests that ask
+
+    return "" if script == DEFAULT_PAGE else Path(script).stem
+
+
+def settle(page) -> None:
+    """Wait until the page's script run has ended and its figures are drawn."""
+    page.locator(
+        '[data-testid="stMainBlockContainer"] h1, [data-testid="stMainBlockContainer"] h3'
+    ).first.wait_for()
+    page.wait_for_timeout(1000)
+    page.locator(RUNNING).wait_for(state="detached", timeout=120_000)
+    page.wait_for_timeout(1000)
+
+
 #: The Train page's objective chart (SVG: csvm.figures.chart_svg).
 #: The objective chart: inline SVG, or its image while a run plays (csvm.figures.svg_image).
 OBJECTIVE_CHART = ":is(svg.csvm-chart, img.csvm-chart-image)[data-title^='Objective']"

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 
 from explorer.app import DEFAULT_PAGE, PAGES
-from tests._browser import ARTIFACTS, CHROMIUM, ROOT
+from tests._browser import ARTIFACTS, CHROMIUM, ROOT, RUNNING, url_path
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -41,14 +40,7 @@ _RUN_AXE = """async (tags) => {
     nodes: v.nodes.map(n => ({target: n.target.join(' '), summary: n.failureSummary})),
   }));
 }"""
-#: Streamlit's "Running…" indicator, there while a script run is in progress.
-_RUNNING = '[data-testid="stStatusWidget"]'
 _FINISHED = re.compile(r"% test")
-
-
-def _url_path(script: str) -> str:
-    """The page's URL path as ``st.Page`` derives it (the default page is at ``/``)."""
-    return "" if script == DEFAULT_PAGE else Path(script).stem
 
 
 def _settle(page) -> None:
@@ -61,7 +53,7 @@ def _settle(page) -> None:
     quiet, looks = 0, 0
     while quiet < 3:
         page.wait_for_timeout(700)
-        quiet = 0 if page.locator(_RUNNING).count() else quiet + 1
+        quiet = 0 if page.locator(RUNNING).count() else quiet + 1
         looks += 1
         assert looks < 200, f"{page.url} still running its script after {looks} looks"
 
@@ -84,7 +76,7 @@ def _report(found: dict[str, list[dict]]) -> str:
 
 def _check_every_page(page, server: str, when: str, found: dict[str, list[dict]]) -> None:
     for script, title, _ in PAGES:
-        page.goto(f"{server}/{_url_path(script)}")
+        page.goto(f"{server}/{url_path(script)}")
         _settle(page)
         found[f"{title} ({when})"] = _violations(page)
 
@@ -111,7 +103,7 @@ def test_every_page_passes_axe_before_and_after_a_run(server, browser):
         if script == DEFAULT_PAGE:
             continue
         page.locator('[data-testid="stSidebar"] a', has_text=title).first.click()
-        page.wait_for_url(re.compile(f"/{_url_path(script)}(\\?|$)"))
+        page.wait_for_url(re.compile(f"/{url_path(script)}(\\?|$)"))
         _settle(page)
         found[f"{title} (after a run)"] = _violations(page)
     page.close()

@@ -16,9 +16,8 @@ import re
 import pytest
 
 from explorer.app import PAGES
-from tests._browser import ARTIFACTS, CHROMIUM
+from tests._browser import ARTIFACTS, CHROMIUM, settle, url_path
 from tests._layout import broken_words, figure_text_outside, overlapping_figure_text
-from tests.browser.test_browser_projector import settle, url_path
 
 pytestmark = [
     pytest.mark.browser,
@@ -62,9 +61,7 @@ def test_every_page_fits_a_phone(server, browser):
     problems: dict[str, list[str]] = {}
     for script, title, _ in PAGES:
         page.goto(f"{server}/{url_path(script)}?pace=live")
-        # The page's title (the Lesson's is its step's heading).
-        page.locator('[data-testid="stMainBlockContainer"] :is(h1, h3)').first.wait_for()
-        settle(page)
+        settle(page)  # its title: an h1, or the Lesson's step heading (h3)
         page.screenshot(path=str(ARTIFACTS / f"phone-{url_path(script) or 'train'}.png"))
         if found := _problems(page):
             problems[title] = found

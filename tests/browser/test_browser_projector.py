@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 import pytest
 
-from explorer.app import DEFAULT_PAGE, PAGES
-from tests._browser import ARTIFACTS, CHROMIUM, playwright_api
+from explorer.app import PAGES
+from tests._browser import ARTIFACTS, CHROMIUM, playwright_api, settle, url_path
 from tests._layout import (
     broken_words,
     figure_text_outside,
@@ -44,8 +43,6 @@ MIN_PX = 18
 #: 1056-1440 px, below the whole form of settings).
 TOP_PX = 200
 _TOGGLE = '[data-testid="stSidebar"] [data-testid="stCheckbox"]:has-text("Projector mode")'
-#: Streamlit's "Running…" indicator, there while a script run is in progress.
-_RUNNING = '[data-testid="stStatusWidget"]'
 
 # Every visible text of the main area smaller than ``min`` on screen: the parent element
 # of each non-blank text node (an SVG text's size times its scale on the page), and the
@@ -106,21 +103,6 @@ _GRID_PX = """() => [...document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stDataFrame"]')]
   .filter(e => e.getClientRects().length)
   .map(e => 14 * (parseFloat(getComputedStyle(e).zoom) || 1))"""
-
-
-def url_path(script: str) -> str:
-    """The page's URL path as ``st.Page`` derives it (the default page is at ``/``)."""
-    return "" if script == DEFAULT_PAGE else Path(script).stem
-
-
-def settle(page) -> None:
-    """Wait until the page's script run has ended and its figures are drawn."""
-    page.locator(
-        '[data-testid="stMainBlockContainer"] h1, [data-testid="stMainBlockContainer"] h3'
-    ).first.wait_for()
-    page.wait_for_timeout(1000)
-    page.locator(_RUNNING).wait_for(state="detached", timeout=120_000)
-    page.wait_for_timeout(1000)
 
 
 def small_text(page, min_px: float = MIN_PX) -> list[str]:
