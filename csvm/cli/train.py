@@ -4,15 +4,18 @@
     csvm train --classes 0,1,2 --multi-class ovr --n-train 300 --plot pictures/
     csvm train --preset shapes --seed 3      (an app preset; each flag changes one setting)
 
-Each recorded step is a line on stdout, with a bar and the time left on stderr; the test
-accuracy ends the output.  ``--plot DIR`` also writes the learned filters, the objective
-and train accuracy as pictures (csvm.cli.plots).
+Each recorded step is a line on stdout, with a bar and the time left on stderr; then the
+test accuracy, and the models of --baselines (default: the plain SVM and the small CNN;
+--baselines none for the CSVM alone) trained on the same split, each with its 95 %
+interval, and a McNemar test of the CSVM against each.  ``--plot DIR`` also writes the learned
+filters, the objective and train accuracy as pictures (csvm.cli.plots).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 from csvm.cli.args import PROG, command_parser, plot_dir, report
@@ -99,6 +102,7 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
                 events.append({k: v for k, v in event.items() if k != "filters"})
                 bar.line(_step_line(event, config.multiclass))
 
+        start = time.perf_counter()
         try:
             clf.fit(data.X_train, data.y_train, callback=on_event)
         finally:
@@ -106,13 +110,28 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
                 bar.close()
             if args.plot and hasattr(clf, "filters_"):
                 _plot(args.plot, clf, events, config)
+        seconds = time.perf_counter() - start
+        print(
+            f"test accuracy {100 * clf.score(data.X_test, data.y_test):.2f} % "
+            f"({len(data.y_test)} test images)"
+        )
+        if config.baselines:
+            _compare(config, args.data_dir, clf, data, seconds)
     except (CSVMError, ValueError, OSError) as exc:
         return report(prog, exc)
-    print(
-        f"test accuracy {100 * clf.score(data.X_test, data.y_test):.2f} % "
-        f"({len(data.y_test)} test images)"
-    )
     return 0
+
+
+def _compare(config, data_dir: str | None, clf, data, seconds: float) -> None:
+    """Train the run's baselines; print every model's row and its test against the CSVM."""
+    from csvm.cli.baselines import baseline_report, train_baselines
+    from csvm.runs.model_result import model_summary
+
+    outcomes = {
+        "csvm": {"state": "done", "result": model_summary(config.model, clf, data, seconds)}
+    }
+    outcomes.update(train_baselines(config, data_dir))
+    print("\n".join(baseline_report(config, outcomes, data.y_test)))
 
 
 def _plot(folder: str, clf, events: list[dict[str, Any]], config) -> None:

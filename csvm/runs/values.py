@@ -92,7 +92,8 @@ def parse_value(name: str, raw: Any) -> Any:
         if raw is None:
             items: list[str] = []
         elif isinstance(raw, str):
-            items = [s.strip() for s in raw.split(",") if s.strip() and s.strip() != "-"]
+            # "-" (a URL's empty set) or "none" (a command line's) leave it empty.
+            items = [s.strip() for s in raw.split(",") if s.strip() not in ("", "-", "none")]
         else:
             items = [str(s) for s in raw]
         unknown = [s for s in items if s not in spec.choices]
