@@ -78,10 +78,10 @@ REGULARISERS: dict[str, Regulariser] = _entries(
      lambda f, lam: 2.0 * lam * _l1(f) * np.sign(f)),
     ("l2sq", "lam * ||f||_2^2 (weight decay)", lambda f, lam: lam * _l2(f) ** 2,
      lambda f, lam: 2.0 * lam * f),
-    ("dfo1", "lam * max(0, ||f||_1 - 1)^2 (keeps the L1 norm near one)",
+    ("dfo1", "lam * max(0, ||f||_1 - 1)^2 (only an L1 norm above one)",
      lambda f, lam: lam * max(0.0, _l1(f) - 1.0) ** 2,
      lambda f, lam: 2.0 * lam * max(0.0, _l1(f) - 1.0) * np.sign(f)),
-    ("dfo2", "lam * max(0, ||f||_2 - 1)^2 (keeps the L2 norm near one)",
+    ("dfo2", "lam * max(0, ||f||_2 - 1)^2 (only an L2 norm above one)",
      lambda f, lam: lam * max(0.0, _l2(f) - 1.0) ** 2,
      lambda f, lam: 2.0 * lam * max(0.0, _l2(f) - 1.0) * _safe_unit(f)),
 )  # fmt: skip

@@ -320,7 +320,8 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "str",
             "Regulariser",
-            "Penalty r(f) on the filter. DFO keeps its norm near 1.",
+            "Penalty r(f) on the filter. DFO₁ and DFO₂ penalise only a norm above 1: while "
+            "the filter's norm stays below 1, λ changes nothing.",
             "model",
             choices=RegistryChoices(REGULARISERS.keys),
             models=("kcsvm",),
@@ -332,7 +333,8 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "float",
             "λ",
-            "Strength of the filter penalty (typical 0.01–0.1; 0 switches it off).",
+            "Strength of the filter penalty (typical 0.01–0.1; 0 switches it off). With DFO "
+            "it acts only on a filter whose norm is above 1.",
             "model",
             low=0.0,
             high=1e3,
