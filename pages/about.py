@@ -118,7 +118,8 @@ st.markdown(
 
 The gradient never needs an $F\\times F$ matrix per pair of images.
 Regularisers: none, L1, L2, L1², L2², and the thesis's *distance from one*
-$\\mathrm{DFO}_p = \\lambda\\max(0, \\|f\\|_p-1)^2$, which holds the filter's norm at one or below (a norm under one costs nothing).
+$\\mathrm{DFO}_p = \\lambda\\max(0, \\|f\\|_p-1)^2$, which holds the filter's norm at one or
+below (a norm under one costs nothing).
 """
 )
 st.header("Errata in the thesis that this code corrects")
