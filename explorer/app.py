@@ -26,6 +26,11 @@ _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:3.5rem}.st-key-csvm_style{display:none}"
     # Results of settings that have since changed: greyed, so nobody reads them as current.
     ".st-key-stale,.st-key-stale_results{opacity:.45;filter:grayscale(1)}"
+    # A page's sections are h2 under its h1 (axe-core's heading-order: h1 then h3 skipped a
+    # level for a screen reader's outline), drawn at the size the sections had as h3.
+    f"{_MAIN} h2{{font-size:1.75rem}}"
+    # The class board's four best, side by side: their names at the size they had as h4.
+    f"{_MAIN} [class*='st-key-board_best_'] h2{{font-size:1.5rem!important}}"
     # WCAG 2.1 AA (tests/browser/test_browser_a11y.py): Streamlit draws captions at 60 %
     # opacity, 3.8:1 on white; at 75 % they read 6:1 (5.9:1 on the sidebar's grey).
     "[data-testid='stCaptionContainer']{opacity:.75}"
@@ -62,7 +67,7 @@ _STYLE = (
 _PROJECTOR_STYLE = (
     "<style>"
     # The title stays at its size (the app's name); the headline and text grow.
-    "h3{font-size:2.2rem!important}"
+    f"{_MAIN} :is(h2,h3){{font-size:2.2rem!important}}"
     " [data-testid='stMarkdownContainer'] :is(p,li){font-size:1.25rem}"
     # The rule above also reached st.metric's value (a markdown paragraph), which then
     # shrank from 2.25rem to 1.25rem: metrics get their own, larger sizes.

@@ -206,7 +206,7 @@ def _best_four(rows: list[RunSummary]) -> None:
         return
     for col, run in zip(st.columns(len(chosen)), chosen, strict=True):
         with col, st.container(key=f"board_best_{run.id}"):
-            st.markdown("#### " + _name(run))
+            st.markdown("## " + _name(run))  # h2 under the page's h1
             st.metric(model_text(run), f"{100 * run.accuracy:.2f} %")
             _thumbnail(run, large=True)
             st.caption(accuracy_text(run))

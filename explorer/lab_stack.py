@@ -39,7 +39,7 @@ def stack_section(config: RunConfig) -> None:
     found = _stack_runs()
     if not found and not config.layers:
         return
-    st.subheader("6. A learned stack of layers, held fixed")
+    st.header("6. A learned stack of layers, held fixed")
     if not found:
         st.caption(
             "Your settings describe a stack of layers: train it on the Train page, and its "

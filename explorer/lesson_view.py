@@ -19,10 +19,14 @@ PG_STATE, PG_POINTS, PG_PROBLEMS, PG_WIDGET = "pg_settings", "pg_points", "pg_pr
 
 # The step's text a little larger than body text; on a projector larger still, growing
 # with the window (a 1920 px projector gets bigger type, not longer lines).
-_STYLE = "<style>.st-key-lesson_text p{font-size:1.15rem;line-height:1.5}</style>"
+# The step's heading is the page's h1, drawn at a section heading's size.
+_STYLE = (
+    "<style>.st-key-lesson_text p{font-size:1.15rem;line-height:1.5}"
+    ".st-key-lesson h1{font-size:1.75rem}</style>"
+)
 _PROJECTOR_STYLE = (
     "<style>.st-key-lesson p{font-size:clamp(1.45rem,1.5vw,2rem)!important}"
-    ".st-key-lesson h3{font-size:clamp(2.2rem,2.2vw,2.9rem)!important}</style>"
+    ".st-key-lesson h1{font-size:clamp(2.2rem,2.2vw,2.9rem)!important}</style>"
 )
 
 
@@ -159,7 +163,7 @@ def main() -> None:
     step = STEPS[number - 1]
     with st.container(key="lesson"):
         _jump(number)
-        st.subheader(f"Step {number} of {len(STEPS)}: {step.title}", anchor=False)
+        st.title(f"Step {number} of {len(STEPS)}: {step.title}", anchor=False)
         with st.container(key="lesson_text"):
             st.markdown(" ".join(step.notice))
             st.markdown(f"**Question for the class:** {step.question}")

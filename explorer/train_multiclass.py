@@ -174,7 +174,7 @@ def results_panel(run: Run, finished: dict[str, dict], data) -> None:
 def _confused_view(run: Run, result: dict, names: list[str]) -> None:
     """The three most confused pairs, each with the filter(s) that separate them."""
     confused = result.get("confused") or []
-    st.subheader("Most confused pairs")
+    st.header("Most confused pairs")
     if not confused:
         st.caption("No two classes were confused on the test set.")
         return

@@ -362,7 +362,7 @@ def results_panel(run: Run, views: dict) -> None:
     config: RunConfig = run.config
     data = data_for(config)
     outs = outcomes(views)
-    st.subheader("Comparison on the same split")
+    st.header("Comparison on the same split")
     table(
         pd.DataFrame(result_rows(config, outs)),
         hide_index=True,
@@ -444,7 +444,7 @@ AUTO_ABLATION_MAX = 1000
 
 def ablation_panel(run: Run, result: dict) -> None:
     """Fixed filters against the learned one: one click, trained in the worker pool."""
-    st.subheader("What did learning the filter buy?")
+    st.header("What did learning the filter buy?")
     if len(result.get("layer_filters") or []) > 1:  # one pooled layer reads as one
         st.caption(
             "A stack of layers: each fixed set replaces every layer — the random start, or a "

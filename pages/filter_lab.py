@@ -70,7 +70,7 @@ def _header(config: RunConfig, data) -> None:
 
 
 def _filter_intro(config: RunConfig) -> None:
-    st.subheader(
+    st.header(
         "1. The filter",
         help="Edit any weight in the grid, or start from a classic filter below it (one "
         "click: the SVM is solved at it at once).",
@@ -154,6 +154,7 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
         if not tabbed:
             col.caption(names[i])
         frame = pd.DataFrame(plane, columns=[str(j) for j in range(q)])
+        frame.index.name = "row"  # the row numbers' header: empty, a screen reader read none
         out = col.data_editor(
             frame,
             key=f"lab_grid_{i}_{version}",
@@ -177,7 +178,7 @@ def _editor(filters: np.ndarray, container) -> np.ndarray:
 
 def _solve_section(config: RunConfig, data, filters: np.ndarray):
     """Re-solve button, numbers, comparison table; returns the result if it is current."""
-    st.subheader("2. Re-solve the SVM with this filter")
+    st.header("2. Re-solve the SVM with this filter")
     where = "here" if lab.in_process(data) else "in a worker process"
     if st.button(
         "Re-solve the SVM",
@@ -216,6 +217,7 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
     if learned is not None and "row" in learned:
         rows[f"learned filter ({learned['label']})"] = learned["row"]
     results = pd.DataFrame.from_dict(rows, orient="index")
+    results.index.name = "features"  # the rows' header, else empty to a screen reader
     table(
         results,
         column_config={
@@ -234,7 +236,7 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
 def _gradient_section(config: RunConfig, data, fresh) -> float:
     """The gradient heatmap and the step button; returns the multiplier of dT/df that one
     step uses (the landscape's unit)."""
-    st.subheader("3. Where the filter wants to go")
+    st.header("3. Where the filter wants to go")
     st.session_state.setdefault("lab_eta", float(config.eta))
     resend(["lab_eta"])
     st.session_state.setdefault("lab_last_step", None)
@@ -295,7 +297,7 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
 
 
 def _landscape_section(config: RunConfig, fresh, eta: float) -> None:
-    st.subheader("4. The landscape of T around the filter")
+    st.header("4. The landscape of T around the filter")
     st.markdown(lab_view.NOT_CONVEX)
     if fresh is not None:
         try:
@@ -330,7 +332,7 @@ def _landscape_section(config: RunConfig, fresh, eta: float) -> None:
 
 
 def _digit_section(data) -> None:
-    st.subheader("5. Your own digit")
+    st.header("5. Your own digit")
     if tuple(data.image_shape) != (1, 28, 28):
         st.info(
             "Your own digit needs 28×28 grey images (MNIST-like datasets); the chosen "

@@ -53,7 +53,7 @@ def _anchor(table: str) -> str:
 
 
 def _show(table: str, meta: dict[str, str]) -> None:
-    st.subheader(meta["title"], anchor=_anchor(table))
+    st.header(meta["title"], anchor=_anchor(table))
     path = reproduced.run_path(table)
     try:
         record = reproduced.load_run(path)

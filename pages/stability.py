@@ -138,7 +138,7 @@ c2.button("■ Stop", key="st_stop", on_click=_stop, disabled=not group_busy("st
 
 
 def _show(name: str, summary: dict) -> None:
-    st.subheader(md_escape(name))
+    st.header(md_escape(name))
     runs = summary["runs"]
     c1, c2, c3 = st.columns(3)
     start = summary["start_mean_abs_cosine"]

@@ -29,7 +29,7 @@ def wait_for_results(at: AppTest, seconds: float = 120) -> AppTest:
     deadline = time.time() + seconds
     while time.time() < deadline:
         at.run()
-        if any(s.value == "Comparison on the same split" for s in at.subheader):
+        if any(s.value == "Comparison on the same split" for s in at.header):
             return at
         time.sleep(0.5)
     raise AssertionError("the run did not finish in time")

@@ -46,9 +46,8 @@ def url_path(script: str) -> str:
 
 def settle(page) -> None:
     """Wait until the page's script run has ended and its figures are drawn."""
-    page.locator(
-        '[data-testid="stMainBlockContainer"] h1, [data-testid="stMainBlockContainer"] h3'
-    ).first.wait_for()
+    # Its title (h1), or a run's headline (h2: a projected run leaves the title out).
+    page.locator('[data-testid="stMainBlockContainer"] :is(h1, h2)').first.wait_for()
     page.wait_for_timeout(1000)
     page.locator(RUNNING).wait_for(state="detached", timeout=120_000)
     page.wait_for_timeout(1000)

@@ -108,35 +108,35 @@ def headline(
     label = _label(config, "csvm", _result(outcomes, "csvm"))
     outcome = outcomes.get("csvm")
     if outcome is None:
-        return f"### {label}: this run is no longer on the server"
+        return f"## {label}: this run is no longer on the server"
     if total is None:
         total = config.n_iter * (2 if config.model == "lcsvm" else 1)
     if outcome.get("state") == "error" and outcome.get("result") is None:
         # Named at once, while the baselines may still train for minutes.
         if outcome.get("error_type") == "Interrupted":  # cut off by a server stopping
-            return f"### {label} interrupted at step {len(shown)}: {_failure(outcome, False)}"
-        return f"### {label} failed at step {len(shown)}: {_failure(outcome)}"
+            return f"## {label} interrupted at step {len(shown)}: {_failure(outcome, False)}"
+        return f"## {label} failed at step {len(shown)}: {_failure(outcome)}"
     if not finished:
         if outcome.get("state") == "queued":
-            return f"### {label}: waiting for a free worker"
+            return f"## {label}: waiting for a free worker"
         if stopping:  # said at once; the best filter's test accuracy follows
-            return f"### {label}: stopping at step {len(shown)} of {total}…"
+            return f"## {label}: stopping at step {len(shown)} of {total}…"
         if paused:
-            return f"### {label}: paused at step {len(shown)} of {total}"
-        return f"### {label}: step {len(shown)} of {total}"
+            return f"## {label}: paused at step {len(shown)} of {total}"
+        return f"## {label}: step {len(shown)} of {total}"
     result = outcome.get("result")
     if result is None:
-        return f"### {label}: {outcome.get('state', 'ended')} at step {len(shown)}, no result"
+        return f"## {label}: {outcome.get('state', 'ended')} at step {len(shown)}, no result"
     status = result.get("status", "done")
     # Two decimals, as every table writes an accuracy (one decimal read "98.8 %" beside
     # the table's 98.75 %).
     acc = f"{100 * result['test_accuracy']:.2f} %"
     if status == "diverged":
-        return f"### {label} {_diverged(outcome, result, len(shown))} (best filter: {acc} test)"
+        return f"## {label} {_diverged(outcome, result, len(shown))} (best filter: {acc} test)"
     if status == "stopped":
-        return f"### {label} stopped at step {len(shown)}: {acc} test with the best filter"
+        return f"## {label} stopped at step {len(shown)}: {acc} test with the best filter"
     return (
-        f"### {label}: {acc} test, {len(shown)} steps, {format_elapsed(result['seconds'])}"
+        f"## {label}: {acc} test, {len(shown)} steps, {format_elapsed(result['seconds'])}"
         f"{_baselines_text(config, outcomes, y_test)}"
     )
 

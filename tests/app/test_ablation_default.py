@@ -30,7 +30,7 @@ def test_a_small_kcsvm_run_is_compared_with_fixed_filters_without_a_click():
     assert line.startswith("**Learned filter ") and re.search(" points, p\u00a0[=<]\u00a0", line)
     assert any(w in line for w in ("a fixed filter does as well", "learning the filter won",
                                    "the fixed filter won"))  # fmt: skip
-    assert any(s.value == "What did learning the filter buy?" for s in at.subheader)
+    assert any(s.value == "What did learning the filter buy?" for s in at.header)
 
 
 def test_a_large_run_waits_for_the_click():

@@ -36,7 +36,7 @@ def _markup(at, title: str) -> list[str]:
 
 
 def _headline(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("### "))
+    return next(m.value for m in at.markdown if m.value.startswith("## "))
 
 
 def test_train_page_opens_with_real_images_and_no_error():
@@ -59,7 +59,7 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
     assert table["test accuracy"].notna().all()
     assert table["95 % interval"].str.contains("–").all()
     assert chart_points(at, "Objective") == [3]  # one point per step
-    assert _headline(at).startswith("### K-CSVM: ") and "plain SVM" in _headline(at)
+    assert _headline(at).startswith("## K-CSVM: ") and "plain SVM" in _headline(at)
     mcnemar = [
         m.value
         for m in at.markdown

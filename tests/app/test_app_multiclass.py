@@ -46,14 +46,14 @@ def test_three_class_run_shows_three_filters_and_a_3x3_confusion():
     per_class = titled(at, "Test accuracy per class")[0]
     assert [b["name"] for b in per_class["data"]] == ["K-CSVM", "plain SVM", "small CNN"]
     assert all(len(b["y"]) == 3 for b in per_class["data"])
-    assert any(s.value == "Most confused pairs" for s in at.subheader)
+    assert any(s.value == "Most confused pairs" for s in at.header)
     # Each pair's words are text above its filters (as a figure's title they ran past
     # their column), and the focus box no longer says a finished run is training.
     assert any(re.match(r"\*\*\d ↔ \d\\: \d+ mistakes", m.value) for m in at.markdown)
     focus = at.selectbox(key=f"focus_{query(at, 'run')}")
     assert focus.options[0] == "the last one trained"
-    headline = next(m.value for m in at.markdown if m.value.startswith("### "))
-    assert headline.startswith("### K-CSVM: ") and "9 steps" in headline
+    headline = next(m.value for m in at.markdown if m.value.startswith("## "))
+    assert headline.startswith("## K-CSVM: ") and "9 steps" in headline
 
 
 def test_one_vs_rest_shows_one_filter_per_class():

@@ -50,7 +50,7 @@ def _text(element) -> str:
 
 def _headline(at) -> str:
     """The run's headline, its no-break spaces (a number kept with its %) read as spaces."""
-    return next(m.value for m in at.markdown if m.value.startswith("### ")).replace("\u00a0", " ")
+    return next(m.value for m in at.markdown if m.value.startswith("## ")).replace("\u00a0", " ")
 
 
 def test_a_crafted_bundle_is_refused_by_name_and_the_export_is_shown(ovo_export):
@@ -71,9 +71,9 @@ def test_a_crafted_bundle_is_refused_by_name_and_the_export_is_shown(ovo_export)
     (grid,) = titled(at, "Filters of the 3 sub-problems")  # each sub-problem's filter
     captions = [a["text"] for a in grid["layout"]["annotations"]]
     assert any("0 vs 2 · 1/1" in c for c in captions) and _filters_drawn(grid) == 3
-    assert any(s.value == "Most confused pairs" for s in at.subheader)
+    assert any(s.value == "Most confused pairs" for s in at.header)
     accuracy = 100 * results["csvm"]["test_accuracy"]
-    assert _headline(at).startswith(f"### K-CSVM: {accuracy:.2f} % test")
+    assert _headline(at).startswith(f"## K-CSVM: {accuracy:.2f} % test")
 
 
 def test_a_forged_accuracy_is_recomputed_and_an_undigested_export_marked_unverified(ovo_export):
@@ -86,7 +86,7 @@ def test_a_forged_accuracy_is_recomputed_and_an_undigested_export_marked_unverif
     assert not at.exception
     accuracy = 100 * results["csvm"]["test_accuracy"]
     assert accuracy < 100
-    assert _headline(at).startswith(f"### K-CSVM (unverified): {accuracy:.2f} % test")
+    assert _headline(at).startswith(f"## K-CSVM (unverified): {accuracy:.2f} % test")
     warnings = [_text(w) for w in at.warning]
     assert any("claims 100.0 % test accuracy" in w for w in warnings)
     assert any("marked unverified" in w for w in warnings)
@@ -94,4 +94,4 @@ def test_a_forged_accuracy_is_recomputed_and_an_undigested_export_marked_unverif
     v01 = (ROOT / "tests" / "fixtures" / "export_v0.1.zip").read_bytes()  # no predictions
     at = wait_for_results(_upload(at, v01))
     assert not at.exception
-    assert _headline(at).startswith("### K-CSVM (unverified): 87.50 % test")
+    assert _headline(at).startswith("## K-CSVM (unverified): 87.50 % test")

@@ -96,15 +96,15 @@ def test_the_board_shows_hostile_names_as_typed_and_sorts_by_accuracy(store):
     at.radio(key="board_sort").set_value(SORTS[0]).run()
     at.button(key="board_project").click().run()
     assert at.session_state["projector"] is True
-    best = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    assert best == ["#### " + md_escape(HOSTILE[i]) for i in (1, 0, 2)]
+    best = [m.value for m in at.markdown if m.value.startswith("## ")]
+    assert best == ["## " + md_escape(HOSTILE[i]) for i in (1, 0, 2)]
     (said,) = [c.value for c in at.caption if "Updated" in c.value]
     assert "the four with the highest test accuracy" in said and SORTS[0] not in said
     assert not at.radio
     # The way back finds the board as it was left: the sort chosen, projector mode on.
     at.button(key="board_unproject").click().run()
     assert at.radio(key="board_sort").value == SORTS[0]
-    assert not [m for m in at.markdown if m.value.startswith("#### ")]
+    assert not [m for m in at.markdown if m.value.startswith("## ")]
     at.radio(key="board_sort").set_value(SORTS[1]).run()
     at.button(key="board_project").click().run()
     at.button(key="board_unproject").click().run()
@@ -118,8 +118,8 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     cut = save_run(store, "Bob", owner="owner-bob", status="interrupted")
     viewer = wait_for_results(open_app({"run": done, "jobs": "store", "pace": "live"}))
     assert not viewer.exception
-    heading = [m.value for m in viewer.markdown if m.value.startswith("### ")]
-    assert heading and heading[0].startswith("### K-CSVM: 96.00\u00a0% test, 2 steps")
+    heading = [m.value for m in viewer.markdown if m.value.startswith("## ")]
+    assert heading and heading[0].startswith("## K-CSVM: 96.00\u00a0% test, 2 steps")
     assert any(i.value.startswith("Shared view") for i in viewer.info)
     assert viewer.session_state["runs"][done].stored
     owner = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
@@ -133,15 +133,15 @@ def test_a_stored_run_opens_from_its_link_shared_for_others_and_the_owners_own(s
     # Cut off while it trained: its last step, said in words.
     at = open_app({"run": cut, "jobs": "store", "pace": "live"})
     for _ in range(30):
-        if any(m.value.startswith("### K-CSVM interrupted at step 1") for m in at.markdown):
+        if any(m.value.startswith("## K-CSVM interrupted at step 1") for m in at.markdown):
             break
         time.sleep(0.2)
         at.run()
     assert not at.exception
     assert any("interrupted at step 1" in w.value for w in at.warning)
-    heading = [m.value for m in at.markdown if m.value.startswith("### ")]
+    heading = [m.value for m in at.markdown if m.value.startswith("## ")]
     assert heading == [
-        "### K-CSVM interrupted at step 1: the server stopped while it trained, its "
+        "## K-CSVM interrupted at step 1: the server stopped while it trained, its "
         "last saved step is shown"
     ]
     # A link to a run that no store has still says so.

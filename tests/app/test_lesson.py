@@ -25,7 +25,7 @@ def _open(step: str | None = None) -> AppTest:
 
 
 def _heading(at: AppTest) -> str:
-    (heading,) = [h.value for h in at.subheader]
+    (heading,) = [h.value for h in at.title]
     return heading
 
 

@@ -92,7 +92,7 @@ def test_page_shows_every_saved_table_thesis_beside_measured(runs_dir):
     records = _write_runs(runs_dir)
     at = _page()
     assert not at.exception and not at.error
-    assert [s.value for s in at.subheader] == [m["title"] for m in reproduced.TABLES.values()]
+    assert [s.value for s in at.header] == [m["title"] for m in reproduced.TABLES.values()]
     tables = _cells(at)[::2]  # each comparison, then its settings and seeds
     assert len(tables) == len(reproduced.TABLES) == 14
     shown = " ".join(m.value for m in at.markdown)
@@ -127,7 +127,7 @@ def test_a_contents_list_links_to_every_tables_heading(runs_dir):
     at = _page()
     (contents,) = [e for e in at.expander if e.label == "The 14 tables on this page"]
     links = re.findall(r"\[(.+?)\]\(#([\w-]+)\)", contents.markdown[0].value)
-    anchors = {s.proto.anchor: s.value for s in at.subheader}
+    anchors = {s.proto.anchor: s.value for s in at.header}
     assert len(links) == len(reproduced.TABLES) == len(anchors)
     assert all(anchors[anchor] == title.replace("\\", "") for title, anchor in links)
 
@@ -221,7 +221,7 @@ def test_the_page_draws_every_run_saved_in_the_repository():
     # misreads (a CIFAR-10 study once raised KeyError here) fails this
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception
-    titles = [s.value for s in at.subheader]
+    titles = [s.value for s in at.header]
     saved = [m["title"] for t, m in reproduced.TABLES.items() if reproduced.run_path(t).exists()]
     assert saved and all(title in titles for title in saved)
 

@@ -67,7 +67,7 @@ def _finished(page, url: str, name: str) -> tuple[str, str, str]:
     """A small run trained to its end: its id, link and headline."""
     run_id = _start(page, url, SMALL, name)
     page.get_by_text("Comparison on the same split").wait_for()
-    headline = page.locator("h3").filter(has_text=_HEADLINE).first.inner_text()
+    headline = page.locator("h2").filter(has_text=_HEADLINE).first.inner_text()
     return run_id, page.url, headline
 
 
@@ -105,12 +105,12 @@ def test_a_server_killed_mid_run_restarts_without_losing_a_run(browser, tmp_path
         page = _page(context)  # the same browser: its owner cookie
         page.goto(cut_link)
         page.get_by_text(f"This run was interrupted at step {k}").wait_for()
-        page.locator("h3").filter(has_text=f"interrupted at step {k}: the server").wait_for()
+        page.locator("h2").filter(has_text=f"interrupted at step {k}: the server").wait_for()
         assert _stored(store_url, cut_id, lambda r: True).status == "interrupted"
         page.screenshot(path=str(ARTIFACTS / "restart-interrupted-run.png"))
         page.goto(done_link)
         page.get_by_text("Comparison on the same split").wait_for()
-        assert page.locator("h3").filter(has_text=_HEADLINE).first.inner_text() == headline
+        assert page.locator("h2").filter(has_text=_HEADLINE).first.inner_text() == headline
         assert page.get_by_text("Shared view").count() == 0  # still the owner's own
         assert "jobs=store" in page.url  # its link now names the store
         page.goto(f"{url}/class_board")
@@ -139,7 +139,7 @@ def test_two_servers_on_one_postgresql_store_open_each_others_runs(browser):
             viewer = _page(browser.new_context(viewport={"width": 1280, "height": 800}))
             viewer.goto(link.replace(first, second))
             viewer.get_by_text("Comparison on the same split").wait_for()
-            assert viewer.locator("h3").filter(has_text=_HEADLINE).first.inner_text() == headline
+            assert viewer.locator("h2").filter(has_text=_HEADLINE).first.inner_text() == headline
             assert viewer.get_by_text("Shared view").count() == 1
             viewer.goto(f"{second}/class_board")
             viewer.get_by_text("Cy <b>2</b>", exact=True).wait_for()

@@ -76,7 +76,7 @@ def test_a_viewer_joins_a_run_where_it_is_not_at_step_zero():
     run = _run_of(viewer)
     play = viewer.session_state[f"play_{run.id}"]
     assert play.cursor == play.target == int(SMALL_RUN["n_iter"])
-    assert any(s.value == "Comparison on the same split" for s in viewer.subheader)
+    assert any(s.value == "Comparison on the same split" for s in viewer.header)
 
 
 def test_a_viewer_of_a_paced_run_joins_at_the_owners_step_not_the_workers():
@@ -132,7 +132,7 @@ def test_a_shared_view_shows_the_owners_ablation():
     verdicts = {line for line in owner_lines if line.startswith("**") and line in viewer_lines}
     assert verdicts, "the owner's ablation verdict is missing from the shared view"
     assert (
-        any("What did learning the filter buy?" in h.value for h in viewer.subheader)
+        any("What did learning the filter buy?" in h.value for h in viewer.header)
         and len(viewer.dataframe) >= 2
     )
 

@@ -42,7 +42,7 @@ def test_a_killed_csvm_worker_is_named_while_the_cnn_trains():
         assert pool.get(cnn).state in ("queued", "running"), "the baseline still trains"
         at.run()
         assert not at.exception
-        heading = next(m.value for m in at.markdown if m.value.startswith("### "))
+        heading = next(m.value for m in at.markdown if m.value.startswith("## "))
         assert "failed at step" in heading and "SIGKILL" in heading, heading
         progress = _progress(at)
         assert "left" not in progress, progress

@@ -79,7 +79,7 @@ def test_the_class_board_in_a_browser(board, browser):
     lefts = [box["x"] for box in boxes]
     assert lefts == sorted(lefts) and len(set(lefts)) == 3  # side by side, in one row
     assert max(box["y"] for box in boxes) < min(box["y"] + box["height"] for box in boxes)
-    headings = page.locator("[data-testid='stMain'] h4").all_inner_texts()
+    headings = page.locator("[data-testid='stMain'] h2").all_inner_texts()
     assert [h.strip() for h in headings] == [HOSTILE[1], HOSTILE[0], HOSTILE[2]]
     assert page.get_by_role("switch", name="Projector mode").is_checked()
     assert page.get_by_text("(95 % interval").count() == 3

@@ -21,7 +21,7 @@ pytestmark = [
 
 
 def _heading(page):
-    return page.locator('[data-testid="stMainBlockContainer"] h3').first
+    return page.locator('[data-testid="stMainBlockContainer"] h1').first
 
 
 def test_lesson_steps_follow_the_url_and_open_train_with_the_preset(server, browser):

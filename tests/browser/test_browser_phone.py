@@ -61,7 +61,7 @@ def test_every_page_fits_a_phone(server, browser):
     problems: dict[str, list[str]] = {}
     for script, title, _ in PAGES:
         page.goto(f"{server}/{url_path(script)}?pace=live")
-        settle(page)  # its title: an h1, or the Lesson's step heading (h3)
+        settle(page)  # its title: an h1 (the Lesson's is the step's heading)
         page.screenshot(path=str(ARTIFACTS / f"phone-{url_path(script) or 'train'}.png"))
         if found := _problems(page):
             problems[title] = found
@@ -78,7 +78,7 @@ def test_a_finished_run_fits_a_phone(server, browser):
     before = _problems(page)
     page.get_by_role("button", name="▶ Start").click()
     page.get_by_text("Comparison on the same split").wait_for(timeout=240_000)
-    page.locator('[data-testid="stMainBlockContainer"] h3').filter(
+    page.locator('[data-testid="stMainBlockContainer"] h2').filter(
         has_text=re.compile("% test")
     ).first.wait_for()
     settle(page)

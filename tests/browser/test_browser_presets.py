@@ -60,7 +60,7 @@ def _slug(name: str) -> str:
 
 
 def _headline(page):
-    return page.locator('[data-testid="stMainBlockContainer"] h3').filter(has_text=_FINISHED)
+    return page.locator('[data-testid="stMainBlockContainer"] h2').filter(has_text=_FINISHED)
 
 
 @pytest.mark.timeout(1800)

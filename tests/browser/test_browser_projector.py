@@ -178,7 +178,7 @@ def test_projector_mode_is_kept_and_every_text_is_large(server, browser, width, 
         # it; a page that never adds it still fails here.
         page.wait_for_function(
             "() => [...document.querySelectorAll('style')]"
-            ".some(s => s.textContent.includes('h3{font-size:2.2rem!important}'))",
+            ".some(s => s.textContent.includes(':is(h2,h3){font-size:2.2rem!important}'))",
             timeout=60_000,
         )
         page.wait_for_timeout(300)

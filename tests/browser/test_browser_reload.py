@@ -23,7 +23,7 @@ def test_a_downloaded_run_uploaded_in_another_browser_is_shown_again(server, bro
     page.goto(f"{server}/?n_iter=3&n_train=60&seed=4&baselines=svm&pace=live")
     page.get_by_role("button", name="▶ Start").click()
     page.get_by_text("Comparison on the same split").wait_for()
-    headline = page.locator("h3").filter(has_text=_HEADLINE).first.inner_text()
+    headline = page.locator("h2").filter(has_text=_HEADLINE).first.inner_text()
     with page.expect_download() as download:
         page.get_by_role("button", name=re.compile("Download run")).click()
     path = tmp_path / "run.zip"
@@ -41,7 +41,7 @@ def test_a_downloaded_run_uploaded_in_another_browser_is_shown_again(server, bro
     uploader.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     other.get_by_role("button", name="Show this run").click()
     other.get_by_text("Comparison on the same split").wait_for()
-    assert other.locator("h3").filter(has_text=_HEADLINE).first.inner_text() == headline
+    assert other.locator("h2").filter(has_text=_HEADLINE).first.inner_text() == headline
     assert other.locator('[data-testid="stException"]').count() == 0
     assert "seed=4" in other.url and "n_train=60" in other.url  # its settings are back
     assert other.locator(".st-key-filter_view svg.csvm-figure").count() == 2  # and its change

@@ -15,9 +15,9 @@ def test_an_interrupted_run_is_headed_interrupted_with_its_reason():
         [{}, {}, {}],
         finished=True,
     )
-    assert text == "### K-CSVM interrupted at step 3: the server stopped while it trained"
+    assert text == "## K-CSVM interrupted at step 3: the server stopped while it trained"
 
 
 def test_a_run_that_failed_still_says_failed_with_the_error_type():
     text = headline(RunConfig(), _outcome("ValueError", "bad filter"), [{}], finished=True)
-    assert text == "### K-CSVM failed at step 1: ValueError: bad filter"
+    assert text == "## K-CSVM failed at step 1: ValueError: bad filter"

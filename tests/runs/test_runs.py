@@ -137,7 +137,7 @@ def test_rows_headline_and_significance_for_a_whole_run():
     assert all(r["95 % interval"].endswith("\u00a0%") for r in rows)
     steps = step_events(outcomes["csvm"]["events"])
     line = headline(SMALL, outcomes, steps, finished=True)
-    assert line.startswith("### K-CSVM: ") and "plain SVM" in line and "3 steps" in line
+    assert line.startswith("## K-CSVM: ") and "plain SVM" in line and "3 steps" in line
     from csvm.data import load_pair
 
     y_test = load_pair("mnist-5k", "3", "5", n_train=120, random_state=0).y_test
@@ -178,7 +178,7 @@ def test_a_crashed_csvm_is_named_in_the_headline_at_once():
         "error": "the worker process exited unexpectedly (exit code -9: killed by SIGKILL)",
     }
     line = headline(SMALL, {"csvm": crash, "cnn": {"state": "running"}}, [{}] * 4, False)
-    assert line.startswith("### K-CSVM failed at step 4:") and "SIGKILL" in line
+    assert line.startswith("## K-CSVM failed at step 4:") and "SIGKILL" in line
     hostile = crash | {"error_type": "ValueError", "error": "[x](http://e) *b* <i>"}
     assert not set("[]*<>") & set(headline(SMALL, {"csvm": hostile}, [], False))
 
@@ -186,7 +186,7 @@ def test_a_crashed_csvm_is_named_in_the_headline_at_once():
 def test_a_stop_is_said_at_once_and_its_result_when_it_comes():
     running = {"state": "running", "result": None, "events": []}
     line = headline(SMALL, {"csvm": running}, [{}] * 4, False, stopping=True)
-    assert line == f"### K-CSVM: stopping at step 4 of {SMALL.n_iter}…"
+    assert line == f"## K-CSVM: stopping at step 4 of {SMALL.n_iter}…"
     assert "stopping" not in headline(SMALL, {"csvm": running}, [{}] * 4, False)
 
 
