@@ -86,7 +86,8 @@ class Whole(Interval):
 def infer_image_shape(X: np.ndarray, image_shape: Any) -> tuple[int, ...]:
     """The shape of one image of ``X``: ``image_shape`` when given, else read from ``X``.
 
-    3-D input ``(n, H, W)`` gives ``(1, H, W)`` and 4-D input gives its last three sizes.
+    3-D input ``(n, H, W)`` gives ``(1, H, W)`` and 4-D input gives its last three sizes
+    (refused, saying how to transpose it, when it looks channels-last: ``(n, H, W, C)``).
     A flat ``(n, n_features)`` X is read as one square grey image when ``n_features`` is a
     perfect square.  Otherwise it is read as one row of ``n_features`` pixels, with an
     :class:`~csvm.exceptions.ImageShapeWarning` that states the rule: an error there would
@@ -99,6 +100,7 @@ def infer_image_shape(X: np.ndarray, image_shape: Any) -> tuple[int, ...]:
     if X.ndim == 3:
         return (1, *X.shape[1:])
     if X.ndim != 2:
+        _refuse_channels_last(X.shape)
         return tuple(X.shape[1:])
     n_features = X.shape[1]
     side = math.isqrt(n_features)
@@ -111,6 +113,22 @@ def infer_image_shape(X: np.ndarray, image_shape: Any) -> tuple[int, ...]:
         stacklevel=4,
     )
     return (1, 1, n_features)
+
+
+def _refuse_channels_last(shape: tuple[int, ...]) -> None:
+    """Refuse 4-D images that look channels-last, ``(n, H, W, C)`` as PIL and matplotlib
+    hold them: read as ``(n, C, H, W)``, a (n, 32, 32, 3) CIFAR-10 batch became 32
+    channels of 32 x 3 pixels, trained without a word.  ``image_shape`` given reads X as
+    it is (the rare channels-first image with more than four channels and at most four
+    columns)."""
+    if len(shape) == 4 and shape[-1] <= 4 < shape[1]:
+        n, h, w, c = shape
+        raise ValueError(
+            f"X has shape {tuple(shape)}, which looks like {n} images of {h} x {w} pixels "
+            f"with {c} colour channel{'s' * (c != 1)} last (n, H, W, C); the estimators read "
+            "4-D X as (n, C, H, W). Pass X.transpose(0, 3, 1, 2), or image_shape="
+            f"({shape[1]}, {shape[2]}, {shape[3]}) to read it as (n, C, H, W) after all."
+        )
 
 
 def resolve_filter_shape(filter_shape: Any, image_shape: tuple[int, ...]) -> tuple[int, int]:

@@ -64,3 +64,27 @@ def test_a_kernel_overflow_names_the_settings_not_the_data():
     with pytest.raises(KernelOverflowError, match=r"coef0=1e\+06 and degree=20") as info:
         clf.fit(X, y)
     assert "Input X" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["KernelCSVM", "LinearCSVM", "SmallCNN", "HOGSVC", "FilterBankMKL"]
+)
+def test_channels_last_images_are_refused_with_the_transpose_to_use(name):
+    """A (n, 32, 32, 3) batch, as PIL and matplotlib hold images, was read as 32 channels
+    of 32 x 3 pixels and trained without a word."""
+    import csvm
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((20, 32, 32, 3)), np.repeat([0, 1], 10)
+    with pytest.raises(ValueError, match=r"colour channels last.*X\.transpose\(0, 3, 1, 2\)"):
+        getattr(csvm, name)().fit(X, y)
+
+
+def test_channels_first_images_and_an_explicit_image_shape_are_read_as_given():
+    rng = np.random.default_rng(0)
+    X, y = rng.random((20, 3, 16, 16)), np.repeat([0, 1], 10)
+    clf = KernelCSVM(n_iter=1, filter_shape=(3, 3)).fit(X, y)
+    assert clf.filters_.shape[-3:] == (3, 3, 3)  # three channels, a 3 x 3 filter each
+    odd = rng.random((20, 8, 6, 2))  # eight channels of 6 x 2 pixels, said so
+    clf = KernelCSVM(n_iter=1, image_shape=(8, 6, 2), filter_shape=(2, 2)).fit(odd, y)
+    assert clf.filters_.shape[-3:] == (8, 2, 2)
