@@ -355,7 +355,7 @@ def _resolve_pair(name: str, names: tuple[str, ...], a: Any, b: Any) -> tuple[in
 
 def load_multiclass(
     name: str,
-    protocol: str | None = "thesis",
+    protocol: str | None = None,
     data_dir: str | os.PathLike | None = None,
     n_train: int | None = None,
     random_state: int = 0,
@@ -367,11 +367,12 @@ def load_multiclass(
     ----------
     name : str
         A key of :data:`DATASETS`.
-    protocol : {"thesis", None}, default="thesis"
-        For MNIST / Fashion-MNIST both give table 3.1's split: training images
-        0-49,999, validation 50,000-59,999, the test set.  CIFAR-10: "thesis" trains
-        on data_batch_1 only, None on every training batch but data_batch_2 (the
-        validation batch).  The built-in datasets accept None only.
+    protocol : {None, "thesis"}, default=None
+        As in :func:`load_pair` (whose default it shares).  For MNIST / Fashion-MNIST
+        both give table 3.1's split: training images 0-49,999, validation
+        50,000-59,999, the test set.  CIFAR-10: "thesis" trains on data_batch_1 only,
+        None on every training batch but data_batch_2 (the validation batch).  The
+        built-in datasets accept None only.
     data_dir, n_train, random_state, color
         As in :func:`load_pair`.
 

@@ -31,8 +31,21 @@ def _metavar(spec) -> str:
     """``{poly,rbf,linear}`` for a closed list of choices (read from the registries when
     the parser is built), else the kind (``FLOAT``)."""
     if spec.kind == "str" and spec.choices is not None and spec.pattern is None:
-        return "{" + ",".join(str(c) for c in spec.choices) + "}"
+        choices = [str(c) for c in spec.choices]
+        if spec.none_label is not None and "none" not in choices:
+            choices.append("none")  # the setting's None (protocol: a random split)
+        return "{" + ",".join(choices) + "}"
     return spec.kind.upper()
+
+
+def _default_help(spec, value, shown: str) -> str:
+    """The default, and how to ask for the setting's None on the command line where it
+    has one: ``Default none (no limit).`` or ``Default 1. Type none for no limit.``"""
+    if spec.none_label is None or (spec.choices is not None and "none" in spec.choices):
+        return f"Default {shown}."
+    if value is None:
+        return f"Default none ({spec.none_label})."
+    return f"Default {shown}. Type none for {spec.none_label}."
 
 
 def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ()) -> None:
@@ -52,7 +65,7 @@ def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ())
             type=_cli_type(name),
             default=argparse.SUPPRESS,
             metavar=_metavar(spec),
-            help=f"{spec.help} Default {default}.",
+            help=f"{spec.help} {_default_help(spec, getattr(DEFAULTS, name), default)}",
         )
 
 

@@ -66,8 +66,13 @@ def parse_value(name: str, raw: Any) -> Any:
     spec = SPECS[name]
     if isinstance(raw, str) and len(raw) > MAX_RAW_LENGTH:
         raise ValueError(f"is too long ({len(raw)} characters)")
+    # "none" is None, except for a text setting where it is a choice (regulariser "none");
+    # a text setting with a None of its own (protocol's "random split") takes it too.
+    text_none = spec.kind != "str" or (
+        spec.none_label is not None and "none" not in (spec.choices or ())
+    )
     is_none = raw is None or (
-        isinstance(raw, str) and raw.strip().lower() in ("none", "null") and spec.kind != "str"
+        isinstance(raw, str) and raw.strip().lower() in ("none", "null") and text_none
     )
     if spec.kind == "classes":
         return parse_classes(raw)

@@ -27,6 +27,19 @@ def test_help_describes_every_command(capsys):
     assert "exit status: 0 done, 1 training diverged, 2 bad arguments" in out
 
 
+def test_a_settings_none_is_typed_none_and_its_help_says_so(capsys):
+    """``--protocol none`` was refused ("allowed is one of thesis") while the thesis
+    protocol's error told the user to use protocol=None; --C did not say how to give none."""
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--protocol {thesis,none}" in out and "Default none (random split)." in out
+    assert "Default none (no limit)." in out  # --C
+    assert "--regulariser {none,l1," in out  # a choice called none stays a choice
+    assert main(["train", *TINY, "--protocol", "none", "--C", "none", "--baselines", "none"]) == 0
+    assert "test accuracy" in capsys.readouterr().out
+
+
 def test_version(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"csvm {csvm.__version__}"

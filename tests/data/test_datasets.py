@@ -268,8 +268,10 @@ def test_digits_multiclass_and_images():
     assert set(np.unique(m.y_test)) == set(range(10))
     X, y = load_images("mnist-5k", "test")
     assert X.shape == (1000, 1, 28, 28) and np.bincount(y).tolist() == [100] * 10
+    # The default protocol is load_pair's (None), so a built-in set loads as it is.
+    assert load_multiclass("digits").counts == m.counts
     with pytest.raises(DatasetError, match="thesis protocol"):
-        load_multiclass("digits")  # default protocol is the thesis's
+        load_multiclass("digits", protocol="thesis")
 
 
 # -- where files live ---------------------------------------------------------------------
