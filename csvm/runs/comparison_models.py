@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.model.recommend import GRAM_LIMIT
+from csvm.model.recommend import GRAM_LIMIT, HOG_MIN_SIDE
 from csvm.runs.config import MODEL_LABELS
 from csvm.runs.model_result import model_summary, pinned_indices
 
@@ -25,7 +25,8 @@ COMPARISON_MODELS = {
     "hog": "HOG features (scikit-image) with an RBF SVM",
     "mlsvm": "two-layer SVM (Wiering & Schomaker): hidden SVMs, then an output SVM",
     "recommended": "the project's recommended model at this size (csvm.recommended): HOG "
-    f"features with an RBF SVM up to {GRAM_LIMIT:,} images, a plain RBF SVM above",
+    f"features with an RBF SVM up to {GRAM_LIMIT:,} images, a plain RBF SVM above (and on "
+    f"images under {HOG_MIN_SIDE} px, too small for HOG's blocks)",
 }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from csvm.model.kernel_registry import KERNELS, kernels_using
-from csvm.model.recommend import GRAM_LIMIT
+from csvm.model.recommend import GRAM_LIMIT, HOG_MIN_SIDE
 from csvm.model.regularisers import REGULARISERS
 
 __all__ = [
@@ -529,7 +529,8 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
             "filter bank (which filters it weights), HOG features with an RBF SVM, the "
             "two-layer SVM — and the model the project recommends at this size "
             f"(csvm.recommended: HOG + RBF SVM up to {GRAM_LIMIT:,} images, a plain RBF SVM "
-            "above). Each gets its row, interval and McNemar test.",
+            f"above, or on images under {HOG_MIN_SIDE} px). Each gets its row, interval and "
+            "McNemar test.",
             "baselines",
             choices=("svm", "cnn", "mkl", "hog", "mlsvm", "recommended"),
         ),

@@ -8,7 +8,7 @@ from sklearn.pipeline import Pipeline
 
 import csvm
 from csvm import HOGSVC, recommended
-from csvm.model.recommend import GRAM_LIMIT, SMALL_N
+from csvm.model.recommend import GRAM_LIMIT, SMALL_N, recommendation
 
 
 @pytest.mark.parametrize(
@@ -34,6 +34,19 @@ def test_above_the_gram_limit_it_is_the_plain_svm_with_gamma_per_pixel():
     assert cifar.steps[-1][1].gamma == pytest.approx(0.03 * 784 / 3072)
 
 
+def test_images_smaller_than_two_hog_blocks_get_the_plain_svm():
+    """8 x 8 digits hold one HOG block: the plain SVM was 10-15 points ahead there
+    (docs/protocol_small_images.md); 16 px and more keep HOG."""
+    for shape in [(8, 8), (1, 8, 8), (3, 15, 32)]:
+        clf = recommended(100, shape)
+        assert isinstance(clf, Pipeline), shape
+        pixels = int(np.prod(shape))
+        assert clf.steps[-1][1].gamma == pytest.approx(0.03 * 784 / pixels)
+    assert isinstance(recommended(100, (16, 16)), HOGSVC)
+    what, why = recommendation(100, (8, 8))
+    assert what.startswith("plain RBF SVM") and "HOG's 8-pixel blocks" in why
+
+
 def test_it_fits_and_predicts_images():
     rng = np.random.default_rng(0)
     X = rng.random((40, 16, 16)) * 0.3
@@ -47,7 +60,8 @@ def test_it_fits_and_predicts_images():
 @pytest.mark.parametrize(
     "n,shape,says",
     [(0, (28, 28), "n_train"), (2.5, (28, 28), "n_train"), (True, (28, 28), "n_train"),
-     (10, (28,), "image_shape"), (10, (0, 28), "image_shape"), (10, (1, 2, 3, 4), "image_shape")],
+     (10, (28,), "image_shape"), (10, (0, 28), "image_shape"), (10, (1, 2, 3, 4), "image_shape"),
+     (10, 784, "image_shape")],
 )  # fmt: skip
 def test_bad_arguments_are_named(n, shape, says):
     with pytest.raises(ValueError, match=says):
