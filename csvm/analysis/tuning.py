@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
-from csvm.exceptions import DivergenceError
+from csvm.exceptions import CSVMWarning, DivergenceError
 from csvm.model.kernel_registry import Kernel, get_kernel
 from csvm.model.kernels import KernelSpec, from_dots
 
@@ -330,7 +330,11 @@ def _score_cnn_rate(rate, epochs, cnn_params, X_train, y_train, X_val, y_val) ->
             found[event["epoch"] + 1] = float(np.mean(cnn.predict(X_val) == y_val))
 
     try:
-        cnn.fit(X_train, y_train, callback=score)
+        # A search tries rates that fail: the grid reports them, a warning each is noise
+        # (the chosen network, refitted, still warns if it learned nothing).
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "SmallCNN learned nothing", CSVMWarning)
+            cnn.fit(X_train, y_train, callback=score)
     except DivergenceError:
         pass  # the epochs it did not reach stay unscored
     return [

@@ -26,7 +26,13 @@ from csvm.exceptions import DivergenceError
 from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.cnn_advice import warn_if_nothing_learned, warn_if_unscaled
 from csvm.model.conv import correlate, correlate_transpose, map_shape
-from csvm.model.validation import Shape, Whole, check_images, resolve_filter_shape
+from csvm.model.validation import (
+    Shape,
+    Whole,
+    check_images,
+    check_two_classes,
+    resolve_filter_shape,
+)
 
 __all__ = ["SmallCNN"]
 
@@ -355,11 +361,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         map_shape(X4.shape[-2:], self.filter_shape_)
         warn_if_unscaled(X4, stacklevel=5)  # _fit_data, _fit, fit, the wrapper, caller
         self.classes_, y_index = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y holds one class only ({self.classes_[0]!r}): training needs "
-                "examples of at least two classes."
-            )
+        check_two_classes(self.classes_)
         return X4, y_index
 
     def _step(

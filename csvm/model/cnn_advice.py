@@ -68,7 +68,9 @@ def advice(lr: float, peak: float, losses: Sequence[float], chance: float) -> st
             f"of answering the class frequencies (the steps overshoot): try "
             f"lr={lr / 10:g}, or tune it (csvm.analysis.tuning.tune_cnn)."
         )
-    if len(losses) >= 2 and losses[-1] < 0.98 * losses[-2]:
+    if len(losses) < 2:  # one epoch says nothing of where the loss was heading
+        return "Only one epoch ran: train for more epochs."
+    if losses[-1] < 0.98 * losses[-2]:
         return (
             f"Its loss was still falling ({losses[-2]:.3g} -> {losses[-1]:.3g} in the last "
             f"epoch): train for more than {len(losses)} epochs."
@@ -96,7 +98,7 @@ def warn_if_nothing_learned(
     weights are judged: one forward pass, a few % of a 10-epoch fit.
     """
     epochs = [h for h in history if h.get("kind") == "epoch"]
-    if len(epochs) < 2:
+    if not epochs:
         return
     majority = float(np.bincount(y_index).max() / len(y_index))
     score = accuracy()
@@ -106,7 +108,8 @@ def warn_if_nothing_learned(
     prior = np.bincount(y_index) / len(y_index)
     chance = float(-np.sum(prior[prior > 0] * np.log(prior[prior > 0])))
     warnings.warn(
-        f"SmallCNN learned nothing: after {len(epochs)} epochs its training accuracy "
+        f"SmallCNN learned nothing: after {len(epochs)} epoch{'s' * (len(epochs) != 1)} its "
+        "training accuracy "
         f"{100 * score:.1f} % is at or near what always answering the commonest class "
         f"scores ({100 * majority:.1f} %; loss {losses[0]:.3g} -> {losses[-1]:.3g}). "
         + advice(lr, float(np.max(np.abs(X4))), losses, chance),

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.kernels import kernel_matrix
 from csvm.model.multiclass import COMMON_CONSTRAINTS
-from csvm.model.validation import Shape, check_images
+from csvm.model.validation import Shape, check_images, check_two_classes
 
 __all__ = ["HOGSVC", "hog_features", "hog_kernel", "intersection_kernel", "scale_gamma"]
 
@@ -261,6 +261,7 @@ class HOGSVC(ClassifierMixin, BaseEstimator):
         if len(y) != len(X4):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
+        check_two_classes(np.unique(y))  # LIBSVM's own message says less
         self._train_hog = self._features(X4)
         self._train_raw = X4.reshape(len(X4), -1) if self.product else None
         kind = self.hog_kernel

@@ -38,7 +38,7 @@ from csvm.model.kernels import KERNELS, kernel_matrix
 from csvm.model.line_search import projected_armijo
 from csvm.model.multiclass import COMMON_CONSTRAINTS, binary_tasks, ovo_decision
 from csvm.model.prediction import labels_from_decision
-from csvm.model.validation import check_images
+from csvm.model.validation import check_images, check_two_classes
 from csvm.parallel import run_tasks
 
 __all__ = ["FilterBankMKL", "MKLSolution", "filter_maps", "mkl_solve"]
@@ -312,11 +312,7 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y has {len(y)} labels for {len(X4)} images: give one per image.")
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y holds one class only ({self.classes_[0]!r}): training needs examples of "
-                "at least two classes."
-            )
+        check_two_classes(self.classes_)
         self.filter_names_, self.filters_ = resolve_bank(self.bank)
         Z = filter_maps(X4, self.filters_)
         self._kernel_params = self._per_filter_params(Z)

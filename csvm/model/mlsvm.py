@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.kernels import kernel_matrix
+from csvm.model.validation import as_rows, check_two_classes
 
 __all__ = ["MultiLayerSVM", "output_dual", "output_dual_gradient"]
 
@@ -171,21 +172,17 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array (n, n_features)
+        X : array (n, n_features), or images (n, H, W) or (n, C, H, W), read as flat rows
         y : array (n,), two or more classes
 
         Returns
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, as_rows(X), y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y holds one class only ({self.classes_[0]!r}): training needs examples of "
-                "at least two classes."
-            )
+        check_two_classes(self.classes_)
         self._X = X
         self.gamma_hidden_ = _scale(X) if self.gamma_hidden == "scale" else float(self.gamma_hidden)
         K1 = _rbf(X, None, self.gamma_hidden_)
@@ -248,7 +245,7 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
     def hidden_outputs(self, X: Any) -> np.ndarray:
         """The hidden layer's outputs f(x), shape (n, n_hidden_)."""
         check_is_fitted(self, "output_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, as_rows(X), reset=False, dtype=np.float64)
         K1 = _rbf(X, self._X, self.gamma_hidden_)
         return np.column_stack([svr.predict(K1) for svr in self.hidden_])
 

@@ -33,6 +33,7 @@ from csvm.model.validation import (
     Whole,
     check_images,
     check_init_filters,
+    check_two_classes,
     resolve_filter_shape,
 )
 from csvm.parallel import current_client, run_tasks
@@ -233,11 +234,7 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
         check_classification_targets(y)
         self._resolve_filters(X4.shape[1:])
         self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y holds one class only ({self.classes_[0]!r}): training needs examples of "
-                "at least two classes."
-            )
+        check_two_classes(self.classes_)
         tasks = binary_tasks(y, self.classes_, self.multi_class)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(tasks))]

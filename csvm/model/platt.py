@@ -56,7 +56,8 @@ def platt_one_vs_rest(
 
 def one_vs_one(estimator: Any, *, n_jobs: int | None = None) -> OneVsOneClassifier:
     """One binary ``estimator`` per pair of classes; ``predict`` takes the most votes
-    (ties broken by the summed confidences, scikit-learn's rule)."""
+    (ties broken by the summed confidences, scikit-learn's rule).  scikit-learn's wrapper
+    takes flat rows ``(n, H*W)`` only: give the estimator its ``image_shape``."""
     return OneVsOneClassifier(estimator, n_jobs=n_jobs)
 
 

@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from csvm.exceptions import SVMIterationWarning
 from csvm.model._sklearn import Interval, StrOptions
-from csvm.model.validation import Whole
+from csvm.model.validation import Whole, as_rows
 
 __all__ = [
     "SMO",
@@ -300,7 +300,7 @@ class SMO(ClassifierMixin, BaseEstimator):
         """
         # scikit-learn's checks and messages ("The 'C' parameter of SMO must be ...").
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, as_rows(X), y, dtype=np.float64)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"a precomputed kernel must be square, got {X.shape}")
         check_classification_targets(y)
@@ -385,7 +385,7 @@ class SMO(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or images (flattened)
         y : array-like of shape (n_samples,)
             Two labels.
         include_start : bool, default=False
@@ -403,7 +403,7 @@ class SMO(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """``f(x) = sum_i alpha_i y_i K(x_i, x) + b``; positive means ``classes_[1]``."""
         check_is_fitted(self, "alpha_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, as_rows(X), dtype=np.float64, reset=False)
         if len(self.support_) == 0:
             return np.full(len(X), self.intercept_)
         if self.kernel == "precomputed":

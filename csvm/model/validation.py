@@ -27,9 +27,11 @@ __all__ = [
     "SHAPE_RULE",
     "Shape",
     "Whole",
+    "as_rows",
     "check_images",
     "check_init_filters",
     "check_planes",
+    "check_two_classes",
     "infer_image_shape",
     "resolve_filter_shape",
 ]
@@ -238,6 +240,39 @@ def check_images(estimator: Any, X: Any, *, reset: bool, dtype: Any = np.float32
         estimator._image_shape = tuple(int(s) for s in X4.shape[1:])
         estimator.n_features_in_ = int(np.prod(X4.shape[1:]))
     return np.ascontiguousarray(X4, dtype=dtype)
+
+
+def as_rows(X: Any) -> Any:
+    """Images ``(n, H, W)`` or ``(n, C, H, W)`` as flat rows, for the estimators of vectors
+    (SMO, the two-layer SVM); anything else as given, for scikit-learn's checks to judge.
+
+    Examples
+    --------
+    >>> as_rows(np.zeros((5, 2, 8, 8))).shape
+    (5, 128)
+    """
+    if getattr(X, "ndim", 0) > 2:
+        return np.reshape(X, (len(X), -1))
+    return X
+
+
+def check_two_classes(classes: np.ndarray) -> None:
+    """Refuse a ``y`` of one class, naming it as the user wrote it (``3``, not
+    ``np.int64(3)``).
+
+    Examples
+    --------
+    >>> try:
+    ...     check_two_classes(np.array([3]))
+    ... except ValueError as err:
+    ...     print(err)
+    y holds one class only (3): training needs examples of at least two classes.
+    """
+    if len(classes) < 2:
+        label = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+        raise ValueError(
+            f"y holds one class only ({label!r}): training needs examples of at least two classes."
+        )
 
 
 def check_planes(rows: int, planes: int) -> None:

@@ -50,6 +50,28 @@ def test_a_cnn_that_learned_nothing_says_so(digits):
         SmallCNN(lr=5, epochs=3, hidden=20, random_state=0).fit(X, y)
 
 
+def test_a_cnn_that_learned_nothing_in_one_epoch_says_so(digits):
+    """One epoch was never judged: a network at chance after it trained without a word."""
+    from csvm.model.cnn_advice import advice
+
+    X, y = digits
+    with pytest.warns(CSVMWarning, match=r"learned nothing: after 1 epoch its"):
+        SmallCNN(epochs=1, hidden=None, random_state=0).fit(X[::7], y[::7])  # 100, both
+    assert advice(0.1, 1.0, [0.69], 0.693) == "Only one epoch ran: train for more epochs."
+
+
+def test_a_cnn_search_does_not_warn_for_the_rates_it_tries_and_drops(digits, recwarn):
+    from csvm.analysis.tuning import tune_cnn
+
+    X, y = digits
+    found = tune_cnn(
+        X[::2], y[::2], X[1::4], y[1::4],  # both classes in each (the set is sorted)
+        lr_values=[5.0, 0.1], epoch_values=[3], hidden=20, random_state=0,
+    )  # fmt: skip
+    assert found.params["lr"] == 0.1
+    assert not [w for w in recwarn if "learned nothing" in str(w.message)]
+
+
 def test_a_cnn_that_learns_does_not_warn(digits, recwarn):
     X, y = digits
     SmallCNN(epochs=3, hidden=20, random_state=0).fit(X, y)

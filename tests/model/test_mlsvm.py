@@ -110,3 +110,18 @@ def test_sklearn_compatible(estimator, check):
 
 def test_every_parameter_is_validated_with_sklearn_messages():
     check_param_validation("MultiLayerSVM", MultiLayerSVM())
+
+
+def test_images_are_read_as_flat_rows_as_the_other_estimators_take_them():
+    """MultiLayerSVM and SMO refused (n, H, W) with scikit-learn's 'dim <= 2' message while
+    every image estimator took it."""
+    from csvm import SMO
+
+    rng = np.random.default_rng(0)
+    images = rng.random((30, 2, 4, 4))
+    y = np.arange(30) % 2
+    flat = images.reshape(30, -1)
+    for make in (lambda: MultiLayerSVM(random_state=0), lambda: SMO(gamma=0.1)):
+        on_images, on_rows = make().fit(images, y), make().fit(flat, y)
+        assert np.array_equal(on_images.decision_function(images), on_rows.decision_function(flat))
+        assert on_images.n_features_in_ == 32
