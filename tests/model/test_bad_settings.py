@@ -110,3 +110,15 @@ def test_channels_first_images_and_an_explicit_image_shape_are_read_as_given():
     odd = rng.random((20, 8, 6, 2))  # eight channels of 6 x 2 pixels, said so
     clf = KernelCSVM(n_iter=1, image_shape=(8, 6, 2), filter_shape=(2, 2)).fit(odd, y)
     assert clf.filters_.shape[-3:] == (8, 2, 2)
+
+
+@pytest.mark.parametrize(
+    "name", ["KernelCSVM", "SmallCNN", "HOGSVC", "FilterBankMKL", "MultiLayerSVM"]
+)
+def test_one_class_is_named_as_written(name):
+    """HOGSVC gave LIBSVM's message, and the others showed np.int64(3)."""
+    import csvm
+
+    X, y = np.random.default_rng(0).random((10, 8, 8)), np.full(10, 3)
+    with pytest.raises(ValueError, match=r"^y holds one class only \(3\): training needs"):
+        getattr(csvm, name)().fit(X, y)
