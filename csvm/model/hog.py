@@ -145,14 +145,19 @@ class HOGSVC(ClassifierMixin, BaseEstimator):
     raw_gamma : "scale" or float > 0, default="scale"
         Width of the raw-pixel RBF of the product; "scale" is ``1 / (D var(x))``.
     C : float > 0, default=1.0
+        The SVM's bound on each alpha (soft margin).
     orientations : int >= 1, default=9
+        Gradient-direction bins of each cell's histogram (unsigned, over 0-180 degrees).
     pixels_per_cell : tuple (int, int), default=(4, 4)
+        Rows and columns of pixels whose gradients make one histogram.
     cells_per_block : tuple (int, int), default=(2, 2)
+        Cells normalised together (a block; blocks overlap by all but one cell).
     block_norm : {"L1", "L1-sqrt", "L2", "L2-Hys"}, default="L2-Hys"
         As in ``skimage.feature.hog``; images smaller than one block are zero-padded.
     class_weight : dict, "balanced" or None, default=None
         As in SVC (the report's ``C+ = beta C-`` for one-vs-rest).
     svm_tol : float > 0, default=1e-3
+        Stopping tolerance of LIBSVM's solve.
 
     Attributes
     ----------

@@ -81,6 +81,7 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
     gamma_hidden : "scale" or float > 0, default="scale"
         Width of the hidden layer's RBF on the inputs ("scale": ``1 / (D var(X))``).
     C_hidden : float > 0, default=1.0
+        The hidden SVRs' bound on each dual coefficient (soft margin of the hidden layer).
     epsilon : float >= 0, default=0.01
         The hidden SVRs' insensitive zone; small, so that they follow the hidden step
         (0.1 ignored most steps of mu = 0.1 on Iris: 4.0 % error against 3.0 % on 20
@@ -97,6 +98,7 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
     n_epochs : int >= 0, default=10
         Min-max epochs (output solve + hidden step); 0 is the chapter's stacking baseline.
     svm_tol : float > 0, default=1e-3
+        Stopping tolerance of every LIBSVM solve (hidden SVRs and output SVMs).
     random_state : int, RandomState or None, default=None
         Seeds the pre-training noise.
 

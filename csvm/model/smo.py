@@ -268,6 +268,7 @@ class SMO(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         kernel: str = "rbf",
         C: float | None = 1.0,
         gamma: float = 1.0,

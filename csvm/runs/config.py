@@ -80,9 +80,31 @@ class RunConfig:
     confirmed on five fresh ones (docs/app.md, "A default that teaches").  The thesis's
     own recipe is in the presets.
 
-    Frozen: change a setting with :meth:`replace`, which validates.  Use :func:`parse`
-    for untrusted input (a URL, a preset, a form), which reports problems instead of
-    raising.
+    Frozen: change a setting with :meth:`replace`, which validates.  Use
+    :func:`csvm.runs.config.parse` for untrusted input (a URL, a preset, a form), which
+    reports problems instead of raising.
+
+    Parameters
+    ----------
+    dataset, classes, multi_class, class_a, class_b, n_train, protocol, model, kernel, ...
+        Every field is a setting of the one table, :data:`csvm.runs.fields.SPECS`: its
+        type, default, range or choices, label and help are there (``csvm train --help``
+        prints them all, one flag each).  A value outside its range raises ValueError
+        naming the setting and what is allowed.
+
+    Examples
+    --------
+    >>> from csvm.runs.config import RunConfig
+    >>> config = RunConfig(n_iter=5, gamma=0.1)
+    >>> config.n_iter, config.dataset, config.baselines
+    (5, 'mnist-5k', ('svm', 'cnn'))
+    >>> config.replace(n_filters=4).n_filters
+    4
+    >>> try:
+    ...     RunConfig(n_iter=0)
+    ... except ValueError as err:
+    ...     print(str(err).split(";")[0])
+    Iterations (n_iter) = 0 is out of range
     """
 
     dataset: str = _field("dataset")
