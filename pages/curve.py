@@ -19,7 +19,7 @@ from csvm.analysis.curves import (
     where_learning_pays,
 )
 from csvm.analysis.reproduced import describe_environment
-from csvm.analysis.stats import format_p, format_signed
+from csvm.analysis.stats import format_interval, format_p, format_signed
 from csvm.figures.curves import curve_figure, curve_subtitle, curve_title
 from csvm.jobs import QuotaExceeded
 from csvm.runs.curve_job import run_curve_cell
@@ -52,7 +52,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
                 "training images": r["n_train"],
                 "method": r["label"],
                 "test accuracy": round(100 * r["accuracy"], 2),
-                "95 % interval": f"{100 * r['interval'][0]:.2f}–{100 * r['interval'][1]:.2f}",
+                "95 % interval": format_interval(*r["interval"]),  # as the Train page's
                 "gain (points)": (
                     format_signed(100 * r["gain_over_svm"]) if "gain_over_svm" in r else "—"
                 ),

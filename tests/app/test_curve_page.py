@@ -57,6 +57,8 @@ def test_a_saved_curve_is_drawn_from_its_file(runs_dir, cells):
     row = table[table["method"] == svm["label"]].iloc[0]
     assert row["test accuracy"] == round(100 * svm["accuracy"], 2)
     assert row["McNemar p"] == "reference"
+    low, high = (100 * v for v in svm["interval"])
+    assert row["95 % interval"] == f"{low:.2f}–{high:.2f}\u00a0%"  # as the Train page writes it
     assert [c.value for c in at.code] == [record["command"]]  # folded away, see below
     assert [e.label for e in at.expander if e.label == "How this was measured"]
     assert any("curve_broken.json cannot be read" in e.value.replace("\\", "") for e in at.error)
