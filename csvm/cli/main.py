@@ -8,6 +8,7 @@ lazily so that ``csvm data list`` does not pay for the estimators.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import NamedTuple
@@ -16,6 +17,9 @@ from csvm._version import version
 from csvm.cli.args import EXIT_BAD_INPUT, EXIT_STATUS, PROG
 
 __all__ = ["COMMANDS", "Command", "help_text", "main"]
+
+#: The status of a program whose reader went away (128 + SIGPIPE), as a shell reports it.
+EXIT_PIPE_CLOSED = 141
 
 
 class Command(NamedTuple):
@@ -101,8 +105,38 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     prog : str, default="csvm"
         The program's name as the user typed it, for usage lines ("python -m csvm" when
         run as a module).
+
+    Returns
+    -------
+    int
+        The exit status (:mod:`csvm.cli.args`); 141 when stdout was closed early, as by
+        ``csvm --help | head -3``.
     """
-    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        try:
+            return _dispatch(sys.argv[1:] if argv is None else list(argv), prog)
+        finally:
+            # Flushed here, not at exit: a reader gone (``| head``) is found while the
+            # BrokenPipeError can still be caught, also after argparse's --help exit.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it again at exit, and what is
+    still buffered would raise once more (Python's own recipe for SIGPIPE)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _dispatch(argv: list[str], prog: str) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(help_text(prog))
         return 0
