@@ -103,11 +103,18 @@ def _md5(path: Path) -> str:
 
 # -- transfers ----------------------------------------------------------------------------
 class _Progress:
-    """A progress "bar" for pooch: one line per file, rewritten in place on ``out``."""
+    """A progress "bar" for pooch: one line per file on ``out``.  On a terminal the line is
+    rewritten in place; into a file or pipe (a CI log) a whole line is written at each
+    quarter, since ``\\r`` there makes one endless line of every percent."""
 
     def __init__(self, url: str, out: IO[str]):
         self.url, self.out = url, out
         self._total, self.done, self.shown = 0, 0, None
+        self.quarter, self.written = 0, None  # the last whole line's quarter and text
+        try:
+            self._tty = out.isatty()
+        except (AttributeError, ValueError):  # no isatty, or a closed stream
+            self._tty = False
 
     @property
     def total(self) -> int:
@@ -117,17 +124,28 @@ class _Progress:
     def total(self, value: int) -> None:
         # Set once per attempt (pooch retries reuse this object): start counting afresh.
         self._total, self.done, self.shown = value, 0, None
+        self.quarter, self.written = 0, None
 
     def update(self, n: int) -> None:
         self.done += n
         if self.total:
-            progress = f"{100 * min(self.done, self.total) // self.total:3d} %"
+            percent = 100 * min(self.done, self.total) // self.total
+            progress = f"{percent:3d} %"
         else:
-            progress = f"{self.done >> 20} MB"
+            percent, progress = None, f"{self.done >> 20} MB"
         # Only when the shown figure changes: a line per percent, not per chunk.
-        if progress != self.shown:
+        if progress == self.shown:
+            return
+        self.shown = progress
+        if self._tty:
             print(f"\r  {self.url}: {progress}", end="", file=self.out, flush=True)
-            self.shown = progress
+        elif percent is not None and percent // 25 > self.quarter:
+            self.quarter = percent // 25
+            self._write_line()
+
+    def _write_line(self) -> None:
+        print(f"  {self.url}: {self.shown}", file=self.out, flush=True)
+        self.written = self.shown
 
     def reset(self) -> None:
         # pooch calls reset() then update(total) to fill the bar; with no known total
@@ -136,7 +154,11 @@ class _Progress:
             self.done = 0
 
     def close(self) -> None:
-        print(file=self.out)
+        if self._tty:
+            print(file=self.out)
+        elif self.shown != self.written:
+            # The last figure, when no quarter's line said it (a size in MB, say).
+            self._write_line()
 
 
 def _copy_file_url(url: str, output_file: str | IO[bytes], progress: _Progress) -> None:
@@ -401,7 +423,9 @@ def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") 
     Returns
     -------
     int
-        The exit status: 0 on success, 1 when a fetch failed.
+        The exit status: 0 on success, 1 when a fetch failed (the ``csvm data`` command
+        reports it as 2, the command line's status for data that cannot be had), 2 for a
+        ``--data-dir`` that is a file.
     """
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -433,18 +457,29 @@ def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") 
     )
     args = parser.parse_args(sys.argv[2:] if argv is None else argv)
     if args.command == "list":
-        return _print_list(args.data_dir)
+        return _print_list(args.data_dir, prog)
     try:
         where = fetch(args.name, args.data_dir, source=args.source, mirrors=args.mirror)
     except DatasetError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 1
     print(f"{args.name} is in {where}")
     return 0
 
 
-def _print_list(data_dir: Any) -> int:
-    print(f"data folder: {data_home(data_dir)}")
+def _print_list(data_dir: Any, prog: str) -> int:
+    home = data_home(data_dir)
+    if home.exists() and not home.is_dir():
+        print(
+            f"{prog}: error: the data folder {home} is a file, not a folder: give a folder "
+            "with --data-dir (or CSVM_DATA_DIR)",
+            file=sys.stderr,
+        )
+        return 2
+    # A folder not yet made is normal before the first fetch, and also what a mistyped
+    # --data-dir looks like: say which, so that "missing" below is not a mystery.
+    made = "" if home.is_dir() else " (does not exist yet: 'fetch' creates it)"
+    print(f"data folder: {home}{made}")
     for row in list_datasets(data_dir):
         state = "available" if row["available"] else "missing"
         print(f"{row['name']:14} {state:10} {row['location']}")
