@@ -83,6 +83,11 @@ def power_words(power: int) -> str:
     return f" (× 10{str(power).translate(_SUPERSCRIPT)})" if power else ""
 
 
+def _unbroken(words: str) -> str:
+    """ " (× 10⁻³)" kept on one line when a title is broken at its spaces."""
+    return words[:1] + words[1:].replace(" ", "\u00a0")
+
+
 def filter_figure(
     filters: np.ndarray,
     previous: np.ndarray | None = None,
@@ -283,10 +288,12 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
     cols = len(g)
     # Short numbers, one power of ten for every cell: "-1.1e+02" overflowed a cell.
     texts, power = cell_numbers(g)
+    # What is drawn and its power once, in the title: four "dT/df, filter 1 (× 10⁻³)"
+    # over four narrow plots ran into each other on a phone.
     fig = make_subplots(
         rows=1,
         cols=cols,
-        subplot_titles=[f"dT/df, filter {i + 1}{power_words(power)}" for i in range(cols)],
+        subplot_titles=[f"filter {i + 1}" for i in range(cols)],
         horizontal_spacing=0.05,
     )
     gmax = float(np.abs(g).max()) or 1.0
@@ -308,7 +315,9 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
         )
     _heatmap_axes(fig)
     fig.update_layout(
-        title=plain(title), height=310, **layout(margin={"l": 10, "r": 10, "t": 80, "b": 10})
+        title=plain_lines(f"{title}: dT/df{_unbroken(power_words(power))}", 40, sep=" "),
+        height=310,
+        **layout(margin={"l": 10, "r": 10, "t": 80, "b": 10}),
     )
     return fig
 
