@@ -21,7 +21,9 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_STATUS",
     "PROG",
+    "add_data_dir",
     "command_parser",
+    "n_jobs",
     "output_file",
     "plot_dir",
     "positive_int",
@@ -60,6 +62,34 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1: give 1 or more")
     return value
+
+
+def n_jobs(text: str) -> int:
+    """How many jobs at once: a whole number of at least 1, or -1 for every core.
+
+    joblib's own message for 0 ("n_jobs == 0 in Parallel has no meaning") came after the
+    data were loaded and named neither the flag nor what to give.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(
+            f"{value} jobs: give a positive number of jobs at once, or -1 for every core"
+        )
+    return value
+
+
+def add_data_dir(parser: argparse.ArgumentParser) -> None:
+    """``--data-dir``, the same flag and help in every command that reads the datasets."""
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="folder of the downloaded datasets (default: $CSVM_DATA_DIR, else the user "
+        "cache; 'csvm data list' shows it and what it holds)",
+    )
 
 
 def _probe_folder(folder: str, what: str) -> None:

@@ -1,7 +1,7 @@
 """``csvm curve``: test accuracy of several methods against the number of training
 images, each method tuned on a validation draw of its own (csvm.analysis.curves).
 
-    csvm curve --dataset mnist --pair 3,5 --sizes 20,50,100,200,500 --seeds 3 \
+    csvm curve --dataset mnist --pair 3 5 --sizes 20,50,100,200,500 --seeds 3 \\
         --methods svm,kcsvm,layers,hog,mkl --out assets/runs/curve.json --plot pictures/
     csvm curve ... --scheduler tcp://host:8786     # the cells on a Dask cluster
 
@@ -21,7 +21,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from csvm.cli.args import PROG, command_parser, output_file, plot_dir, positive_int, report
+from csvm.cli.args import (
+    PROG,
+    add_data_dir,
+    command_parser,
+    n_jobs,
+    output_file,
+    plot_dir,
+    positive_int,
+    report,
+)
 from csvm.exceptions import CSVMError
 
 __all__ = ["main_curve"]
@@ -51,22 +60,56 @@ def _methods(text: str) -> list[str]:
     return names
 
 
-def _pair(text: str) -> tuple[str, str]:
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-        raise argparse.ArgumentTypeError(f"{text!r}: give two different classes, e.g. 3,5")
-    return parts[0], parts[1]
+class _Pair(argparse.Action):
+    """``--pair 3 5`` as train and sweep write it, or ``--pair 3,5`` as the curve's
+    saved commands do: both give the two classes."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parts = [p.strip() for p in (values[0].split(",") if len(values) == 1 else values)]
+        if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+            raise argparse.ArgumentError(
+                self, f"{' '.join(values)!r}: give two different classes, e.g. 3 5 (or 3,5)"
+            )
+        setattr(namespace, self.dest, (parts[0], parts[1]))
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
+    from csvm.analysis.curves import METHODS
+
     parser = command_parser(prog, __doc__)
     parser.add_argument("--dataset", default="mnist-5k", help="dataset (default mnist-5k)")
-    parser.add_argument("--pair", type=_pair, default=("3", "5"), help="two classes, e.g. 3,5")
-    parser.add_argument("--sizes", type=_int_list, default=[20, 50, 100, 200])
+    parser.add_argument(
+        "--pair",
+        action=_Pair,
+        nargs="+",
+        metavar="CLASS",
+        default=("3", "5"),
+        help="the two classes: 3 5, or 3,5 (default 3 5)",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_int_list,
+        default=[20, 50, 100, 200],
+        metavar="N,N,...",
+        help="training images per cell, a comma list (default 20,50,100,200); a size "
+        "above what the pair has trains on all of it, with a note",
+    )
     parser.add_argument("--seeds", type=positive_int, default=3, help="draws per size")
-    parser.add_argument("--methods", type=_methods, default=["svm", "kcsvm", "layers", "hog"])
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--jobs", type=positive_int, default=1, help="local threads")
+    parser.add_argument(
+        "--methods",
+        type=_methods,
+        default=["svm", "kcsvm", "layers", "hog"],
+        metavar="M,M,...",
+        help="a comma list of: " + ", ".join(METHODS) + " (default svm,kcsvm,layers,hog)",
+    )
+    add_data_dir(parser)
+    parser.add_argument(
+        "--n-jobs",
+        "--jobs",
+        type=n_jobs,
+        default=1,
+        help="cells at once (local threads; -1: every core; default 1)",
+    )
     parser.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="run on a Dask cluster"
     )
@@ -79,7 +122,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="keep the cells --out already holds for the same dataset and pair; run the rest",
+        help="keep the cells --out already holds for the same dataset and pair; run the "
+        "rest (needs --out)",
     )
     return parser
 
@@ -175,7 +219,10 @@ def main_curve(argv: list[str], prog: str = f"{PROG} curve") -> int:
     exit status (:mod:`csvm.cli.args`)."""
     from csvm.analysis.reproduced import environment
 
-    args = _parser(prog).parse_args(argv)
+    parser = _parser(prog)
+    args = parser.parse_args(argv)
+    if args.resume and not args.out:
+        parser.error("--resume needs --out: the file whose saved cells it keeps")
     env = environment(["curve", *argv])
     try:
         done = _earlier_cells(args)
@@ -204,9 +251,17 @@ def _run(
     skip = [(c["method"], c.get("size", c["n_train"]), c["seed"]) for c in done]
     bar = LineProgress(_weights(args, skip), unit="cells")
     failed: list[OSError] = []
+    noted: set[int] = set()
 
     def on_cell(index: int, cell: dict[str, Any]) -> None:
         done.append(cell)
+        if cell["n_train"] < cell["size"] and cell["size"] not in noted:
+            noted.add(cell["size"])  # as train says it: the size trained is not the asked
+            bar.remark(
+                f"note: --sizes {cell['size']} asked for more training images than "
+                f"{args.dataset} has for {' vs '.join(args.pair)}; that size trains on all "
+                f"{cell['n_train']} of them."
+            )
         bar.line(
             f"  [{len(done)}] {cell['method']:7} n={cell['n_train']:<5} seed {cell['seed']}: "
             f"{100 * cell['test_accuracy']:.2f} % ({cell['seconds']:.1f} s)",
@@ -229,7 +284,7 @@ def _run(
                 args.sizes,
                 range(args.seeds),
                 args.data_dir,
-                args.jobs,
+                args.n_jobs,
                 on_cell,
                 skip=skip,
             )

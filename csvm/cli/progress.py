@@ -60,6 +60,13 @@ class LineProgress(ProgressBar):
         elapsed = time.perf_counter() - self.start
         return elapsed / self.weight_done * max(0.0, self.weight_total - self.weight_done)
 
+    def remark(self, text: str) -> None:
+        """Print ``text`` on the bar's stream (stderr) as a line of its own, above the bar:
+        a remark on the run, not a result."""
+        with self._lock:
+            self.stream.write(("\r\x1b[K" if self._tty else "") + text + "\n")
+            self.stream.flush()
+
     def line(self, text: str, index: int | None = None) -> None:
         """Print ``text`` (the step's result) above the bar, then count step ``index``
         (the next one in order when None) and redraw the bar."""

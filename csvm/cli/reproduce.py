@@ -1,6 +1,5 @@
-"""Command-line training and thesis reproductions: ``python -m csvm train|reproduce``.
+"""``csvm reproduce``: a table of the thesis, or one of the project's studies, run again.
 
-    python -m csvm train --dataset mnist-5k --pair 3 5 --n-iter 10
     python -m csvm reproduce table4.1 --data-dir DIR --seeds 3
     python -m csvm reproduce table4.4 --data-dir DIR
     python -m csvm reproduce table3.1 --data-dir DIR --n-train 10000
@@ -32,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import PROG, command_parser, output_file, positive_int, report
+from csvm.cli._reproduce_flags import reproduce_parser
+from csvm.cli.args import PROG, report
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig
 
@@ -394,39 +394,6 @@ def _reproduce_table31(
     return lines, [model], extra
 
 
-def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags of the ten-class runs (table3.1, mnist10)."""
-    parser.add_argument(
-        "--n-jobs", type=int, default=-1, help="table3.1 / mnist10: pairs at once (threads)"
-    )
-    parser.add_argument(
-        "--scheduler",
-        default=None,
-        metavar="tcp://HOST:PORT",
-        help="table3.1 / mnist10: train the pairs on this Dask cluster",
-    )
-    parser.add_argument(
-        "--n-iter", type=int, default=None, help="mnist10: iterations (default: its config's)"
-    )
-    parser.add_argument(
-        "--virtual",
-        choices=["none", "4", "8", "8+2px", "16"],
-        default=None,
-        help="mnist10: shifts of the support vectors solved again after the first fit "
-        "(default: its config's; 'none' reports the first fit only)",
-    )
-    parser.add_argument(
-        "--no-deskew",
-        action="store_true",
-        help="mnist10: train and test on the images as they are (default: deskewed first)",
-    )
-    parser.add_argument(
-        "--no-baseline",
-        action="store_true",
-        help="mnist10: skip the plain RBF SVM per pair trained the same way (about 2 min)",
-    )
-
-
 #: The ten-class MNIST runs of csvm.analysis.mnist10.
 _MNIST10 = ("mnist10", "mnist10-stack", "mnist10-996")
 #: The stack-vs-tuned-SVM studies (csvm.runs.pair_study): target -> dataset.
@@ -540,42 +507,8 @@ def main_reproduce(argv: list[str], prog: str = f"{PROG} reproduce") -> int:
     """``python -m csvm reproduce table4.1|table4.4|table3.1|mnist10``: print this run's
     figures beside the thesis's (mnist10: beside the field's anchor); for tables 4.1 and 4.4
     also baselines tuned on the validation split, Wilson intervals and McNemar tests."""
-    parser = command_parser(prog, __doc__)
-    parser.add_argument(
-        "table",
-        choices=[
-            "table4.1",
-            "table4.4",
-            "table3.1",
-            *_MNIST10,
-            *_STUDIES,
-            *_RUNNERS,
-        ],
-    )
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--seeds", type=positive_int, default=3)
-    parser.add_argument("--epochs", type=positive_int, default=10, help="CNN epochs")
-    parser.add_argument(
-        "--n-train",
-        type=int,
-        default=None,
-        help="table3.1 / mnist10: a stratified subsample of the 50,000 / 60,000 training images",
-    )
-    parser.add_argument(
-        "--out",
-        type=output_file,
-        default=None,
-        metavar="FILE.json",
-        help="write the figures, command, date, machine and versions as JSON "
-        "(the Reproduce page reads assets/runs/<table>.json)",
-    )
-    parser.add_argument(
-        "--pairs",
-        default=None,
-        metavar="A-B,...",
-        help="mnist45-stack / cifar10-stack: only these pairs (default: all)",
-    )
-    _add_scale_arguments(parser)
+    targets = ["table4.1", "table4.4", "table3.1", *_MNIST10, *_STUDIES, *_RUNNERS]
+    parser = reproduce_parser(prog, __doc__, targets)
     args = parser.parse_args(argv)
     if args.scheduler and args.table not in ("table3.1", *_MNIST10):
         parser.error(

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import PROG, command_parser, output_file, plot_dir, report
+from csvm.cli.args import PROG, add_data_dir, command_parser, n_jobs, output_file, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
@@ -89,14 +89,17 @@ def sweep_table(
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = command_parser(prog, __doc__)
-    parser.add_argument("--x", required=True, metavar="NAME=V1,V2,...", help="columns")
-    parser.add_argument("--y", required=True, metavar="NAME=V1,V2,...", help="rows")
+    names = ", ".join(SWEEP_PARAMS)
+    parser.add_argument(
+        "--x", required=True, metavar="NAME=V1,V2,...", help=f"the columns; NAME one of {names}"
+    )
+    parser.add_argument("--y", required=True, metavar="NAME=V1,V2,...", help="the rows (as --x)")
     parser.add_argument(
         "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
     )
-    parser.add_argument("--data-dir", default=None)
+    add_data_dir(parser)
     parser.add_argument(
-        "--n-jobs", type=int, default=-1, help="cells at once (local threads; -1: every core)"
+        "--n-jobs", type=n_jobs, default=-1, help="cells at once (local threads; -1: every core)"
     )
     parser.add_argument(
         "--scheduler", default=None, metavar="tcp://HOST:PORT", help="run on a Dask cluster"

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from csvm.cli.args import PROG, command_parser, plot_dir, report
+from csvm.cli.args import PROG, add_data_dir, command_parser, plot_dir, report
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 
@@ -55,7 +55,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--pair", nargs=2, metavar=("CLASS_A", "CLASS_B"), help="shorthand for --class-a/-b"
     )
-    parser.add_argument("--data-dir", default=None)
+    add_data_dir(parser)
     add_preset_argument(parser)
     parser.add_argument(
         "--plot",
