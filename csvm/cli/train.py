@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
+from numbers import Integral
 from typing import Any
 
 from csvm.cli.args import PROG, add_data_dir, command_parser, plot_dir, report
@@ -25,8 +27,24 @@ from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 __all__ = ["main_train"]
 
 
+def _named_pair(pair: Sequence[Any], names: Sequence[str]) -> tuple[str, str]:
+    """A multi-class sub-problem's pair as the user knows it: ``("3", "5")`` or
+    ``("3", "rest")``.
+
+    The estimator labels the loaded classes 0..k-1 in the order ``names`` lists them, and
+    writes one-vs-rest's pair as ("rest", class); said class first, as "3 vs rest".
+    """
+
+    def name(label: Any) -> str:
+        known = isinstance(label, Integral) and 0 <= label < len(names)
+        return names[label] if known else str(label)
+
+    negative, positive = (name(v) for v in pair)
+    return (positive, negative) if negative == "rest" else (negative, positive)
+
+
 def _pair_label(event: dict[str, Any]) -> str:
-    """``3 vs 5`` (or ``3 vs rest``) of a multi-class step event."""
+    """``3 vs 5`` (or ``3 vs rest``) of a multi-class step event (its pair named)."""
     negative, positive = event.get("pair", ("?", "?"))
     return f"{negative} vs {positive}"
 
@@ -95,12 +113,16 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
         data = load_data(config, args.data_dir)
         _say_if_fewer(config.n_train, len(data.y_train), config.dataset)
         clf = config.build_estimator(data.image_shape)
+        names = [str(n) for n in data.class_names]
         bar = LineProgress([1.0] * steps_total(config), unit="steps")
 
         def on_event(event: dict[str, Any]) -> None:
             if event["kind"] in ("iteration", "half_step"):
-                events.append({k: v for k, v in event.items() if k != "filters"})
-                bar.line(_step_line(event, config.multiclass))
+                step = {k: v for k, v in event.items() if k != "filters"}
+                if "pair" in step:  # named for the lines and the pictures alike
+                    step["pair"] = _named_pair(step["pair"], names)
+                events.append(step)
+                bar.line(_step_line(step, config.multiclass))
 
         start = time.perf_counter()
         try:

@@ -21,7 +21,7 @@ def test_train_runs_several_classes_and_names_each_sub_problem(capsys):
     # One-vs-rest on three classes: three sub-problems, two iterations each.
     steps = [line for line in out.splitlines() if "objective" in line]
     assert len(steps) == 6
-    assert {line.split("    ")[0] for line in steps} == {"rest vs 0", "rest vs 1", "rest vs 2"}
+    assert {line.split("    ")[0] for line in steps} == {"0 vs rest", "1 vs rest", "2 vs rest"}
     assert "test accuracy" in out and "(300 test images)" in out
 
 

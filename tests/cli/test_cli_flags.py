@@ -1,5 +1,6 @@
 """The commands' flags as a user audit read them: one spelling across commands, help for
-every flag, 0 jobs refused up front, a size or flag that cannot do what it says is said."""
+every flag, 0 jobs refused up front, a size or flag that cannot do what it says is said,
+and multi-class steps named by their classes."""
 
 from __future__ import annotations
 
@@ -111,3 +112,17 @@ def test_curve_resume_without_out_is_refused(capsys):
     """--resume without --out was silently ignored: every cell ran again."""
     err = _refused(capsys, [*CURVE, "--resume"])
     assert "--resume needs --out" in err
+
+
+# -- multi-class lines -------------------------------------------------------------------------
+def test_multi_class_steps_are_named_by_their_classes(capsys):
+    """Shapes' sub-problems printed as label numbers (``0 vs 1``), and one-vs-rest as
+    ``rest vs 0`` where the docstring said ``3 vs rest``."""
+    tiny = ["--n-train", "60", "--n-iter", "1", "--baselines", "none"]
+    assert main(["train", "--dataset", "shapes", "--classes", "all", *tiny]) == 0
+    steps = [line for line in capsys.readouterr().out.splitlines() if "objective" in line]
+    assert steps[0].startswith("horizontal vs vertical ")
+    argv = ["train", "--classes", "3,5,7", "--multi-class", "ovr", *tiny]
+    assert main(argv) == 0
+    steps = [line for line in capsys.readouterr().out.splitlines() if "objective" in line]
+    assert [line.split("    ")[0] for line in steps] == ["3 vs rest", "5 vs rest", "7 vs rest"]
