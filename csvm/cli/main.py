@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from csvm._version import version
-from csvm.cli.args import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_STATUS, PROG
+from csvm.cli.args import EXIT_BAD_INPUT, EXIT_STATUS, PROG
 
 __all__ = ["COMMANDS", "Command", "help_text", "main"]
 
@@ -32,11 +32,7 @@ class Command(NamedTuple):
 def _data(argv: list[str], prog: str) -> int:
     from csvm.data import main_data
 
-    status = main_data(argv, prog=prog)
-    # main_data's own 1 for a failed fetch is its API; on the command line a folder that
-    # cannot hold the files, or a source that lacks them, is bad input like any other
-    # (1 stays "training diverged").
-    return EXIT_BAD_INPUT if status == EXIT_FAILED else status
+    return main_data(argv, prog=prog)
 
 
 def _train(argv: list[str], prog: str) -> int:

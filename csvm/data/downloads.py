@@ -423,9 +423,9 @@ def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") 
     Returns
     -------
     int
-        The exit status: 0 on success, 1 when a fetch failed (the ``csvm data`` command
-        reports it as 2, the command line's status for data that cannot be had), 2 for a
-        ``--data-dir`` that is a file.
+        The exit status: 0 on success, 2 when a fetch failed (a folder that cannot hold
+        the files, a source that lacks them) or ``--data-dir`` is a file, as every
+        command's bad input (1 is "training diverged").
     """
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -462,7 +462,7 @@ def main_data(argv: list[str] | None = None, prog: str = "python -m csvm data") 
         where = fetch(args.name, args.data_dir, source=args.source, mirrors=args.mirror)
     except DatasetError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2  # data that cannot be had: bad input, as the command's help says
     print(f"{args.name} is in {where}")
     return 0
 

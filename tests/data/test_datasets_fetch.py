@@ -131,10 +131,10 @@ def test_fetch_refuses_a_file_with_a_wrong_hash(tmp_path, monkeypatch, capsys):
     # The bad file was deleted, not put in place; nothing temporary is left behind.
     assert not (folder / "train-images-idx3-ubyte.gz").exists()
     assert sorted(p.name for p in folder.iterdir()) == []  # it stopped at the first file
-    # Through the CLI (default retries; pooch's waits between them skipped): exit 1.
+    # Through the CLI (default retries; pooch's waits between them skipped): exit 2.
     monkeypatch.setattr(time, "sleep", lambda s: None)
     status = main_data(["fetch", "mnist", "--data-dir", str(tmp_path / "data"), "--mirror", served])
-    assert status == 1
+    assert status == 2
     assert "error: Could not download train-images-idx3-ubyte.gz" in capsys.readouterr().err
 
 
@@ -162,7 +162,7 @@ def test_a_missing_mirror_folder_is_named(tmp_path, capsys):
     status = main_data(
         ["fetch", "mnist", "--data-dir", str(tmp_path / "d"), "--mirror", str(missing)]
     )
-    assert status == 1
+    assert status == 2
     assert f"--mirror {missing}: no such folder" in capsys.readouterr().err
 
 
