@@ -415,7 +415,10 @@ def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for cell in cells:
         by_key.setdefault((cell["method"], cell["n_train"]), []).append(cell)
     rows = []
-    for (method, n), group in sorted(by_key.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    for (method, n), cells_at_n in sorted(by_key.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        # Two sizes above what the pair holds both train on all of it: the same draw twice,
+        # counted once (else its seeds and McNemar counts doubled).
+        group = list({c["seed"]: c for c in cells_at_n}.values())
         right = sum(int(_bits(c).sum()) for c in group)
         total = sum(c["n_test"] for c in group)
         low, high = wilson_interval(right, total)

@@ -78,6 +78,18 @@ def test_the_summary_sets_every_method_against_the_svm_of_the_same_draws():
     assert "gain_over_svm" not in rows["svm"]
 
 
+def test_two_sizes_above_the_data_count_their_one_draw_once():
+    """csvm curve --sizes 1000,2000 on a pair of 700 images trains both on all 700: the
+    same draw, which was pooled twice (its seeds and McNemar counts doubled)."""
+    from csvm.analysis.stats import mcnemar_p
+
+    svm, kcsvm = [1, 0, 0, 1, 1, 0, 1, 0, 1, 1], [1, 1, 1, 1, 1, 0, 1, 0, 1, 1]
+    cells = [_cell("svm", 0, svm), _cell("kcsvm", 0, kcsvm)]
+    rows = {r["method"]: r for r in summarise_curve(cells + cells)}
+    assert rows["kcsvm"]["seeds"] == 1 and rows["svm"]["seeds"] == 1
+    assert rows["kcsvm"]["mcnemar_p"] == pytest.approx(mcnemar_p(2, 0))
+
+
 def test_cells_put_the_reference_svm_first_and_refuse_unknown_methods():
     assert curve_cells(["hog", "svm"], [20], [0])[0] == ("svm", 20, 0)
     with pytest.raises(ValueError, match="choose from"):
