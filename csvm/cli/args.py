@@ -28,6 +28,7 @@ __all__ = [
     "plot_dir",
     "positive_int",
     "report",
+    "say_unused",
 ]
 
 #: How the console script is named (pyproject.toml's ``[project.scripts]``);
@@ -90,6 +91,19 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
         help="folder of the downloaded datasets (default: $CSVM_DATA_DIR, else the user "
         "cache; 'csvm data list' shows it and what it holds)",
     )
+
+
+def say_unused(args: argparse.Namespace, config) -> None:
+    """A note on stderr for each flag the run's model does not read (``--kernel`` with
+    ``--model lcsvm``): it was accepted and changed nothing, without a word."""
+    from csvm.runs.config import MODEL_LABELS
+    from csvm.runs.flags import unused_flags
+
+    for flag in unused_flags(args, config):
+        print(
+            f"note: {flag} is not read by the {MODEL_LABELS[config.model]}; it changes nothing.",
+            file=sys.stderr,
+        )
 
 
 def _probe_folder(folder: str, what: str) -> None:

@@ -24,7 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from csvm.cli.args import PROG, add_data_dir, command_parser, n_jobs, output_file, plot_dir, report
+from csvm.cli.args import (
+    PROG,
+    add_data_dir,
+    command_parser,
+    n_jobs,
+    output_file,
+    plot_dir,
+    report,
+    say_unused,
+)
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 from csvm.runs.sweeps import SWEEP_PARAMS, parse_values, run_sweep, sweep_configs, sweep_rows
@@ -139,6 +148,7 @@ def main_sweep(argv: list[str], prog: str = f"{PROG} sweep") -> int:
         base = from_cli(args)
         if args.pair:
             base = base.replace(class_a=args.pair[0], class_b=args.pair[1])
+        say_unused(args, base)
         cells = sweep_configs(base.to_dict(), x[0], x[1], y[0], y[1])
         if args.plot:
             from csvm.cli.plots import require_figures

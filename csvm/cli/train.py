@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
 
-from csvm.cli.args import PROG, add_data_dir, command_parser, plot_dir, report
+from csvm.cli.args import PROG, add_data_dir, command_parser, plot_dir, report, say_unused
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
 
@@ -106,6 +106,7 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
         errors = config.problems()
         if errors:
             raise ValueError(" ".join(errors))
+        say_unused(args, config)
         if args.plot:
             from csvm.cli.plots import require_figures
 

@@ -11,7 +11,7 @@ from csvm.runs.config import DEFAULTS, SPECS, RunConfig
 from csvm.runs.presets import load_presets, preset_config, preset_key
 from csvm.runs.values import parse_value, show
 
-__all__ = ["add_cli_arguments", "add_preset_argument", "from_cli"]
+__all__ = ["add_cli_arguments", "add_preset_argument", "from_cli", "unused_flags"]
 
 
 def _cli_type(name: str):
@@ -30,7 +30,9 @@ def _cli_type(name: str):
 def _metavar(spec) -> str:
     """``{poly,rbf,linear}`` for a closed list of choices (read from the registries when
     the parser is built), else the kind (``FLOAT``)."""
-    if spec.kind == "str" and spec.choices is not None and spec.pattern is None:
+    # A pattern besides the choices (the app's uploaded "own-…" sets) is not for a
+    # command line: the choices are still what to type.
+    if spec.kind == "str" and spec.choices is not None:
         choices = [str(c) for c in spec.choices]
         if spec.none_label is not None and "none" not in choices:
             choices.append("none")  # the setting's None (protocol: a random split)
@@ -79,6 +81,24 @@ def add_preset_argument(parser: argparse.ArgumentParser) -> None:
         help=f"start from one of the app's presets (its name, or the start of its key: "
         f"{keys}); the other flags change its settings",
     )
+
+
+def unused_flags(args: argparse.Namespace, config: RunConfig) -> list[str]:
+    """The flags given on the command line that ``config.model`` does not read
+    (``--kernel`` for the L-CSVM): a command says so, where it went silently unused.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(cfg_kernel="poly", cfg_n_iter=3)
+    >>> unused_flags(args, RunConfig(model="lcsvm"))
+    ['--kernel']
+    """
+    given = [k[4:] for k in vars(args) if k.startswith("cfg_")]
+    return [
+        f"--{name.replace('_', '-')}" if name != "C" else "--C"
+        for name in given
+        if config.model not in SPECS[name].models
+    ]
 
 
 def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:

@@ -126,3 +126,12 @@ def test_multi_class_steps_are_named_by_their_classes(capsys):
     assert main(argv) == 0
     steps = [line for line in capsys.readouterr().out.splitlines() if "objective" in line]
     assert [line.split("    ")[0] for line in steps] == ["3 vs rest", "5 vs rest", "7 vs rest"]
+
+
+def test_a_flag_the_model_does_not_read_is_named(capsys):
+    """--kernel with the L-CSVM was accepted and changed nothing, without a word."""
+    argv = ["train", "--model", "lcsvm", "--kernel", "poly", "--n-train", "60"]
+    assert main([*argv, "--n-iter", "1", "--baselines", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --kernel is not read by the L-CSVM; it changes nothing." in err
+    assert "--n-train" not in err and "--model" not in err
