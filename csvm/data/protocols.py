@@ -141,6 +141,11 @@ def _raw(name: str, protocol: str | None, data_dir, color: str, multiclass: bool
     _check_protocol(protocol)
     if color not in COLORS:
         raise DatasetError(f"Unknown color {color!r}: choose one of {', '.join(COLORS)}.")
+    if color != "stacked" and name != "cifar10":  # was ignored without a word
+        raise DatasetError(
+            f"color={color!r} is for CIFAR-10's colour images; {name} is grey: leave color "
+            "at its default."
+        )
     if entry.offline:
         if protocol == "thesis":
             raise DatasetError(
@@ -203,6 +208,8 @@ def _raw(name: str, protocol: str | None, data_dir, color: str, multiclass: bool
 
 
 def _class_index(dataset: str, names: tuple[str, ...], value: Any) -> int:
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        value = int(value)  # 3.0, as a label read from a float array
     if isinstance(value, int | np.integer) and not isinstance(value, bool):
         if 0 <= int(value) < len(names):
             return int(value)

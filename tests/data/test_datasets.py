@@ -352,3 +352,12 @@ def test_thesis_counts_cifar_airplane_vs_automobile():
     assert d.counts == {"train": (1005, 974), "validation": (984, 1007), "test": (1000, 1000)}
     assert d.image_shape == (1, 96, 32) and d.X_train.dtype == np.float32
     assert d.class_names == ("airplane", "automobile")
+
+
+def test_a_whole_float_label_is_its_class_and_a_colour_for_grey_images_is_refused():
+    """3.0 was "Unknown class 3.0"; color='rgb' on a grey set was ignored without a word."""
+    assert load_pair("mnist-5k", 3.0, np.float32(5)).class_names == ("3", "5")
+    with pytest.raises(DatasetError, match="Unknown class 3.5"):
+        load_pair("mnist-5k", 3.5, 5)
+    with pytest.raises(DatasetError, match="color='rgb' is for CIFAR-10's colour images"):
+        load_pair("mnist-5k", 3, 5, color="rgb")
