@@ -403,7 +403,9 @@ def results_panel(run: Run, views: dict) -> None:
                 np.array(result["confusion"]), names, f"{label}: test confusion"
             )
             with col:
-                chart(fig, f"conf_{run.id}_{model}")
+                # No Plotly toolbar: nothing here to zoom, and on a touch screen it is always
+                # shown, over the titles of three matrices side by side on a phone.
+                chart(fig, f"conf_{run.id}_{model}", config={"displayModeBar": False})
     csvm_result = finished.get("csvm")
     if csvm_result is None:
         return

@@ -4,6 +4,7 @@
 is one tick of the playback (``pace=live`` shows every recorded step at once).
 """
 
+import json
 import re
 import time
 
@@ -71,6 +72,14 @@ def test_small_run_shows_every_model_with_intervals_and_significance():
     # The change's scale in plain decimals or a power of ten: "±8e-3" wrapped at its hyphen.
     (scale,) = [m.value for m in at.markdown if m.value.startswith("**Last change**")]
     assert "full colour ±" in scale and "e-" not in scale
+    # The confusion matrices have no Plotly toolbar (on a phone it covered their titles).
+    confusion = [
+        c
+        for c in at.get("plotly_chart")
+        if "test confusion" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+    ]
+    assert len(confusion) == 3
+    assert all(json.loads(c.proto.config)["displayModeBar"] is False for c in confusion)
 
 
 def test_paced_playback_shows_one_more_step_per_tick():
