@@ -1,10 +1,10 @@
-"""Baselines trained on the same split as a CSVM: a plain SVM and a small CNN (numpy).
+"""The small CNN trained on the same split as a CSVM (numpy); the plain SVM beside it is
+:func:`csvm.model.plain_svm.make_plain_svm`.
 
-:func:`make_plain_svm` builds scikit-learn's SVC on raw pixels from a CSVM's own
-parameters, so a comparison is always like for like.  :class:`SmallCNN` is the thesis's
-comparison network: one (or a few) valid convolution filters with identity activation and
-no subsampling, an optional hidden layer, and a sigmoid (two classes) or softmax output,
-trained by mini-batch SGD with momentum.  It shares the convolution of :mod:`csvm.model.conv`.
+:class:`SmallCNN` is the thesis's comparison network: one (or a few) valid convolution
+filters with identity activation and no subsampling, an optional hidden layer, and a
+sigmoid (two classes) or softmax output, trained by mini-batch SGD with momentum.  It
+shares the convolution of :mod:`csvm.model.conv`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-from scipy.linalg.blas import get_blas_funcs
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils import TransformerTags, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -25,6 +24,7 @@ from threadpoolctl import threadpool_limits
 from csvm.exceptions import DivergenceError
 from csvm.model._sklearn import Interval, StrOptions, fit_context
 from csvm.model.cnn_advice import warn_if_nothing_learned, warn_if_unscaled
+from csvm.model.cnn_ops import ACTIVATIONS, activate, activation_grad, add_scaled, sigmoid
 from csvm.model.conv import correlate, correlate_transpose, map_shape
 from csvm.model.validation import (
     Shape,
@@ -35,42 +35,6 @@ from csvm.model.validation import (
 )
 
 __all__ = ["SmallCNN"]
-
-
-_ACTIVATIONS = ("sigmoid", "relu", "tanh")
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # The tanh form never overflows and is one vectorised pass (no masks).
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _activate(name: str, h: np.ndarray) -> np.ndarray:
-    if name == "sigmoid":
-        return _sigmoid(h)
-    if name == "relu":
-        return np.maximum(h, 0)
-    return np.tanh(h)
-
-
-def _activation_grad(name: str, h: np.ndarray, a: np.ndarray) -> np.ndarray:
-    if name == "sigmoid":
-        return a * (1 - a)
-    if name == "relu":
-        return (h > 0).astype(h.dtype)
-    return 1 - a * a
-
-
-def _add_scaled(y: np.ndarray, a: float, x: np.ndarray) -> None:
-    """``y += a * x`` in place, through BLAS axpy when both are contiguous.
-
-    ``y += a * x`` would first build ``a * x``: for the 2 million weights of the CIFAR-10
-    network that temporary is 8 MB written and read again every mini-batch.
-    """
-    if y.flags.c_contiguous and x.flags.c_contiguous and y.dtype == x.dtype:
-        get_blas_funcs("axpy", (y,))(x.ravel(), y.ravel(), a=a)
-    else:
-        y += a * x
 
 
 class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -161,7 +125,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         "filter_shape": [None, Shape((2,), "a tuple (p, q) of positive integers")],
         "n_filters": [Whole(1, 256, closed="both")],
         "hidden": [None, Whole(0, 100_000, closed="both")],
-        "activation": [StrOptions(set(_ACTIVATIONS))],
+        "activation": [StrOptions(set(ACTIVATIONS))],
         "lr": [Interval(Real, 0, 10, closed="right")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "nesterov": ["boolean"],
@@ -245,7 +209,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         a = a0
         if "hid_W" in params:
             h = a0 @ params["hid_W"] + params["hid_b"]
-            a = _activate(self.activation, h)
+            a = activate(self.activation, h)
             cache.update(h=h, a1=a)
         return a @ params["out_W"] + params["out_b"], cache
 
@@ -262,7 +226,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         if s.shape[1] == 1:
             s = s[:, 0]
             loss = float(np.mean(np.logaddexp(0, s) - t * s))
-            ds = ((_sigmoid(s) - t) / B)[:, None]
+            ds = ((sigmoid(s) - t) / B)[:, None]
         else:
             shifted = s - s.max(axis=1, keepdims=True)
             log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
@@ -288,7 +252,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         grads["out_b"] = ds.sum(axis=0)
         da = ds @ params["out_W"].T
         if "hid_W" in params:
-            dh = da * _activation_grad(self.activation, cache["h"], cache["a1"])
+            dh = da * activation_grad(self.activation, cache["h"], cache["a1"])
             grads["hid_W"] = cache["a0"].T @ dh
             grads["hid_b"] = dh.sum(axis=0)
             da = dh @ params["hid_W"].T
@@ -298,7 +262,7 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         for key in grads:
             grads[key] = grads[key].astype(self.dtype, copy=False)
             if wd and key.endswith("_W"):
-                _add_scaled(grads[key], wd, params[key])
+                add_scaled(grads[key], wd, params[key])
         return loss, grads, logits
 
     def _targets(self, y_index: np.ndarray) -> np.ndarray:
@@ -525,28 +489,71 @@ class SmallCNN(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits: (n,) for two classes (positive means ``classes_[1]``), else (n, K)."""
+        """Logits: (n,) for two classes (positive means ``classes_[1]``), else (n, K).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         check_is_fitted(self, "params_")
         s, _ = self._forward(self.params_, self._images(X, reset=False))
         return s[:, 0] if s.shape[1] == 1 else s
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, (n, n_classes)."""
+        """Class probabilities, (n, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            Columns in the order of ``classes_``.
+        """
         s = self.decision_function(X).astype(np.float64)
         if s.ndim == 1:
-            p = _sigmoid(s)
+            p = sigmoid(s)
             return np.column_stack([1 - p, p])
         e = np.exp(s - s.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         s = self.decision_function(X)
         return self.classes_[(s > 0).astype(int) if s.ndim == 1 else np.argmax(s, axis=1)]
 
     def transform(self, X: Any) -> np.ndarray:
         """The convolution layer's maps flattened to one row per image, ``(n, n_features)``
-        (the maps as images come from :meth:`feature_maps`)."""
+        (the maps as images come from :meth:`feature_maps`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n, n_features_out)
+        """
         maps = self.feature_maps(X)
         return maps.reshape(len(maps), -1)
 

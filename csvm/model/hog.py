@@ -287,14 +287,36 @@ class HOGSVC(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """(n,) for two classes (positive: ``classes_[1]``), else (n, n_classes) from the
-        one-vs-one votes (SVC's ``decision_function_shape="ovr"``)."""
+        one-vs-one votes (SVC's ``decision_function_shape="ovr"``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         check_is_fitted(self, "svc_")
         X4 = check_images(self, X, reset=False, dtype=np.float64)
         R = X4.reshape(len(X4), -1) if self.product else None
         return self.svc_.decision_function(self._kernel(self._features(X4), R, train=False))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of the images in X."""
+        """Class labels of the images in X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         check_is_fitted(self, "svc_")
         X4 = check_images(self, X, reset=False, dtype=np.float64)
         R = X4.reshape(len(X4), -1) if self.product else None

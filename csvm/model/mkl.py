@@ -149,7 +149,18 @@ class _BinaryMKL:
     def decision_function(
         self, Z: dict[int, np.ndarray], params: list[dict[str, Any]], n: int
     ) -> np.ndarray:
-        """Decisions of ``n`` images from their maps ``Z[k]`` (n, D) under active filters."""
+        """Decisions of ``n`` images from their maps ``Z[k]`` (n, D) under active filters.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         active = np.flatnonzero(self.weights)
         out = np.full(n, self.intercept)
         for start in range(0, n, _CHUNK):
@@ -406,7 +417,18 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance for two classes, shape (n,) (positive: ``classes_[1]``); else
-        (n, n_classes): one-vs-one votes plus confidence, or one-vs-rest scores."""
+        (n, n_classes): one-vs-one votes plus confidence, or one-vs-rest scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         check_is_fitted(self, "estimators_")
         X4 = check_images(self, X, reset=False)
         used = sorted({int(k) for m in self.estimators_ for k in np.flatnonzero(m.weights)})
@@ -422,6 +444,17 @@ class FilterBankMKL(ClassifierMixin, BaseEstimator):
         return decisions
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of the images in X."""
+        """Class labels of the images in X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         decision = self.decision_function(X)  # first: it checks that the model is fitted
         return labels_from_decision(self.classes_, decision)

@@ -264,9 +264,31 @@ class MultiLayerSVM(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """(n,) for two classes (positive: ``classes_[1]``), else (n, n_classes): each
-        class's one-vs-all output SVM."""
+        class's one-vs-all output SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), or images (flattened)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         return self._decision_F(self.hidden_outputs(X))
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels: the output SVM with the largest score."""
+        """Class labels: the output SVM with the largest score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), or images (flattened)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         return self._predict_F(self.hidden_outputs(X))

@@ -319,7 +319,18 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
     # -- prediction -----------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distances: shape (n,) for two classes (positive means ``classes_[1]``),
-        else (n, n_classes) (one-vs-one votes plus confidence, or one-vs-rest scores)."""
+        else (n, n_classes) (one-vs-one votes plus confidence, or one-vs-rest scores).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            As described above.
+        """
         check_is_fitted(self, "estimators_")
         X4 = self._images(X, reset=False)
         # All sub-problems at once (csvm.model.prediction): one BLAS product per chunk of rows
@@ -332,14 +343,35 @@ class BaseCSVM(ClassifierMixin, TransformerMixin, BaseEstimator):
         return decisions
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of the images in X."""
+        """Class labels of the images in X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         decision = self.decision_function(X)  # first: it checks that the model is fitted
         return labels_from_decision(self.classes_, decision)
 
     def transform(self, X: Any) -> np.ndarray:
         """The feature maps of X flattened to one row per image, ``(n, n_features)``: the
         2-D table a :class:`~sklearn.pipeline.Pipeline` step passes on (the maps as images
-        come from :meth:`feature_maps`)."""
+        come from :meth:`feature_maps`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n, n_features_out)
+        """
         maps = self.feature_maps(X)
         return maps.reshape(len(maps), -1)
 

@@ -373,6 +373,13 @@ class SMO(ClassifierMixin, BaseEstimator):
     def fit(self, X, y) -> SMO:
         """Solve the dual on ``(X, y)``; any two labels (mapped to -1, +1 as ``SVC`` does).
 
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), or images (flattened)
+            The training points; with ``kernel="precomputed"`` the (n, n) kernel matrix.
+        y : array-like of shape (n,)
+            Two labels.
+
         Returns
         -------
         self : SMO
@@ -402,7 +409,17 @@ class SMO(ClassifierMixin, BaseEstimator):
 
     # -- prediction ------------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
-        """``f(x) = sum_i alpha_i y_i K(x_i, x) + b``; positive means ``classes_[1]``."""
+        """``f(x) = sum_i alpha_i y_i K(x_i, x) + b``; positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), or images (flattened)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         check_is_fitted(self, "alpha_")
         X = validate_data(self, as_rows(X), dtype=np.float64, reset=False)
         if len(self.support_) == 0:
@@ -412,7 +429,18 @@ class SMO(ClassifierMixin, BaseEstimator):
         return self._kernel(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_
 
     def predict(self, X) -> np.ndarray:
-        """The label of each row of ``X``."""
+        """The label of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), or images (flattened)
+            As ``fit`` took them.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predicted class of each image (one of ``classes_``).
+        """
         check_is_fitted(self, "alpha_")  # before classes_: NotFittedError, not AttributeError
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
