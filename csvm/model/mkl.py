@@ -153,13 +153,16 @@ class _BinaryMKL:
 
         Parameters
         ----------
-        X : array-like of shape (n, H*W), (n, H, W) or (n, C, H, W)
-            As ``fit`` took them.
+        Z : dict of int to ndarray of shape (n, D)
+            Each filter's maps of the images, flattened.
+        params : list of dict
+            Each filter's base-kernel parameters.
+        n : int
+            How many images.
 
         Returns
         -------
-        ndarray of shape (n,) or (n, n_classes)
-            As described above.
+        ndarray of shape (n,)
         """
         active = np.flatnonzero(self.weights)
         out = np.full(n, self.intercept)
