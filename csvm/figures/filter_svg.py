@@ -212,7 +212,10 @@ def _heatmaps(
         # The bar starts 14 units right of the planes; its room ends past its title.
         room = _BAR_ROOM * k + 14 if bar else 0
         width = cols * q * cell + (cols - 1) * _GAP + room + 8
-        return width, rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
+        height = rows * (top + p * cell) + (rows - 1) * _ROW_GAP + 4
+        if bar:  # the bar's lowest number sits 5 units (times k) below its end: "-0.2" cut
+            height = max(height, top + min(p * cell, _PLANE) + 9 * k)
+        return width, height
 
     # Wrapped rows are drawn smaller: their titles and the bar's numbers grow by as much,
     # so they stay about 13 px on the page (8 px before, for a stack's eight filters).

@@ -7,6 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 from plotly.colors import sample_colorscale
 
 from csvm.figures.filter_svg import change_svg, filter_svg, format_value, largest_change
@@ -99,3 +100,12 @@ def test_a_narrow_column_gets_no_blank_under_the_planes():
 
 def test_values_are_formatted_short():
     assert [format_value(v) for v in (0.123, -0.0004, 0.0, 2.5)] == ["0.12", "-4e-4", "0", "2.50"]
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_the_colour_bars_lowest_number_is_inside_the_picture(large):
+    """Its baseline sat below the picture's end: "-0.26" was cut in half on a projector."""
+    svg = filter_svg(np.random.default_rng(0).normal(size=(4, 5, 5)), large=large)
+    height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg).group(1))
+    baselines = [float(y) for y in re.findall(r'class="tick" x="[\d.]+" y="([\d.]+)"', svg)]
+    assert len(baselines) == 3 and max(baselines) + 2 <= height
