@@ -212,11 +212,19 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         return None
     # The stop command goes out from the click's callback, which Streamlit runs before the
     # rerun builds the sidebar: the worker stops while the page is being drawn.
+    # Training over, its steps still playing back: the button shows the end, and says so
+    # (a teacher who paused at step 7 and pressed "Stop" was shown the final result).
+    ended = active and not running
     if c2.button(
-        "■ Stop",
+        "⏭ End" if ended else "■ Stop",
         disabled=not active,
         key="stop",
         width="stretch",
+        help=(
+            "Training has finished: show its last step and the results now."
+            if ended
+            else "Stop training after its current step; the best filter so far is kept."
+        ),
         on_click=_request_stop,
         args=(run,),
     ):
