@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.lesson import PARAM as LESSON_PARAM
+from explorer.lesson import STEP_KEY as LESSON_STEP
 from explorer.playback import DEFAULT_PACE, PACES
 from explorer.playground import carry_params
 from explorer.runs import runs
@@ -185,9 +187,13 @@ def url_extra() -> dict[str, str]:
         extra["projector"] = "1"
     # The SVM playground's own settings and points (pg_*, bounded by the playground).
     extra.update(carry_params(st.query_params.to_dict()))
-    # The Lesson page's step (that page checks the value; a few characters are kept).
-    if "lesson" in st.query_params:
-        extra["lesson"] = st.query_params["lesson"][:24]
+    # The Lesson page's step (that page checks the value; a few characters are kept), or
+    # the session's: a step's button opens its page without it, and a reload there sent
+    # the Lesson back to step 1.
+    if LESSON_PARAM in st.query_params:
+        extra[LESSON_PARAM] = st.query_params[LESSON_PARAM][:24]
+    elif LESSON_STEP in st.session_state:
+        extra[LESSON_PARAM] = str(st.session_state[LESSON_STEP])
     return extra
 
 

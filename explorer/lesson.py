@@ -20,6 +20,7 @@ __all__ = [
     "FORMER_NAMES",
     "PARAM",
     "SHAPES_PRESET",
+    "STEP_KEY",
     "STEPS",
     "Link",
     "Step",
@@ -31,6 +32,9 @@ __all__ = [
 #: The URL parameter that holds the step (``?lesson=3``; ``step`` is the Train page's
 #: step rule, every page parses it as one).
 PARAM = "lesson"
+#: The session's step: every page writes it into its URL (explorer.app.url_extra), so a
+#: reload on the page a step opened finds the step again.
+STEP_KEY = "lesson_step"
 #: The presets the lesson opens on the Train page, by their names in the presets file.
 SHAPES_PRESET = "Shapes: filters find the bars"
 DIGITS_PRESET = "Digits: 3 vs 5, fast"

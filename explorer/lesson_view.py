@@ -8,11 +8,11 @@ import streamlit as st
 from explorer.app import url_extra
 from explorer.datasets import presets
 from explorer.display import projector_mode
-from explorer.lesson import PARAM, STEPS, Step, find_preset, parse_step
+from explorer.lesson import PARAM, STEP_KEY, STEPS, Step, find_preset, parse_step
 from explorer.settings import md_escape, set_config
 
 #: The session's step (a link without ``?lesson=`` reopens it), and the jump control's key.
-STEP_KEY, JUMP_KEY = "lesson_step", "lesson_jump"
+JUMP_KEY = "lesson_jump"
 #: The SVM playground page's own session keys (pages/playground.py): its settings, its
 #: placed points and the problems of its link; its widgets are ``pg_w_<setting>``.
 PG_STATE, PG_POINTS, PG_PROBLEMS, PG_WIDGET = "pg_settings", "pg_points", "pg_problems", "pg_w_"

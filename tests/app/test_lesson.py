@@ -159,8 +159,13 @@ def test_opening_the_digits_step_shows_its_preset_on_train():
     assert not at.exception
     assert preset_box(at).value == DIGITS_PRESET
     assert at.number_input(key="w_n_train").value == 50
-    assert "lesson" not in at.query_params  # the step stays on the lesson's own URL
+    # The step rides along in the opened page's URL: a reload there (a new session) and
+    # then the Lesson find step 4 again, where it went back to step 1.
+    assert query(at, "lesson") == "4"
     assert "step" not in at.query_params  # the preset's step rule is the default
+    fresh = open_app({key: query(at, key) for key in at.query_params})
+    fresh.switch_page("pages/lesson.py").run()
+    assert _heading(fresh).startswith("Step 4 of")
 
 
 def test_opening_the_shapes_step_shows_its_preset_on_train():
