@@ -10,6 +10,7 @@ import streamlit as st
 
 from explorer.lesson import PARAM as LESSON_PARAM
 from explorer.lesson import STEP_KEY as LESSON_STEP
+from explorer.lesson import parse_step
 from explorer.playback import DEFAULT_PACE, PACES
 from explorer.playground import carry_params
 from explorer.runs import runs
@@ -161,13 +162,19 @@ DEFAULT_PAGE = "pages/train.py"
 
 
 def restore_view_from_url() -> None:
-    """Pace and projector mode from the URL, on a session's first run (before the URL is
-    rewritten)."""
+    """Pace, projector mode and the Lesson's step from the URL, on a session's first run
+    (before the URL is rewritten)."""
     if "pace" not in st.session_state:
         pace = st.query_params.get("pace", DEFAULT_PACE)
         st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
     if "projector" not in st.session_state:
         st.session_state["projector"] = st.query_params.get("projector") in ("1", "true")
+    if LESSON_STEP not in st.session_state and LESSON_PARAM in st.query_params:
+        # A reload on a page a step opened: the Lesson, reached by its link (which clears
+        # the address), finds the step in the session.
+        step, problem = parse_step(st.query_params[LESSON_PARAM])
+        if problem is None:
+            st.session_state[LESSON_STEP] = step
 
 
 def url_extra() -> dict[str, str]:
