@@ -15,9 +15,15 @@ from csvm.runs.summary import run_name, task_words
 from csvm.runs.values import show
 from explorer.glossary import value_words
 
+#: Past this many settings that differ, runs are numbered and summed up instead: nine runs
+#: of three presets were each named by their whole settings, 6-8 lines a row on a projector.
+MAX_NAMED_SETTINGS = 3
+
 
 def value_text(name: str, value: Any) -> str:
-    """A setting's value as a reader names it ("K-CSVM", "DFO₂", "0.5", "no limit")."""
+    """A setting's value as a reader names it ("K-CSVM", "DFO₂", "0.5", "no limit", "on")."""
+    if isinstance(value, bool):  # not Python's "True"
+        return "on" if value else "off"
     if isinstance(value, tuple):
         return ", ".join(value_words(v) for v in value) or "none"
     return value_words(value) if isinstance(value, str) else show(name, value)
@@ -46,9 +52,15 @@ def run_names(configs: Mapping[str, RunConfig]) -> dict[str, str]:
 
     A run alone, or runs whose settings all agree, are named by their own summary
     (:func:`csvm.runs.summary.run_name`); runs with the very same settings as another
-    say so, and which they are ("η 0.1 (same settings: run 2 of 2)").
+    say so, and which they are ("η 0.1 (same settings: run 2 of 2)").  Runs that differ
+    in more than :data:`MAX_NAMED_SETTINGS` settings are numbered, each with its summary
+    ("run 2: K-CSVM RBF γ 1, 4 filters, 100 images, horizontal v vertical").
     """
     differ = varying(list(configs.values()))
+    if len(differ) > MAX_NAMED_SETTINGS:
+        return {
+            run_id: f"run {i}: {run_name(c)}" for i, (run_id, c) in enumerate(configs.items(), 1)
+        }
     base = {
         run_id: settings_text(c, differ) if differ else run_name(c) for run_id, c in configs.items()
     }

@@ -44,3 +44,19 @@ def test_runs_that_differ_in_their_classes_are_named_by_them():
     )
     assert names == {"a": "3 v 5", "b": "classes 3, 5, 0", "c": "all classes"}
     assert run_names({"a": RunConfig(classes="3,5,0")})["a"].endswith(", classes 3, 5, 0")
+
+
+def test_runs_that_differ_in_many_settings_are_numbered_and_summed_up():
+    """Nine runs of three presets were each named by every setting (6-8 lines a row)."""
+    configs = {
+        "a": RunConfig(),
+        "b": RunConfig(dataset="shapes", class_a="horizontal", class_b="vertical", n_train=100,
+                       gamma=1.0, n_filters=4, tune_baselines=True),
+    }  # fmt: skip
+    names = run_names(configs)
+    assert names == {
+        "a": "run 1: K-CSVM RBF γ 0.02, 2 filters, 50 images, 3 v 5",
+        "b": "run 2: K-CSVM RBF γ 1, 4 filters, 100 images, horizontal v vertical",
+    }
+    # A switch in words, not Python's True.
+    assert settings_text(RunConfig(tune_baselines=True), ["tune_baselines"]).endswith(" on")
