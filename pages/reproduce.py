@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from csvm.analysis import reproduced
+from csvm.analysis.stats import with_minus
 from explorer.app import ensure_app
 from explorer.datasets import available_datasets, presets
 from explorer.display import table as data_table
@@ -77,7 +78,9 @@ def _show(table: str, meta: dict[str, str]) -> None:
     tests = [str(line) for key in _TESTS for line in details.get(key) or ()]
     for key, heading in _TESTS.items():
         if details.get(key):
-            st.markdown(f"{heading}\n\n" + "\n".join(str(line) for line in details[key]))
+            # Runs saved before the pages wrote "−" hold hyphens: "-0.26 points".
+            lines = "\n".join(with_minus(str(line)) for line in details[key])
+            st.markdown(f"{heading}\n\n{lines}")
     note = jargon_note([*(str(r) for r in rows), *tests])
     if note:
         st.caption(note)

@@ -15,6 +15,7 @@ approximation ``p +- z sqrt(p (1 - p) / n)``) stays inside [0, 1] and is not deg
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "mcnemar_exact",
     "mcnemar_p",
     "wilson_interval",
+    "with_minus",
 ]
 
 #: The level below which :func:`describe_difference` calls a difference significant.
@@ -258,6 +260,19 @@ def describe_difference(name_a: str, name_b: str, result: McNemarResult) -> str:
 #: The minus sign the pages and reports print ("−0.24", not the hyphen of "-0.24"), as
 #: Plotly's axes and the docs' tables write it.
 MINUS = "\u2212"
+
+
+def with_minus(text: str) -> str:
+    """``text`` with a true minus before each negative number, where a saved report wrote
+    a hyphen ("-0.26 points (-5 images)"); hyphens inside words ("K-CSVM") stay.
+
+    Examples
+    --------
+    >>> with_minus("- K-CSVM vs SVM: -0.26 points (-5 images)") == (
+    ...     "- K-CSVM vs SVM: \u22120.26 points (\u22125 images)")
+    True
+    """
+    return re.sub(r"(?<![\w.])-(?=\.?\d)", MINUS, text)
 
 
 def format_signed(value: float, digits: int = 2) -> str:
