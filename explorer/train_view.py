@@ -357,6 +357,17 @@ def _class_name(names, label) -> str:
 
 
 # -- results --------------------------------------------------------------------------------
+def _csvm_behind(outs: dict) -> bool:
+    """Whether some other model of the run scored above its CSVM on the test images."""
+    scores = {
+        model: o["result"]["test_accuracy"]
+        for model, o in outs.items()
+        if o and o.get("result") and o["result"].get("test_accuracy") is not None
+    }
+    mine = scores.pop("csvm", None)
+    return mine is not None and any(score > mine for score in scores.values())
+
+
 def results_panel(run: Run, views: dict) -> None:
     """Comparison with intervals and significance, confusion, mistakes, export."""
     config: RunConfig = run.config
@@ -377,6 +388,7 @@ def results_panel(run: Run, views: dict) -> None:
         st.markdown(md_escape(line))
     if lines:  # only where there is a comparison to read
         st.caption(explain("p", "95 % interval", sep=" "))
+    if lines and _csvm_behind(outs):  # not under a run it won by 50 points
         st.caption(
             "Why a CSVM can lose: with few training images and a hard margin the SVM "
             "separates the training set whatever the filter, so the filter has little to "

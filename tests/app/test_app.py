@@ -415,3 +415,18 @@ def test_the_preset_box_names_what_is_trained_across_pages_and_edits():
     at.number_input(key="w_n_iter").set_value(7).run()
     assert preset_box(at).value == "Custom settings"
     assert at.session_state["run_config"].model == "lcsvm"
+
+
+def test_why_a_csvm_can_lose_is_said_only_where_it_lost():
+    """The caption stood under a Shapes run the K-CSVM won by 50 points."""
+    from explorer.train_view import _csvm_behind
+
+    def outs(csvm, svm):
+        return {
+            "csvm": {"result": {"test_accuracy": csvm}},
+            "svm": {"result": {"test_accuracy": svm}},
+            "cnn": None,  # no longer on the server
+        }
+
+    assert not _csvm_behind(outs(0.99, 0.50)) and not _csvm_behind(outs(0.9, 0.9))
+    assert _csvm_behind(outs(0.90, 0.92))
