@@ -86,8 +86,10 @@ def _progress_line(run: Run, views: dict, shown: list, paused: bool) -> None:
     csvm_view = views.get("csvm")
     csvm_running = csvm_view is not None and csvm_view.state not in FINAL_STATES
     fraction, text = progress(run.config, shown, running=csvm_running)
-    if not is_running(views):
-        text += f" · training done, playing back at {st.session_state.get('pace')}"
+    if not is_running(views):  # paused, it plays nothing back ("Paused · … playing back")
+        text += " · training done" + (
+            "" if paused else f", playing back at {st.session_state.get('pace')}"
+        )
     status = " · ".join(_status_line(m, v) for m, v in views.items())
     st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
 
