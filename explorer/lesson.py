@@ -107,7 +107,7 @@ STEPS: tuple[Step, ...] = (
             "Give every point three new coordinates made from its old ones (x₁², √2·x₁x₂, "
             "x₂²) and a flat plane separates the two groups in 3-D.",
             "A kernel computes with these new coordinates without ever writing them down; "
-            "drag the cube to turn it.",
+            "open the playground below and drag its cube to turn it.",
         ),
         question="Why does a flat plane in the lifted space become a curved boundary on "
         "the flat page?",
