@@ -241,9 +241,24 @@ def board_runs(sort: str = SORTS[0], limit: int = 200) -> tuple[list[RunSummary]
 
 
 def best(rows: list[RunSummary], n: int = 4) -> list[RunSummary]:
-    """The ``n`` runs with the highest test accuracy (ties: the newer first)."""
+    """The ``n`` runs with the highest test accuracy on the task of the newest run that
+    has one (ties: the newer first).
+
+    One task, the one the class is on: ranked together, the teaching set's 99 % always
+    took the four places from a digits exercise's 92 %.
+    """
     scored = [r for r in rows if r.accuracy is not None]
-    return sorted(scored, key=lambda r: (-r.accuracy, -r.created))[:n]
+    if not scored:
+        return []
+    task = best_task(scored)
+    same = [r for r in scored if (r.dataset, r.pair) == task]
+    return sorted(same, key=lambda r: (-r.accuracy, -r.created))[:n]
+
+
+def best_task(rows: list[RunSummary]) -> tuple[str, str]:
+    """The dataset and pair of the newest run with a test accuracy (the class's task)."""
+    newest = max((r for r in rows if r.accuracy is not None), key=lambda r: r.created)
+    return newest.dataset, newest.pair
 
 
 def thumbnail_rgb(thumb: np.ndarray, cell: int = 6) -> np.ndarray | None:

@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+from csvm.analysis.stats import format_interval
 from csvm.runs.config import MODEL_LABELS
 from csvm.runs.summary import classes_words
 from csvm.store import RunSummary, owner_hash
@@ -199,6 +200,15 @@ def _row(run: RunSummary, mine: str | None, teacher: bool) -> None:
             st.rerun()
 
 
+def _best_order(rows: list[RunSummary]) -> str:
+    """What the projected four are: the most accurate on the newest run's task."""
+    if not board.best(rows):
+        return "the four with the highest test accuracy"
+    dataset, pair = board.best_task(rows)
+    task = md_escape(f"{dataset} {_classes_text(pair)}")
+    return f"the four with the highest test accuracy on {task}, the newest run's task"
+
+
 def _best_four(rows: list[RunSummary]) -> None:
     chosen = board.best(rows)
     if not chosen:
@@ -209,7 +219,8 @@ def _best_four(rows: list[RunSummary]) -> None:
             st.markdown("## " + _name(run))  # h2 under the page's h1
             st.metric(model_text(run), f"{100 * run.accuracy:.2f} %")
             _thumbnail(run, large=True)
-            st.caption(accuracy_text(run))
+            if run.interval is not None:  # the accuracy is the metric's, above
+                st.caption(f"95 % interval {format_interval(*run.interval)}")
 
 
 def _project(on: bool) -> None:
@@ -271,8 +282,8 @@ def draw_board() -> None:
     sort = _sort(left, projecting)
     rows, problem = board.board_runs(sort)
     _project_button(right, projecting, rows)
-    # Projected, the four shown are the most accurate whatever the sort.
-    order = "the four with the highest test accuracy" if projecting else sort
+    # Projected, the four shown are the most accurate of one task whatever the sort.
+    order = _best_order(rows) if projecting else sort
     st.caption(
         (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
         + f", {order}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."

@@ -263,3 +263,27 @@ def test_a_run_of_several_classes_is_listed_by_them_in_words():
     assert listed("3,5,0") == md_escape("K-CSVM · mnist classes 3, 5, 0")
     assert listed("all") == md_escape("K-CSVM · mnist all classes")
     assert listed("3 vs 5") == md_escape("K-CSVM · mnist 3 vs 5")
+
+
+def test_the_best_four_are_of_the_newest_runs_task():
+    """Ranked together, the teaching set's 99 % always took the four places from the
+    digits exercise the class was on."""
+    from csvm.store import RunSummary
+    from explorer.class_board import best, best_task
+
+    def run(i, dataset, pair, accuracy):
+        return RunSummary(
+            id=str(i), name=f"r{i}", owner=None, class_code=None, status="done", step=1,
+            model="kcsvm", dataset=dataset, pair=pair, accuracy=accuracy, interval=None,
+            thumbnail=None, query="", created=float(i), updated=float(i), hidden=False,
+        )  # fmt: skip
+
+    rows = [
+        run(1, "shapes", "horizontal,vertical", 0.99),
+        run(2, "shapes", "horizontal,vertical", 0.98),
+    ]
+    rows += [run(3, "mnist-5k", "3,5", 0.90), run(4, "mnist-5k", "3,5", 0.92)]
+    rows += [run(5, "mnist-5k", "3,5", None)]  # newest, but no accuracy yet
+    assert best_task(rows) == ("mnist-5k", "3,5")
+    assert [r.id for r in best(rows)] == ["4", "3"]
+    assert best([run(1, "shapes", "x", None)]) == []

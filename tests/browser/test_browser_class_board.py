@@ -82,7 +82,7 @@ def test_the_class_board_in_a_browser(board, browser):
     headings = page.locator("[data-testid='stMain'] h2").all_inner_texts()
     assert [h.strip() for h in headings] == [HOSTILE[1], HOSTILE[0], HOSTILE[2]]
     assert page.get_by_role("switch", name="Projector mode").is_checked()
-    assert page.get_by_text("(95 % interval").count() == 3
+    assert page.get_by_text("95 % interval").count() == 3
     assert page.locator('[data-testid="stException"]').count() == 0
     page.screenshot(path=str(ARTIFACTS / "class-board-best-four-1280x800.png"))
     page.close()
