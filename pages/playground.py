@@ -305,6 +305,16 @@ def _metrics(s, X, y, steps, alpha, yf) -> None:
             icon=":material/touch_app:",
         )
         return
+    if s.hard and not steps.converged:
+        # No hard margin exists: the metrics of where SMO gave up read like a solution
+        # (a "margin" wider than C = 10's, points "inside" a margin there is none of).
+        st.error(
+            f"No hard-margin solution: these points cannot be separated by this kernel, "
+            f"and SMO stopped after {steps.total} steps. Turn the hard margin off and "
+            "choose a C, or remove the points that sit among the other class.",
+            icon=":material/block:",
+        )
+        return
     st.metric("Train accuracy", f"{100 * np.mean(yf > 0):.1f} %")
     st.metric("Support vectors", f"{int(np.sum(alpha > 0))} of {len(y)}")
     st.metric("Inside the margin (ξ > 0)", int(np.sum((alpha > 0) & (yf < 1 - figs.XI_SHOWN))))
@@ -315,12 +325,7 @@ def _metrics(s, X, y, steps, alpha, yf) -> None:
     st.metric("SMO steps", steps.total, help="Pairs of alphas SMO updated to reach tol 1e-3.")
     if not steps.converged:
         st.warning(
-            f"SMO stopped after {steps.total} steps without meeting its tolerance"
-            + (
-                ": with a hard margin the classes must be separable by this kernel."
-                if s.hard
-                else "."
-            ),
+            f"SMO stopped after {steps.total} steps without meeting its tolerance.",
             icon=":material/warning:",
         )
 

@@ -56,7 +56,8 @@ def test_one_class_asks_for_the_other():
 
 
 def test_changing_C_changes_the_support_vectors_and_the_url():
-    at = _open({"pg_data": "blobs", "pg_overlap": "0.5"})
+    # Blobs a hard margin can separate (at 0.5 they overlap: no hard-margin solution).
+    at = _open({"pg_data": "blobs", "pg_overlap": "0.2"})
     before = _n_sv(at)
     at.select_slider(key="pg_w_C").set_value(0.01).run()
     assert _n_sv(at) > before  # a softer margin is wider: more points inside it
@@ -123,3 +124,15 @@ def test_lift_view_and_the_bridge_to_train():
 def test_a_links_bad_coordinates_are_counted_in_plain_words(raw, says):
     _, problems = pg.decode_points({"pg_pos": raw})
     assert says in [p.message for p in problems]
+
+
+def test_a_hard_margin_on_points_it_cannot_separate_shows_no_solution():
+    """Where SMO gave up, the metrics read like a solution: a "margin" wider than C = 10's,
+    points "inside" a margin there is none of."""
+    at = _open({"pg_data": "blobs", "pg_overlap": "1.0", "pg_hard": "1"})
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("No hard-margin solution") and "choose a C" in error
+    assert not at.metric
+    soft = _open({"pg_data": "blobs", "pg_overlap": "1.0"})
+    assert not soft.error and "Margin width 2/‖w‖" in [m.label for m in soft.metric]
