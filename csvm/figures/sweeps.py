@@ -17,6 +17,21 @@ from csvm.figures.text import plain, plain_all, plain_in_template
 __all__ = ["best_cell", "diverged_cells", "sweep_heatmap"]
 
 
+#: The colour scale spans at least this many points: on 96-97.5 % it painted a two-image
+#: difference as dark purple against bright yellow.
+MIN_SPAN = 5.0
+
+
+def _colour_range(z: np.ndarray) -> dict[str, float]:
+    """``zmin``/``zmax`` spanning the cells, and at least :data:`MIN_SPAN` points below
+    the best (never below 0)."""
+    finite = z[np.isfinite(z)]
+    if not finite.size:
+        return {}
+    high = float(finite.max())
+    return {"zmin": max(0.0, min(float(finite.min()), high - MIN_SPAN)), "zmax": high}
+
+
 def sweep_heatmap(
     x_label: str,
     x_values: Sequence[Any],
@@ -36,6 +51,7 @@ def sweep_heatmap(
             texttemplate="%{text}",
             colorscale="Viridis",
             colorbar={"title": {"text": "val %"}},
+            **_colour_range(z),
             hovertemplate=f"{plain_in_template(x_label)} %{{x}}, {plain_in_template(y_label)} "
             "%{y}: %{z:.2f} %<extra></extra>",
         )

@@ -219,6 +219,15 @@ def test_sweep_heatmap_labels_values_as_typed():
     fig = figures.sweep_heatmap("η", [0.01, 0.1], "C", [1000.0, 1e-5], acc)
     assert list(fig.data[0].x) == ["0.01", "0.1"]
     assert list(fig.data[0].y) == ["1000", "1e-05"]
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (90.0, 97.0)  # the cells' own range
+
+
+def test_sweep_colours_do_not_make_a_gulf_of_two_images():
+    """On 96-97.5 % a two-image difference was dark purple against bright yellow."""
+    fig = figures.sweep_heatmap("η", [0.01, 0.1], "C", [1.0], np.array([[0.96, 0.975]]))
+    assert fig.data[0].zmax == 97.5 and fig.data[0].zmin == 92.5  # at least 5 points
+    empty = figures.sweep_heatmap("η", [0.01], "C", [1.0], np.array([[np.nan]]))
+    assert empty.data[0].zmin is None  # nothing scored yet: Plotly's own range
 
 
 def test_colour_bars_of_small_values_use_powers_of_ten_not_si_prefixes():
