@@ -248,8 +248,8 @@ def _gradient_section(config: RunConfig, data, fresh) -> float:
     )
     st.caption(
         "dT/df at the current filter, the SVM held at its optimum. A gradient step moves "
-        "each weight against it: orange weights (negative dT/df) grow, purple ones shrink. "
-        + explain("dT/df", "Danskin", sep=" ")
+        "each weight against it: blue weights (negative dT/df) grow, red ones shrink, as "
+        "on the Train page. " + explain("dT/df", "Danskin", sep=" ")
     )
     relative = config.step != "constant"
     c1, c2 = st.columns([1, 2])

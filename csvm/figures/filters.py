@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from csvm.figures._markup import SCALES
 from csvm.figures._style import (
     LAYOUT,
     TEXT_MAX_FILTERS,
@@ -271,7 +272,8 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
     """The gradient dT/df of each filter as signed colours centred on zero.
 
     A gradient step moves each weight *against* its value here: the step's arrow is
-    ``-eta * dT/df``, so orange cells (negative gradient) grow and purple ones shrink.
+    ``-eta * dT/df``, so blue cells (negative gradient) grow and red ones shrink: the
+    colours of the Train page's gradient (:func:`csvm.figures.filter_svg.gradient_svg`).
 
     Parameters
     ----------
@@ -301,7 +303,7 @@ def gradient_figure(gradient: np.ndarray, title: str = "Where the filter wants t
         fig.add_trace(
             go.Heatmap(
                 z=plane,
-                colorscale="PuOr",
+                colorscale=SCALES["gradient"],
                 zmid=0,
                 zmin=-gmax,
                 zmax=gmax,
