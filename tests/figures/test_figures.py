@@ -302,3 +302,14 @@ def test_feature_maps_figure_sends_each_trace_only_its_own_rows_in_float32():
     assert fig["layout"]["title"]["text"].startswith("Pinned images before (top)")
     own = feature_maps_figure(images[:1], maps[:1], ["mine"], "Your digit").to_plotly_json()
     assert own["layout"]["title"]["text"] == "Your digit"
+
+
+def test_the_lab_and_the_train_page_draw_the_gradient_in_one_colour_scale():
+    """The Train page drew dT/df in red/blue and the Filter lab in orange/purple."""
+    from plotly.colors import get_colorscale
+
+    from csvm.figures._markup import SCALES
+
+    fig = figures.gradient_figure(np.ones((1, 3, 3)))
+    drawn = [(round(at, 6), colour) for at, colour in fig.data[0].colorscale]
+    assert drawn == [(round(at, 6), colour) for at, colour in get_colorscale(SCALES["gradient"])]
