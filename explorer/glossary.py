@@ -32,10 +32,11 @@ GLOSSARY: dict[str, str] = {
     "Σα": "The sum of all α: grows when many images are needed to hold up the street.",
     "½aᵀKa": "The kernel-weighted size of the SVM's solution (a = α·y); T subtracts it.",
     "r(f)": "A penalty on the filter that keeps it from simply growing; λ sets its weight.",
-    "λ (lambda)": "How strongly the penalty r(f) holds the filter back: 0 lets it grow "
-    "freely, larger values keep it near its start.",
-    "DFO₂": "Distance From One, squared: the penalty (‖f‖ − 1)², smallest when the "
-    "filter's size is exactly 1; DFO₁ is |‖f‖ − 1|.",
+    "λ (lambda)": "How strongly the penalty r(f) holds the filter back: 0 switches it "
+    "off, larger values hold it more firmly (under DFO only once its size passes 1).",
+    "DFO₂": "Distance From One: the penalty max(0, ‖f‖ − 1)², nothing while the filter's "
+    "size is 1 or less and growing as it passes 1; DFO₁ measures the size by the sum of "
+    "the weights' sizes instead.",
     "dT/df": "For each weight of the filter, how much T would change if that weight grew "
     "a little: the filter moves the other way, downhill.",
     "η (eta)": "The step size: how far the filter moves downhill at each step (with "

@@ -16,7 +16,6 @@ from typing import Any
 
 import streamlit as st
 
-from csvm.model.regularisers import REGULARISERS
 from csvm.runs.config import (
     MODEL_LABELS,
     SPECS,
@@ -28,7 +27,7 @@ from csvm.runs.config import (
 from csvm.runs.presets import load_presets
 from csvm.runs.query import from_query, to_query
 from csvm.runs.values import parse_value
-from explorer.glossary import explain
+from explorer.glossary import explain, value_words
 from explorer.widget_state import resend
 
 CONFIG_KEY = "run_config"
@@ -64,7 +63,9 @@ def _c_label(value: float) -> str:
 _FORMAT = {
     "model": MODEL_LABELS.get,
     "baselines": MODEL_LABELS.get,
-    "regulariser": lambda r: f"{r}: {REGULARISERS[r].description}",
+    # "DFO₂", not "dfo2: lam * max(0, ||f||_2 - 1)^2", which a projected sidebar cut
+    # to "dfo2: lam * max(0, ||"; the About page writes each one out.
+    "regulariser": value_words,
     "multi_class": {"ovo": "one-vs-one", "ovr": "one-vs-rest"}.get,
     "dataset": lambda d: f"your own images ({d})" if str(d).startswith("own-") else d,
 }

@@ -37,3 +37,11 @@ def test_train_page_explains_its_symbols_where_they_appear():
         assert GLOSSARY[symbol] in captions, symbol
     if any("Gradient dT/df" in m.value for m in at.markdown):
         assert GLOSSARY["dT/df"] in captions  # the gradient, where the page draws it
+
+
+def test_dfo_is_explained_as_the_code_computes_it_and_named_without_code():
+    """The glossary said (‖f‖ − 1)², smallest at size 1, but DFO costs nothing below 1; the
+    sidebar's select offered "dfo2: lam * max(0, ||f||_2 - 1)^2", cut on a projector."""
+    assert "max(0, ‖f‖ − 1)²" in GLOSSARY["DFO₂"] and "nothing while" in GLOSSARY["DFO₂"]
+    options = open_app({}).selectbox(key="w_regulariser").options
+    assert options == ["none", "L1", "L2", "L1²", "L2²", "DFO₁", "DFO₂"]
