@@ -114,7 +114,7 @@ METHODS: dict[str, tuple[str, list[dict[str, Any]]]] = {
     # curve's pair has at most 13,007 training images (MNIST 1 v 7), under GRAM_LIMIT (15,000),
     # so it is HOG + RBF SVM at a fixed C; the label says so, or a class sees HOG's line
     # vanish under this one's dashes and is not told why.
-    "recommended": ("csvm.recommended (HOG + RBF SVM, fixed C)", [{}]),
+    "recommended": ("recommended model (HOG + RBF SVM, fixed C)", [{}]),
 }
 #: The stack of the "layers" method: issue 19's Classroom stack of docs/layers.md (chosen on
 #: validation draws of other pairs by bench/bench_layers_small.py; the saved curves use it,

@@ -267,13 +267,13 @@ def test_the_recommended_method_is_csvm_recommended_at_the_cells_size_with_no_gr
     argv = ["curve", "--sizes", "20", "--seeds", "1", "--methods", "recommended"]
     assert main([*argv, "--out", str(out)]) == 0
     record = json.loads(out.read_text())
-    assert record["methods"] == {"recommended": "csvm.recommended (HOG + RBF SVM, fixed C)"}
+    assert record["methods"] == {"recommended": "recommended model (HOG + RBF SVM, fixed C)"}
     (cell,) = [c for c in record["cells"] if c["method"] == "recommended"]
     assert cell["params"] == {"estimator": "HOG + RBF SVM, C 10"}
     assert 0.5 < cell["test_accuracy"] <= 1
     (row,) = [r for r in record["rows"] if r["method"] == "recommended"]
     assert "mcnemar_p" in row  # set against the tuned plain SVM of the same draw
-    assert "csvm.recommended (HOG + RBF SVM, fixed C)" in capsys.readouterr().out
+    assert "recommended model (HOG + RBF SVM, fixed C)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["curve_mnist_3v5.json", "curve_cifar10_airplane_automobile.json"])

@@ -117,9 +117,9 @@ def test_a_saved_curve_draws_the_recommended_models_line_and_rows(runs_dir, cell
     assert not at.exception
     (figure,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     lines = {t["name"]: t for t in figure["data"]}
-    assert lines["csvm.recommended (HOG + RBF SVM, fixed C)"]["line"]["dash"] == "dash"
+    assert lines["recommended model (HOG + RBF SVM, fixed C)"]["line"]["dash"] == "dash"
     table = at.dataframe[0].value
-    row = table[table["method"] == "csvm.recommended (HOG + RBF SVM, fixed C)"].iloc[0]
+    row = table[table["method"] == "recommended model (HOG + RBF SVM, fixed C)"].iloc[0]
     kcsvm = table[table["method"] == "K-CSVM, one layer (2 filters 5×5)"].iloc[0]
     assert row["test accuracy"] == kcsvm["test accuracy"]  # the same bits, as saved
     assert row["McNemar p"] != "reference"  # set against the tuned plain SVM
