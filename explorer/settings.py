@@ -56,8 +56,12 @@ def c_options(current: float | None) -> list[float]:
 
 
 def _c_label(value: float) -> str:
+    """A C as a class reads it: "1", "0.01", "1000" from 0.001 to 1000 (where "1e0" was
+    written beside the playground's "1"), beyond them a power of ten ("1e-11")."""
     exponent = math.log10(value)
-    return f"1e{round(exponent)}" if math.isclose(exponent, round(exponent)) else f"{value:g}"
+    if 1e-3 <= value <= 1e3 or not math.isclose(exponent, round(exponent)):
+        return f"{value:g}"
+    return f"1e{round(exponent)}"
 
 
 _FORMAT = {

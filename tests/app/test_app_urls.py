@@ -91,7 +91,9 @@ def test_hostile_link_is_named_escaped_and_harmless(name, raw):
     assert not at.button(key="start").disabled or name in ("class_a", "class_b")
 
 
-@pytest.mark.parametrize("raw,shown", [("3.3", "3.3"), ("0.05", "0.05"), ("100", "1e2")])
+@pytest.mark.parametrize(
+    "raw,shown", [("3.3", "3.3"), ("0.05", "0.05"), ("100", "100"), ("1", "1"), ("1e-11", "1e-11")]
+)
 def test_a_c_between_decades_is_kept_as_given(raw, shown):
     """The C slider stops at decades; a link's C between two is added as a stop of its
     own instead of silently snapping to the nearest decade."""
