@@ -216,7 +216,9 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     # (a teacher who paused at step 7 and pressed "Stop" was shown the final result).
     ended = active and not running
     if c2.button(
-        "⏭ End" if ended else "■ Stop",
+        "End" if ended else "■ Stop",
+        # An icon, not a "⏭" glyph: Chromium drew that as an empty box in its fonts.
+        icon=":material/fast_forward:" if ended else None,
         disabled=not active,
         key="stop",
         width="stretch",

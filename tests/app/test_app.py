@@ -383,7 +383,7 @@ def test_stop_ends_a_finished_runs_playback_and_step_is_off_after_the_end():
     at.run()  # training is over, the playback is not (2 s a step)
     assert not at.button(key="stop").disabled, "Stop ends a playback still running"
     # Training is over: the button says it shows the end, not that it stops anything.
-    assert at.button(key="stop").label == "⏭ End" and "finished" in at.button(key="stop").help
+    assert at.button(key="stop").label == "End" and "finished" in at.button(key="stop").help
     assert not at.button(key="step").disabled
     at.button(key="stop").click().run()
     at = wait_for_results(at, seconds=10)
