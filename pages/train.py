@@ -210,27 +210,7 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
             icon=":material/visibility:",
         )
         return None
-    # The stop command goes out from the click's callback, which Streamlit runs before the
-    # rerun builds the sidebar: the worker stops while the page is being drawn.
-    # Training over, its steps still playing back: the button shows the end, and says so
-    # (a teacher who paused at step 7 and pressed "Stop" was shown the final result).
-    ended = active and not running
-    if c2.button(
-        "End" if ended else "■ Stop",
-        # An icon, not a "⏭" glyph: Chromium drew that as an empty box in its fonts.
-        icon=":material/fast_forward:" if ended else None,
-        disabled=not active,
-        key="stop",
-        width="stretch",
-        help=(
-            "Training has finished: show its last step and the results now."
-            if ended
-            else "Stop training after its current step; the best filter so far is kept."
-        ),
-        on_click=_request_stop,
-        args=(run,),
-    ):
-        _wait_for_end(run, _STOP_DRAW_WAIT)  # a quick stop is drawn as stopped at once
+    _stop_button(c2, run, active, running)
     label, icon = (
         ("Resume", ":material/play_arrow:") if play.paused else ("Pause", ":material/pause:")
     )
@@ -261,6 +241,32 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
     if st.session_state.get("confirm_replace"):
         _confirm_replace(config)
     return c5
+
+
+def _stop_button(where, run: Run, active: bool, running: bool) -> None:
+    """Stop; once training is over and its steps still play back, End, which says so (a
+    teacher who paused at step 7 and pressed "Stop" was shown the final result).
+
+    The stop command goes out from the click's callback, which Streamlit runs before the
+    rerun builds the sidebar: the worker stops while the page is being drawn.
+    """
+    ended = active and not running
+    if where.button(
+        "End" if ended else "■ Stop",
+        # An icon, not a "⏭" glyph: Chromium drew that as an empty box in its fonts.
+        icon=":material/fast_forward:" if ended else None,
+        disabled=not active,
+        key="stop",
+        width="stretch",
+        help=(
+            "Training has finished: show its last step and the results now."
+            if ended
+            else "Stop training after its current step; the best filter so far is kept."
+        ),
+        on_click=_request_stop,
+        args=(run,),
+    ):
+        _wait_for_end(run, _STOP_DRAW_WAIT)  # a quick stop is drawn as stopped at once
 
 
 def _confirm_replace(config: RunConfig) -> None:
