@@ -9,7 +9,7 @@ from typing import Any
 
 from csvm.runs.config import DEFAULTS, SPECS, RunConfig
 from csvm.runs.presets import load_presets, preset_config, preset_key
-from csvm.runs.values import parse_value, show
+from csvm.runs.values import none_is_typed, parse_value, show
 
 __all__ = ["add_cli_arguments", "add_preset_argument", "from_cli", "unused_flags"]
 
@@ -27,6 +27,17 @@ def _cli_type(name: str):
     return convert
 
 
+def _flag(name: str) -> str:
+    """A setting's flag: ``--n-iter`` for ``n_iter`` (``--C`` keeps its capital)."""
+    return "--C" if name == "C" else f"--{name.replace('_', '-')}"
+
+
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags (each is stored under ``cfg_<name>``; an omitted one is
+    not stored at all), by name."""
+    return {k[4:]: v for k, v in vars(args).items() if k.startswith("cfg_")}
+
+
 def _metavar(spec) -> str:
     """``{poly,rbf,linear}`` for a closed list of choices (read from the registries when
     the parser is built), else the kind (``FLOAT``)."""
@@ -34,7 +45,7 @@ def _metavar(spec) -> str:
     # command line: the choices are still what to type.
     if spec.kind == "str" and spec.choices is not None:
         choices = [str(c) for c in spec.choices]
-        if spec.none_label is not None and "none" not in choices:
+        if none_is_typed(spec):
             choices.append("none")  # the setting's None (protocol: a random split)
         return "{" + ",".join(choices) + "}"
     return spec.kind.upper()
@@ -43,7 +54,7 @@ def _metavar(spec) -> str:
 def _default_help(spec, value, shown: str) -> str:
     """The default, and how to ask for the setting's None on the command line where it
     has one: ``Default none (no limit).`` or ``Default 1. Type none for no limit.``"""
-    if spec.none_label is None or (spec.choices is not None and "none" in spec.choices):
+    if not none_is_typed(spec):
         return f"Default {shown}."
     if value is None:
         return f"Default none ({spec.none_label})."
@@ -62,7 +73,7 @@ def add_cli_arguments(parser: argparse.ArgumentParser, skip: Iterable[str] = ())
             continue
         default = show(name, getattr(DEFAULTS, name))
         group.add_argument(
-            f"--{name.replace('_', '-')}" if name != "C" else "--C",
+            _flag(name),
             dest=f"cfg_{name}",
             type=_cli_type(name),
             default=argparse.SUPPRESS,
@@ -93,12 +104,7 @@ def unused_flags(args: argparse.Namespace, config: RunConfig) -> list[str]:
     >>> unused_flags(args, RunConfig(model="lcsvm"))
     ['--kernel']
     """
-    given = [k[4:] for k in vars(args) if k.startswith("cfg_")]
-    return [
-        f"--{name.replace('_', '-')}" if name != "C" else "--C"
-        for name in given
-        if config.model not in SPECS[name].models
-    ]
+    return [_flag(name) for name in _given(args) if config.model not in SPECS[name].models]
 
 
 def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
@@ -114,5 +120,4 @@ def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConf
     if base is None and getattr(args, "preset", None):
         base = preset_config(args.preset)
     base = base or DEFAULTS
-    given = {k[4:]: v for k, v in vars(args).items() if k.startswith("cfg_")}
-    return dataclasses.replace(base, **given)
+    return dataclasses.replace(base, **_given(args))

@@ -14,6 +14,7 @@ from csvm.model.layers import format_layers, parse_layers
 from csvm.runs.fields import MAX_CLASSES, MAX_RAW_LENGTH, MIN_CLASSES, SPECS, Spec, fmt
 
 __all__ = [
+    "none_is_typed",
     "parse_classes",
     "parse_layers_value",
     "parse_number",
@@ -21,6 +22,13 @@ __all__ = [
     "show",
     "shorten",
 ]
+
+
+def none_is_typed(spec) -> bool:
+    """Whether typing "none" gives a text setting its None (protocol: a random split); a
+    choice called "none" (the regulariser's) stays that choice.  (Other kinds always read
+    "none" as None.)"""
+    return spec.none_label is not None and "none" not in (spec.choices or ())
 
 
 def shorten(raw: str, limit: int = 40) -> str:
@@ -68,11 +76,10 @@ def parse_value(name: str, raw: Any) -> Any:
         raise ValueError(f"is too long ({len(raw)} characters)")
     # "none" is None, except for a text setting where it is a choice (regulariser "none");
     # a text setting with a None of its own (protocol's "random split") takes it too.
-    text_none = spec.kind != "str" or (
-        spec.none_label is not None and "none" not in (spec.choices or ())
-    )
     is_none = raw is None or (
-        isinstance(raw, str) and raw.strip().lower() in ("none", "null") and text_none
+        isinstance(raw, str)
+        and raw.strip().lower() in ("none", "null")
+        and (spec.kind != "str" or none_is_typed(spec))
     )
     if spec.kind == "classes":
         return parse_classes(raw)
