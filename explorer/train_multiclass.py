@@ -19,6 +19,7 @@ import streamlit as st
 from csvm import figures
 from csvm.figures.training_svg import objective_svg
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.summary import named_pair
 from csvm.runs.targets import step_events, sub_problem_progress
 from explorer.display import chart, image_grid, markup_figure, projector_mode
 from explorer.settings import md_escape
@@ -45,8 +46,7 @@ def pair_name(pair: Sequence[Any] | None, class_names: Sequence[str], k: int, ov
             i, j = list(combinations(range(len(class_names)), 2))[k]
             return f"{class_names[i]} vs {class_names[j]}"
         return f"{class_names[k]} vs rest"
-    names = [class_names[int(v)] if v != "rest" else "rest" for v in pair]
-    return f"{names[1]} vs rest" if names[0] == "rest" else f"{names[0]} vs {names[1]}"
+    return " vs ".join(named_pair(pair, class_names))
 
 
 def _focus(run: Run, rows: list[dict], labels: list[str], finished: bool) -> int:

@@ -16,31 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
-from numbers import Integral
 from typing import Any
 
 from csvm.cli.args import PROG, add_data_dir, command_parser, plot_dir, report, say_unused
 from csvm.exceptions import CSVMError
 from csvm.runs.flags import add_cli_arguments, add_preset_argument, from_cli
+from csvm.runs.summary import named_pair
 
 __all__ = ["main_train"]
-
-
-def _named_pair(pair: Sequence[Any], names: Sequence[str]) -> tuple[str, str]:
-    """A multi-class sub-problem's pair as the user knows it: ``("3", "5")`` or
-    ``("3", "rest")``.
-
-    The estimator labels the loaded classes 0..k-1 in the order ``names`` lists them, and
-    writes one-vs-rest's pair as ("rest", class); said class first, as "3 vs rest".
-    """
-
-    def name(label: Any) -> str:
-        known = isinstance(label, Integral) and 0 <= label < len(names)
-        return names[label] if known else str(label)
-
-    negative, positive = (name(v) for v in pair)
-    return (positive, negative) if negative == "rest" else (negative, positive)
 
 
 def _pair_label(event: dict[str, Any]) -> str:
@@ -121,7 +104,7 @@ def main_train(argv: list[str], prog: str = f"{PROG} train") -> int:
             if event["kind"] in ("iteration", "half_step"):
                 step = {k: v for k, v in event.items() if k != "filters"}
                 if "pair" in step:  # named for the lines and the pictures alike
-                    step["pair"] = _named_pair(step["pair"], names)
+                    step["pair"] = named_pair(step["pair"], names)
                 events.append(step)
                 bar.line(_step_line(step, config.multiclass))
 

@@ -22,7 +22,15 @@ from csvm.model.kernel_registry import KERNELS
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.cost import format_elapsed
 
-__all__ = ["ablation_verdict", "classes_words", "comparisons", "headline", "run_name", "task_words"]
+__all__ = [
+    "ablation_verdict",
+    "classes_words",
+    "comparisons",
+    "headline",
+    "named_pair",
+    "run_name",
+    "task_words",
+]
 
 Outcomes = Mapping[str, Mapping[str, Any] | None]
 
@@ -218,6 +226,21 @@ def classes_words(classes: str) -> str:
     ('classes 3, 5, 0', 'all classes')
     """
     return "all classes" if classes == "all" else "classes " + classes.replace(",", ", ")
+
+
+def named_pair(pair: Sequence[Any], class_names: Sequence[str]) -> tuple[str, str]:
+    """A multi-class sub-problem's two sides by name, the class first: ``("7", "0")``, or
+    ``("3", "rest")`` for one-vs-rest, which the estimators write as ``("rest", 3)``.
+
+    Its labels index ``class_names`` (the estimators number the loaded classes 0..k-1).
+
+    Examples
+    --------
+    >>> named_pair((0, 2), ["3", "5", "7"]), named_pair(("rest", 1), ["3", "5", "7"])
+    (('3', '7'), ('5', 'rest'))
+    """
+    negative, positive = ("rest" if v == "rest" else str(class_names[int(v)]) for v in pair)
+    return (positive, negative) if negative == "rest" else (negative, positive)
 
 
 #: The ablation's fixed filters at the learned norm (``csvm.analysis.ablation``'s names).
