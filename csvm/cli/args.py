@@ -54,12 +54,16 @@ def command_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     )
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (seeds, epochs)."""
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (seeds, epochs)."""
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1: give 1 or more")
     return value
@@ -71,10 +75,7 @@ def n_jobs(text: str) -> int:
     joblib's own message for 0 ("n_jobs == 0 in Parallel has no meaning") came after the
     data were loaded and named neither the flag nor what to give.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = _whole_number(text)
     if value < 1 and value != -1:
         raise argparse.ArgumentTypeError(
             f"{value} jobs: give a positive number of jobs at once, or -1 for every core"

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.fields import tuned_label
 
 __all__ = ["baseline_report", "train_baselines"]
 
@@ -40,10 +41,8 @@ def train_baselines(config: RunConfig, data_dir: str | None) -> dict[str, dict[s
     for model in config.baselines:
         tuned = model in ("svm", "cnn") and config.tune_baselines
         target = run_tuned_model if tuned else run_model
-        print(
-            f"training {MODEL_LABELS[model]}{' (tuned on validation)' * tuned}…",
-            file=sys.stderr,
-        )
+        label = MODEL_LABELS[model]
+        print(f"training {tuned_label(label) if tuned else label}…", file=sys.stderr)
         result = target(lambda event: None, config.to_dict(), model, data_dir)
         outcomes[model] = {"state": "done", "result": result}
     return outcomes

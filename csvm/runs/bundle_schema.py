@@ -24,6 +24,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from csvm.events import DivergenceEvent, HalfStepEvent, IterationEvent
 from csvm.runs.config import MODEL_LABELS, RunConfig
+from csvm.runs.fields import tuned_label
 from csvm.runs.persistence import BundleError
 
 __all__ = ["HISTORY_COLUMNS", "check_result", "read_history"]
@@ -268,7 +269,7 @@ def _confusion(raw: Any, model: str, k: int) -> list[list[int]]:
 def _label(model: str, config: RunConfig, raw: Any) -> str:
     """The model's name: its own, or its tuned form; nothing else a file claims."""
     plain = MODEL_LABELS[config.model if model == "csvm" else model]
-    return raw if raw == f"{plain} (tuned on validation)" else plain
+    return raw if raw == tuned_label(plain) else plain
 
 
 def _diverged(raw: Any) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ __all__ = [
     "Spec",
     "fmt",
     "title",
+    "tuned_label",
 ]
 
 #: Longest raw value a URL or preset may hold for one setting (longer is refused unread).
@@ -43,6 +44,15 @@ MODEL_LABELS = {
     "mlsvm": "two-layer SVM",
     "recommended": "recommended model",
 }
+
+
+def tuned_label(label: str) -> str:
+    """A baseline's name once tuned on the validation split ("plain SVM (tuned on
+    validation)"): the jobs label their results so, the command line says it, and a
+    reloaded file may claim nothing else."""
+    return f"{label} (tuned on validation)"
+
+
 _BOTH = ("kcsvm", "lcsvm")
 _DATASETS = ("mnist-5k", "shapes", "digits", "mnist", "fashion-mnist", "cifar10")
 

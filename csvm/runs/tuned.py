@@ -8,6 +8,7 @@ from typing import Any
 
 from csvm.analysis.tuning import CNN_BUDGET, SVM_BUDGET, TuningResult, tune_cnn, tune_plain_svm
 from csvm.runs.config import MODEL_LABELS
+from csvm.runs.fields import tuned_label
 from csvm.runs.targets import as_config, load_data, model_summary
 
 __all__ = ["run_tuned_model"]
@@ -86,7 +87,7 @@ def run_tuned_model(
 
     result = _tune(model, c, data, budget, cell_event)
     summary = model_summary(model, result.estimator, data, result.seconds)
-    summary["label"] = f"{MODEL_LABELS[model]} (tuned on validation)"
+    summary["label"] = tuned_label(MODEL_LABELS[model])
     summary["tuning"] = result.summary()
     summary["predictions"] = result.estimator.predict(data.X_test).tolist()
     return summary
