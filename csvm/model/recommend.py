@@ -151,21 +151,21 @@ def recommendation(n_train: int, image_shape: tuple[int, ...]) -> tuple[str, str
     'plain RBF SVM, γ 0.03'
     """
     clf = recommended(n_train, image_shape)
-    if _plain(n_train, _check(n_train, image_shape)) and n_train <= GRAM_LIMIT:
+    if _plain(n_train, _check(n_train, image_shape)):
         what = f"plain RBF SVM, γ {clf[-1].gamma:.3g}"
-        why = (
-            f"images under {HOG_MIN_SIDE} pixels a side hold at most one of HOG's 8-pixel "
-            "blocks; on the built-in 8 × 8 digits the plain RBF SVM was ahead of HOG + RBF "
-            "SVM at every size measured (docs/protocol_small_images.md)"
-        )
-        return what, why
-    if n_train > GRAM_LIMIT:
-        what = f"plain RBF SVM, γ {clf[-1].gamma:.3g}"
-        why = (
-            f"above {GRAM_LIMIT:,} images HOG's kernel (n² numbers) would not fit in the 8 GB "
-            f"the project allows; the plain RBF SVM (γ {_PLAIN_GAMMA_28:g} on 28 × 28 pixels) "
-            "scored 98.58 % on all 60,000 MNIST images, 10 classes (docs/benchmarks.md)"
-        )
+        if n_train > GRAM_LIMIT:
+            why = (
+                f"above {GRAM_LIMIT:,} images HOG's kernel (n² numbers) would not fit in the 8 "
+                f"GB the project allows; the plain RBF SVM (γ {_PLAIN_GAMMA_28:g} on 28 × 28 "
+                "pixels) scored 98.58 % on all 60,000 MNIST images, 10 classes "
+                "(docs/benchmarks.md)"
+            )
+        else:
+            why = (
+                f"images under {HOG_MIN_SIDE} pixels a side hold at most one of HOG's 8-pixel "
+                "blocks; on the built-in 8 × 8 digits the plain RBF SVM was ahead of HOG + "
+                "RBF SVM at every size measured (docs/protocol_small_images.md)"
+            )
         return what, why
     what = f"HOG + RBF SVM, C {clf.C:g}"
     if n_train <= SMALL_N:
