@@ -200,17 +200,16 @@ def _row(run: RunSummary, mine: str | None, teacher: bool) -> None:
             st.rerun()
 
 
-def _best_order(rows: list[RunSummary]) -> str:
-    """What the projected four are: the most accurate on the newest run's task."""
-    if not board.best(rows):
+def _best_order(chosen: list[RunSummary]) -> str:
+    """What the projected four (:func:`explorer.class_board.best`) are: the most accurate
+    on the newest run's task, which they share."""
+    if not chosen:
         return "the four with the highest test accuracy"
-    dataset, pair = board.best_task(rows)
-    task = md_escape(f"{dataset} {_classes_text(pair)}")
+    task = md_escape(f"{chosen[0].dataset} {_classes_text(chosen[0].pair)}")
     return f"the four with the highest test accuracy on {task}, the newest run's task"
 
 
-def _best_four(rows: list[RunSummary]) -> None:
-    chosen = board.best(rows)
+def _best_four(chosen: list[RunSummary]) -> None:
     if not chosen:
         st.info("No run has a test accuracy yet.")
         return
@@ -245,7 +244,7 @@ def _sort(where, projecting: bool) -> str:
     return sort
 
 
-def _project_button(where, projecting: bool, rows: list[RunSummary]) -> None:
+def _project_button(where, projecting: bool, any_best: bool) -> None:
     """The button that projects the best four, or projected, the way back."""
     label, key, icon = (
         ("Back to the whole board", "board_unproject", "arrow_back")
@@ -258,7 +257,7 @@ def _project_button(where, projecting: bool, rows: list[RunSummary]) -> None:
         icon=f":material/{icon}:",
         on_click=_project,
         args=(not projecting,),
-        disabled=not projecting and not board.best(rows),
+        disabled=not projecting and not any_best,
     )
 
 
@@ -281,9 +280,10 @@ def draw_board() -> None:
     left, right = st.columns([3, 2], vertical_alignment="bottom")
     sort = _sort(left, projecting)
     rows, problem = board.board_runs(sort)
-    _project_button(right, projecting, rows)
+    best = board.best(rows)  # the four a projection shows
+    _project_button(right, projecting, bool(best))
     # Projected, the four shown are the most accurate of one task whatever the sort.
-    order = _best_order(rows) if projecting else sort
+    order = _best_order(best) if projecting else sort
     st.caption(
         (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
         + f", {order}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."
@@ -291,7 +291,7 @@ def draw_board() -> None:
     if problem:
         st.error(md_escape(problem))
     if projecting:
-        _best_four(rows)
+        _best_four(best)
         return
     teacher = _teacher_panel()
     if not rows:
