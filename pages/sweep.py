@@ -27,6 +27,7 @@ from explorer.live import group_busy, live_jobs, poll_views
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape
+from explorer.sweep_jobs import recover_sweep, submit_sweep
 from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -142,6 +143,8 @@ def _stop_sweep() -> None:
     pool.cancel_owner(owner(), group="sweep")
 
 
+if "sweep" not in st.session_state:  # a reload: the browser's newest sweep in the pool
+    st.session_state["sweep"] = recover_sweep(pool.jobs(owner=owner(), group="sweep"))
 c1, c2 = st.columns([1, 4])
 if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
     _stop_sweep()  # one sweep per session: the new one replaces it
@@ -154,21 +157,8 @@ if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_st
         }
     else:
         try:
-            jobs = [
-                pool.submit(
-                    run_validation,
-                    {"config": c},
-                    name=f"sweep {i}",
-                    group="sweep",
-                    owner=owner(),
-                )
-                for i, c in enumerate(cells)
-            ]
-            st.session_state["sweep"] = {
-                "jobs": jobs,
-                "x": (x_name, x_values),
-                "y": (y_name, y_values),
-            }
+            axes = {"x": (x_name, x_values), "y": (y_name, y_values)}
+            st.session_state["sweep"] = submit_sweep(pool, cells, axes, owner())
         except QuotaExceeded as exc:
             pool.cancel_owner(owner(), group="sweep")
             st.error(str(exc))

@@ -47,7 +47,9 @@ def test_a_cell_is_scored_on_the_validation_images():
 
 
 def test_sweep_page_fills_the_heatmap():
-    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60)
+    at.session_state["owner"] = "sweep-test-browser"  # as the owner cookie gives
+    at.run()
     assert not at.exception and not at.error
     at.number_input(key="sw_n_train").set_value(100)
     at.number_input(key="sw_n_iter").set_value(2)
@@ -71,6 +73,33 @@ def test_sweep_page_fills_the_heatmap():
     assert re.search(r"\(\d+ of \d+ images[;,]", at.success[0].value)  # the gap in images
     # Every cell is scored: nothing runs, so Stop is off again.
     assert at.button(key="sw_stop").disabled
+    # A reload (a new session of the same browser) finds the sweep in the pool.
+    again = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60)
+    again.session_state["owner"] = "sweep-test-browser"
+    again.run()
+    assert not again.exception
+    np.testing.assert_array_equal(plotly_array(specs(again)[0]["data"][0]["z"]).astype(float), z)
+    assert again.success and again.success[0].value == at.success[0].value
+    # Another browser sees no sweep.
+    other = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
+    assert not specs(other)
+
+
+def test_the_newest_sweep_is_recovered_and_a_forgotten_cell_keeps_its_place():
+    from types import SimpleNamespace
+
+    from explorer.sweep_jobs import recover_sweep
+
+    def view(job_id, sweep, cell, x=("eta", [0.1, 1.0]), y=("C", [1.0])):
+        meta = {"sweep": sweep, "cell": cell, "x": x, "y": y}
+        return SimpleNamespace(id=job_id, meta=meta)
+
+    assert recover_sweep([]) is None
+    assert recover_sweep([SimpleNamespace(id="a", meta={})]) is None  # a job of no sweep
+    old = [view("o0", "old", 0), view("o1", "old", 1)]
+    state = recover_sweep([*old, view("n1", "new", 1)])  # the newest; its cell 0 forgotten
+    assert state["id"] == "new" and state["x"] == ("eta", [0.1, 1.0])
+    assert state["jobs"][1] == "n1" and state["jobs"][0] not in ("o0", "n1")
 
 
 def test_sweep_page_names_the_base_model_in_words():
