@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.lab_url import carry_lab
 from explorer.lesson import PARAM as LESSON_PARAM
 from explorer.lesson import STEP_KEY as LESSON_STEP
 from explorer.lesson import parse_step
@@ -194,6 +195,8 @@ def url_extra() -> dict[str, str]:
         extra["projector"] = "1"
     # The SVM playground's own settings and points (pg_*, bounded by the playground).
     extra.update(carry_params(st.query_params.to_dict()))
+    # The Filter lab's filter, so a reload keeps what was edited by hand (bounded).
+    extra.update(carry_lab(st.session_state, st.query_params.to_dict()))
     # The Lesson page's step (that page checks the value; a few characters are kept), or
     # the session's: a step's button opens its page without it, and a reload there sent
     # the Lesson back to step 1.

@@ -22,7 +22,7 @@ from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
 from csvm.runs.summary import task_words
 from explorer import lab, lab_view
-from explorer.app import ensure_app
+from explorer.app import ensure_app, url_extra
 from explorer.datasets import data_for
 from explorer.display import link_to, projected, projector_mode, table
 from explorer.glossary import explain
@@ -30,7 +30,7 @@ from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
 from explorer.owner_cookie import heartbeat
-from explorer.settings import current_config, md_escape
+from explorer.settings import current_config, md_escape, sync_url
 from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -417,6 +417,7 @@ def page() -> None:
     _landscape_section(config, fresh, eta)
     _digit_section(data)
     stack_section(config)
+    sync_url(url_extra())  # the app wrote the URL before this run's edit reached the grid
 
 
 page()

@@ -248,3 +248,23 @@ def test_an_edit_that_arrives_just_after_re_solve_is_solved_too(monkeypatch):
     at.session_state["lab_version"] = at.session_state["lab_version"] + 1
     at.run()
     assert any("changed since the last solve" in w.value for w in at.warning)
+
+
+def test_a_reload_keeps_the_filter_and_where_it_came_from():
+    """The session's filter travels in the URL: a reload (a new session with that URL)
+    opens the lab on it, where it went back to a random start."""
+    at = _lab(SMALL)
+    at.button(key="lab_start_sobel_x").click().run()
+    at.button(key="lab_step").click().run()  # a filter of many digits
+    before, source = at.session_state["lab_filters"], at.session_state["lab_source"]
+    query = {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert "gradient step" in source and "lab_f" in query
+    again = _lab(query)
+    np.testing.assert_allclose(again.session_state["lab_filters"], before, rtol=1e-5, atol=1e-9)
+    assert again.session_state["lab_source"] == source
+    np.testing.assert_allclose(_grid(again), before[0, 0], rtol=1e-5, atol=1e-9)
+    assert not again.error
+    # A filter that no longer fits the settings (two filters asked for) is not restored.
+    other = _lab({**query, "n_filters": "2"})
+    assert other.session_state["lab_filters"].shape == (2, 1, 5, 5)
+    assert other.session_state["lab_source"].startswith("Random")
