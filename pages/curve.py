@@ -74,8 +74,8 @@ def _columns() -> dict:
             help="Test accuracy above the tuned plain SVM of the same draws, in points."
         ),
         "McNemar p": st.column_config.TextColumn(
-            help="McNemar's exact test against the tuned plain SVM, pooled over the seeds. "
-            + GLOSSARY["p"]
+            help="McNemar's exact test against the tuned plain SVM of the same draws, each "
+            "test image counted once over the seeds. " + GLOSSARY["p"]
         ),
     }
 
@@ -146,7 +146,8 @@ st.caption(
     "Test accuracy by training images, each method tuned on its own validation images.",
     help="Every method is tuned on a validation draw of its own (never on the test images) "
     "and scored on the same test set; the gain is over the tuned plain SVM of the same "
-    "draws, with McNemar's exact test on the discordant test images pooled over the seeds.",
+    "draws, with McNemar's exact test over the test images, each counted once over the "
+    "seeds (they share the test images: their predictions are not independent trials).",
 )
 heartbeat()
 records = []

@@ -7,12 +7,14 @@ runs the cells in local threads or on a Dask cluster alike, and a cell's result 
 only on its arguments (every estimator is seeded; one BLAS thread per task).
 
 Each cell keeps which test images it got right (packed bits), so the summary can set
-every method against the tuned plain SVM of the same draw with an exact McNemar test,
-pooled over the seeds' discordant counts.
+every method against the tuned plain SVM of the same draws with McNemar's exact test over
+the test images, each counted once (:func:`csvm.analysis.stats.mcnemar_by_image_p`: the
+seeds share them, and pooling their discordant counts as independent trials gave p too small).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +26,7 @@ from sklearn.svm import SVC
 
 from csvm.analysis.curve_virtual import VIRTUAL, check_suited
 from csvm.analysis.reproduced import unpack_hex_correct
-from csvm.analysis.stats import mcnemar_p, wilson_interval
+from csvm.analysis.stats import mcnemar_by_image_p, wilson_interval
 
 __all__ = [
     "METHODS",
@@ -407,10 +409,27 @@ def _bits(cell: dict[str, Any]) -> np.ndarray:
     return unpack_hex_correct(cell["correct"], cell["n_test"])
 
 
+def _interval(group: Sequence[dict[str, Any]]) -> list[float]:
+    """95 % Wilson interval of the seeds' mean accuracy, each test image counted once (the
+    seeds share them: not ``seeds × n_test`` independent trials)."""
+    n_test = group[0]["n_test"]
+    right = sum(int(_bits(c).sum()) for c in group) / len(group)
+    return list(wilson_interval(int(right + 0.5), n_test))  # half an image rounds up
+
+
+def _differences(mine: Sequence[dict], theirs: Sequence[dict]) -> np.ndarray:
+    """Per test image: the draws in which the first method got it right minus the draws
+    in which the second did (paired by seed)."""
+    d = np.zeros(mine[0]["n_test"], dtype=np.int64)
+    for a, b in zip(mine, theirs, strict=True):
+        d += _bits(a).astype(np.int64) - _bits(b).astype(np.int64)
+    return d
+
+
 def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (method, size): mean test accuracy over the seeds, a 95 % Wilson interval
-    on the pooled test predictions, and the gain over the tuned plain SVM of the same draws
-    with the exact McNemar p of the pooled discordant counts."""
+    counting each test image once, and the gain over the tuned plain SVM of the same draws
+    with McNemar's exact test over the test images (:func:`mcnemar_by_image_p`)."""
     by_key: dict[tuple[str, int], list[dict]] = {}
     for cell in cells:
         by_key.setdefault((cell["method"], cell["n_train"]), []).append(cell)
@@ -419,53 +438,39 @@ def summarise_curve(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         # Two sizes above what the pair holds both train on all of it: the same draw twice,
         # counted once (else its seeds and McNemar counts doubled).
         group = list({c["seed"]: c for c in cells_at_n}.values())
-        right = sum(int(_bits(c).sum()) for c in group)
-        total = sum(c["n_test"] for c in group)
-        low, high = wilson_interval(right, total)
         row = {
             "method": method,
             "label": METHODS[method][0],
             "n_train": n,
             "seeds": len(group),
             "accuracy": float(np.mean([c["test_accuracy"] for c in group])),
-            "interval": [low, high],
+            "interval": _interval(group),
         }
         reference = {c["seed"]: c for c in by_key.get(("svm", n), [])}
-        if method != "svm" and reference:
-            won = lost = 0
-            for c in group:
-                if c["seed"] in reference:
-                    mine, theirs = _bits(c), _bits(reference[c["seed"]])
-                    won += int(np.sum(mine & ~theirs))
-                    lost += int(np.sum(~mine & theirs))
+        shared = [c for c in group if c["seed"] in reference]
+        if method != "svm" and shared:
+            paired = [reference[c["seed"]] for c in shared]
             row["gain_over_svm"] = row["accuracy"] - float(
-                np.mean([reference[c["seed"]]["test_accuracy"] for c in group])
+                np.mean([c["test_accuracy"] for c in paired])
             )
-            row["mcnemar_p"] = mcnemar_p(won, lost)
+            row["mcnemar_p"] = mcnemar_by_image_p(_differences(shared, paired))
         rows.append(row)
     return rows
 
 
 def pairwise(cells: Sequence[dict[str, Any]], a: str, b: str) -> list[dict[str, Any]]:
     """Method ``a`` against method ``b`` at every size both ran: the mean difference of
-    test accuracy over the seeds they share and the exact McNemar p of the pooled
-    discordant counts (the summary's test, with ``b`` in the plain SVM's place)."""
+    test accuracy over the seeds they share and McNemar's exact test over the test images,
+    each counted once (the summary's test, with ``b`` in the plain SVM's place)."""
     index = {(c["method"], c["n_train"], c["seed"]): c for c in cells}
     out = []
     for n in sorted({c["n_train"] for c in cells if c["method"] == a}):
         seeds = [s for (m, k, s) in index if m == a and k == n and (b, n, s) in index]
         if not seeds:
             continue
-        won = lost = 0
-        diffs = []
-        for s in seeds:
-            mine, theirs = _bits(index[(a, n, s)]), _bits(index[(b, n, s)])
-            won += int(np.sum(mine & ~theirs))
-            lost += int(np.sum(~mine & theirs))
-            diffs.append(float(mine.mean() - theirs.mean()))
-        out.append(
-            {"n_train": n, "difference": float(np.mean(diffs)), "mcnemar_p": mcnemar_p(won, lost)}
-        )
+        d = _differences([index[(a, n, s)] for s in seeds], [index[(b, n, s)] for s in seeds])
+        difference = float(d.sum() / d.size / len(seeds))  # the mean of the seeds' gaps
+        out.append({"n_train": n, "difference": difference, "mcnemar_p": mcnemar_by_image_p(d)})
     return out
 
 
@@ -473,7 +478,7 @@ def where_learning_pays(
     cells: Sequence[dict[str, Any]], learned: str, other: str = "hog", alpha: float = 0.05
 ) -> str | None:
     """One sentence: at which sizes ``learned`` is ahead of ``other``, level with it and
-    behind it, by :func:`pairwise`'s pooled McNemar p against ``alpha``; None when the
+    behind it, by :func:`pairwise`'s McNemar p against ``alpha``; None when the
     two never ran on the same draws.
 
     Examples
@@ -484,7 +489,7 @@ def where_learning_pays(
     >>> where_learning_pays([cell("hoglearn", [1] * 8), cell("hog", [0] * 8)], "hoglearn")
     ... # doctest: +NORMALIZE_WHITESPACE
     'K-CSVM, learned HOG-like stack against HOG + RBF SVM, by training images: ahead at 50;
-    level at none; behind at none (McNemar p < 0.05, the test images of every seed pooled).'
+    level at none; behind at none (McNemar p < 0.05, each test image counted once over the seeds).'
     """
     rows = pairwise(cells, learned, other)
     if not rows:
@@ -496,7 +501,7 @@ def where_learning_pays(
     parts = [f"{key} at {', '.join(sizes) or 'none'}" for key, sizes in groups.items()]
     return (
         f"{METHODS[learned][0]} against {METHODS[other][0]}, by training images: "
-        f"{'; '.join(parts)} (McNemar p < {alpha:g}, the test images of every seed pooled)."
+        f"{'; '.join(parts)} (McNemar p < {alpha:g}, each test image counted once over the seeds)."
     )
 
 
@@ -550,6 +555,8 @@ def load_curve(path: str | Path) -> dict[str, Any]:
             raise CurveFileError(f"{path.name} lacks {key!r} (or it is not a {kind.__name__}).")
     if record["kind"] != "curve":
         raise CurveFileError(f"{path.name} is a {record['kind']!r} record, not a curve.")
+    with contextlib.suppress(KeyError, TypeError, ValueError, IndexError):  # else as saved
+        record["rows"] = summarise_curve(record["cells"])  # today's statistics (by image)
     # A row's label is how the method is named today, not when the curve was saved (the
     # method key is what was measured): a clearer name reaches the saved curves too.
     for row in record["rows"]:

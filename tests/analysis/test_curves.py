@@ -71,10 +71,15 @@ def test_the_summary_sets_every_method_against_the_svm_of_the_same_draws():
     assert rows["svm"]["accuracy"] == pytest.approx(0.65)
     assert rows["kcsvm"]["accuracy"] == pytest.approx(0.85)
     assert rows["kcsvm"]["gain_over_svm"] == pytest.approx(0.20)
-    # Discordant counts pooled over the seeds: kcsvm right where svm wrong 5, the reverse 1.
-    from csvm.analysis.stats import mcnemar_p
+    # Each test image once: over the two seeds kcsvm gains 1, 2, 1, 1 images' worth on five
+    # images and loses 1 on one.  Of the 32 sign flips of (1, 2, 1, 1, -1), 10 give a sum
+    # of 4 or more in size: p = 10/32, where pooling the seeds' discordant counts (5 and
+    # 1) as independent trials gave 7/32.
+    assert rows["kcsvm"]["mcnemar_p"] == pytest.approx(10 / 32)
+    # The interval also counts each of the 10 test images once: 8.5 right on average.
+    from csvm.analysis.stats import wilson_interval
 
-    assert rows["kcsvm"]["mcnemar_p"] == pytest.approx(mcnemar_p(5, 1))
+    assert rows["kcsvm"]["interval"] == list(wilson_interval(9, 10))
     assert "gain_over_svm" not in rows["svm"]
 
 
@@ -235,7 +240,7 @@ def test_virtual_methods_solve_their_base_again_with_the_same_copies(monkeypatch
     assert len(seen) == 3 and plain["method"] == "hog"
 
 
-def test_where_learning_pays_sorts_the_sizes_by_the_pooled_mcnemar_p():
+def test_where_learning_pays_sorts_the_sizes_by_the_mcnemar_p():
     from csvm.analysis.curves import where_learning_pays
 
     right, wrong = [True] * 40, [False] * 40
@@ -299,22 +304,26 @@ def test_the_saved_recommended_cells_are_hogs_cells_where_hog_chose_the_same_c(n
     assert same_c >= len(mine) // 2
 
 
-def test_a_saved_curve_shows_each_method_by_its_name_today(tmp_path):
-    """The saved curves named csvm.recommended without saying it is HOG + RBF SVM (its line
-    hides HOG's); a row's label follows the method table, whatever the file says."""
-    from csvm.analysis.curves import METHODS, RUNS_DIR, load_curve
+def test_a_saved_curve_is_summarised_again_from_its_cells(tmp_path):
+    """A saved curve's rows are today's: the method's name now (the saved curves named
+    csvm.recommended without saying it is HOG + RBF SVM) and the test by image (curves
+    saved before 2026-11-28 pooled the seeds' discordant counts)."""
+    from csvm.analysis.curves import METHODS, RUNS_DIR, load_curve, summarise_curve
 
     record = json.loads((RUNS_DIR / "curve_mnist_3v5.json").read_text("utf-8"))
-    saved = {r["label"] for r in record["rows"] if r["method"] == "recommended"}
-    assert saved == {"recommended model (csvm.recommended)"}  # as the file holds it
-    record["rows"].append({"method": "no-such-method", "label": "kept as saved"})
+    for row in record["rows"]:  # as an old file held them
+        row["label"], row["mcnemar_p"] = "recommended model (csvm.recommended)", 1e-9
     path = tmp_path / "curve_old.json"
     path.write_text(json.dumps(record), "utf-8")
     rows = load_curve(path)["rows"]
-    shown = {r["label"] for r in rows if r["method"] == "recommended"}
-    assert shown == {METHODS["recommended"][0]}
+    assert rows == summarise_curve(record["cells"])
+    assert {r["label"] for r in rows if r["method"] == "recommended"} == {METHODS["recommended"][0]}
     assert "HOG + RBF SVM" in METHODS["recommended"][0]
-    assert rows[-1]["label"] == "kept as saved"
+    # Cells this version cannot read: the rows as saved, under today's names.
+    record["cells"] = [{"method": "recommended"}]
+    record["rows"] = [{"method": "recommended", "label": "old"}, {"method": "x", "label": "kept"}]
+    path.write_text(json.dumps(record), "utf-8")
+    assert [r["label"] for r in load_curve(path)["rows"]] == [METHODS["recommended"][0], "kept"]
 
 
 def test_the_estimate_takes_the_median_cell_at_the_nearest_measured_size():

@@ -210,3 +210,31 @@ def test_a_signed_difference_has_a_true_minus_and_no_negative_zero():
     assert format_signed(2.5, 1) == "+2.5"
     assert format_signed(-1e-14) == "+0.00"  # 98.32 - 98.32 as floats
     assert "-" not in format_signed(-7, 0)
+
+
+def test_mcnemar_by_image_is_mcnemar_for_one_seed_and_counts_each_image_once():
+    import itertools
+
+    from csvm.analysis.stats import mcnemar_by_image_p
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):  # one seed: every difference is -1, 0 or +1
+        d = rng.integers(-1, 2, size=int(rng.integers(1, 60)))
+        assert mcnemar_by_image_p(d) == pytest.approx(
+            mcnemar_p(int((d > 0).sum()), int((d < 0).sum()))
+        )
+    for _ in range(20):  # three seeds: against every sign flip, enumerated
+        d = rng.integers(-3, 4, size=int(rng.integers(1, 11)))
+        nonzero = np.abs(d[d != 0])
+        sums = [
+            abs(int(np.dot(signs, nonzero)))
+            for signs in itertools.product((-1, 1), repeat=nonzero.size)
+        ]
+        expected = np.mean(np.array(sums) >= abs(int(d.sum()))) if nonzero.size else 1.0
+        assert mcnemar_by_image_p(d) == pytest.approx(expected)
+    # Three seeds that agree on 6 images are 6 units, not 18 independent trials.
+    assert mcnemar_by_image_p([3] * 6) == pytest.approx(2 / 64)
+    assert mcnemar_p(18, 0) < 1e-4
+    assert mcnemar_by_image_p([0, 0]) == 1.0
+    with pytest.raises(ValueError, match="whole number"):
+        mcnemar_by_image_p([0.5, 1.0])
