@@ -18,7 +18,7 @@ from csvm.runs.summary import classes_words
 from csvm.store import RunSummary, owner_hash
 from explorer import class_board as board
 from explorer.owner_cookie import owner
-from explorer.run_store import get_store, recover_now, restore, store_problem
+from explorer.run_store import get_store, recover_now, restore_runs, store_problem
 from explorer.runs import owns, runs
 from explorer.settings import md_escape, set_config
 from explorer.widget_state import resend
@@ -127,13 +127,7 @@ def _open(run_ids: list[str], page: str) -> None:
     """Show the stored runs in this session (read-only unless they are this browser's)
     and go to ``page``; the last one is the Train page's current run.  A run this session
     already has (one it trains now, say) is kept as it is."""
-    said = None
-    for run_id in run_ids:
-        if run_id in runs():
-            continue
-        problem = restore(run_id)
-        if problem:
-            said = (run_id, problem)
+    said = restore_runs(run_ids)
     if said:
         st.session_state["_reattach_problem"] = said
     last = run_ids[-1]

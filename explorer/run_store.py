@@ -47,15 +47,17 @@ from explorer.owner_cookie import owner
 from explorer.playback import playback
 from explorer.pool import FINAL_STATES, get_pool
 from explorer.reload import bundle_replays
-from explorer.runs import start_run
+from explorer.runs import runs, start_run
 from explorer.state import Run
 from explorer.stored_replay import replay_ended
 
 __all__ = [
     "CHECKPOINT_SECONDS",
+    "earlier_runs",
     "get_store",
     "reopen_store",
     "restore",
+    "restore_runs",
     "status_of",
     "store_problem",
     "track",
@@ -83,8 +85,13 @@ _TRIED = 0.0
 RETRY_SECONDS = 300.0
 
 _GONE = (
-    "The run in this link is no longer on the server (it finished long ago or the "
-    "server restarted). Press Start to train it again."
+    "The run in this link is no longer on the server, nor in its run store: the link may "
+    "be cut short or mistyped, or the run was removed to make room. Press Start to train "
+    "it again."
+)
+_GONE_NO_STORE = (
+    "The run in this link is no longer on the server (it finished long ago, or the server "
+    "restarted: this server keeps no run store). Press Start to train it again."
 )
 
 
@@ -435,7 +442,7 @@ def restore(run_id: str) -> str | None:
     """
     store = get_store()
     if store is None:
-        return _GONE
+        return _GONE_NO_STORE
     try:
         stored = store.get(run_id)
     except StoreError as exc:
@@ -462,3 +469,30 @@ def restore(run_id: str) -> str | None:
         pass
     # Settings a newer or older version spelled otherwise kept their defaults: say so.
     return ending(stored) or (" ".join(stored.config_problems[:2]) or None)
+
+
+def restore_runs(run_ids: list[str]) -> tuple[str, str] | None:
+    """:func:`restore` each stored run this session does not show yet; returns the last
+    (run id, sentence) that one of them gave, or None."""
+    said = None
+    for run_id in run_ids:
+        if run_id in runs():
+            continue
+        problem = restore(run_id)
+        if problem:
+            said = (run_id, problem)
+    return said
+
+
+def earlier_runs(limit: int = 8) -> list[str]:
+    """The ids of this browser's stored runs that this session does not show (a reload
+    starts a new session, which holds only the run of its link), oldest first; at most
+    ``limit``, the newest."""
+    store = get_store()
+    if store is None:
+        return []
+    try:
+        mine = store.list_runs(owner=owner(), limit=limit + len(runs()))
+    except StoreError:
+        return []
+    return [r.id for r in mine if r.id not in runs()][:limit][::-1]

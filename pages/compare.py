@@ -14,6 +14,7 @@ from explorer.display import link_to, projected, result_columns, table
 from explorer.live import get_views, live_jobs
 from explorer.owner_cookie import heartbeat
 from explorer.run_names import run_names, varying
+from explorer.run_store import earlier_runs, restore_runs
 from explorer.runs import outcomes, runs
 from explorer.settings import md_escape
 from explorer.state import Run
@@ -26,10 +27,44 @@ def _names(session_runs: list[Run]) -> dict[str, str]:
     return run_names({run.id: run.config for run in session_runs})
 
 
+def _bring_back(run_ids: list[str]) -> None:
+    said = restore_runs(run_ids)
+    if said:
+        st.session_state["_compare_problem"] = said[1]
+
+
+def _earlier_runs() -> None:
+    """Offer this browser's stored runs that this session lacks (a reload starts a new
+    session, which holds only the run of its link: Compare lost the others)."""
+    earlier = earlier_runs()
+    problem = st.session_state.pop("_compare_problem", None)
+    if problem:
+        st.warning(md_escape(problem))
+    if not earlier:
+        return
+    text, button = st.columns([4, 1], vertical_alignment="center")
+    many = len(earlier) > 1
+    text.info(
+        f"{len(earlier)} earlier run{'s' if many else ''} of this browser "
+        f"{'are' if many else 'is'} kept in the run store, not yet on this page (a reload "
+        "starts a new session).",
+        icon=":material/history:",
+    )
+    button.button(
+        "Show them here" if many else "Show it here",
+        key="compare_bring_back",
+        icon=":material/restore:",
+        on_click=_bring_back,
+        args=(earlier,),
+        width="stretch",
+    )
+
+
 def page() -> None:
     """The Compare page: every run of this session in one table, curves and filters."""
     st.title("Compare runs")
     heartbeat()
+    _earlier_runs()
     session_runs = list(runs().values())
     if not session_runs:
         st.info(

@@ -287,3 +287,22 @@ def test_the_best_four_are_of_the_newest_runs_task():
     assert best_task(rows) == ("mnist-5k", "3,5")
     assert [r.id for r in best(rows)] == ["4", "3"]
     assert best([run(1, "shapes", "x", None)]) == []
+
+
+def test_compare_offers_the_browsers_earlier_runs_after_a_reload(sqlite_store):
+    """A reload starts a new session, which held only the run of its link: Compare said
+    "No runs yet" though the browser's runs were in the store."""
+    store = sqlite_store
+    mine = [save_run(store, f"mine {i}", owner="owner-compare") for i in range(3)]
+    save_run(store, "someone else's", owner="owner-other")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["owner"] = "owner-compare"
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert any("3 earlier runs of this browser" in i.value for i in at.info)
+    at.button(key="compare_bring_back").click().run()
+    assert not at.exception and not at.warning
+    assert set(at.session_state["runs"]) == set(mine)  # not the other browser's
+    assert not any("earlier run" in i.value for i in at.info)  # all shown: no offer
+    assert at.dataframe  # the runs' table
