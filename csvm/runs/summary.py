@@ -46,10 +46,20 @@ def _result(outcomes: Outcomes, key: str) -> Mapping[str, Any] | None:
 
 
 def _baselines_text(config: RunConfig, outcomes: Outcomes, y_test: np.ndarray | None) -> str:
-    """The baselines' accuracies, each with McNemar's p against the CSVM when known."""
+    """The baselines' accuracies, each with McNemar's p against the CSVM when known: the
+    plain SVM and the small CNN, and the most accurate other baseline when it beats the
+    CSVM (a headline that left out HOG's 98.29 % beside a K-CSVM 5 points lower read as a
+    win)."""
     mine = _result(outcomes, "csvm") or {}
+    others = [
+        (result["test_accuracy"], key)
+        for key in outcomes
+        if key not in ("csvm", "svm", "cnn") and (result := _result(outcomes, key)) is not None
+    ]
+    best = max(others, default=None)
+    beaten = best is not None and best[0] > mine.get("test_accuracy", 1.0)
     parts = []
-    for key in ("svm", "cnn"):
+    for key in ("svm", "cnn", *([best[1]] if beaten else [])):
         result = _result(outcomes, key)
         if key not in outcomes or result is None:
             continue

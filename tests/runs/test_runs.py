@@ -312,3 +312,20 @@ def test_multiclass_estimate_sums_its_sub_problems():
     assert np.isclose(ovo, sum(parts))
     ovr = estimate_multiclass_seconds(config, [100, 200, 300], (1, 28, 28), 600, "ovr")
     assert np.isclose(ovr, 3 * estimate_breakdown(config, 600, (1, 28, 28), 600)["csvm"])
+
+
+def test_the_headline_names_a_stronger_other_baseline_and_only_then():
+    """With HOG + SVM 5 points ahead of the K-CSVM the headline named only the plain SVM
+    and the CNN, which read as a win."""
+
+    def done(accuracy):
+        result = {"test_accuracy": accuracy, "seconds": 1.0, "status": "done", "n_test": 200}
+        return {"state": "done", "events": [], "result": result}
+
+    outcomes = {"csvm": done(0.93), "svm": done(0.92), "hog": done(0.9829), "mkl": done(0.95)}
+    line = headline(SMALL, outcomes, [{}] * 2, finished=True)
+    assert "plain SVM 92.00 %" in line and "HOG" in line and "98.29 %" in line
+    assert "95.00 %" not in line  # the best other one only
+    behind = {**outcomes, "hog": done(0.90), "mkl": done(0.91)}
+    line = headline(SMALL, behind, [{}] * 2, finished=True)
+    assert "HOG" not in line and "91.00 %" not in line  # none beats the CSVM: as before
