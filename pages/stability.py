@@ -150,7 +150,11 @@ def _show(name: str, summary: dict) -> None:
         else f"{format_signed(summary['mean_abs_cosine'] - start, 3)} vs the starts",
     )
     test = summary["test_accuracy"]
-    c2.metric("test accuracy", f"{100 * test[0]:.2f} ± {100 * test[1]:.2f} %")
+    c2.metric(
+        "test accuracy",
+        f"{100 * test[0]:.2f} ± {100 * test[1]:.2f} %",
+        help=f"Mean ± standard deviation over the {len(runs)} seeds' runs.",
+    )
     c3.metric("random first filters, mean |cos|", "–" if start is None else f"{start:.3f}")
     titles = [f"seed {r['seed']} · {100 * r['test_accuracy']:.2f} %" for r in runs]
     st.plotly_chart(

@@ -117,4 +117,22 @@ def stability_verdict(
         outcome = f"neither is stable here: the claim about {stable_name} does not hold"
     else:
         outcome = "the opposite of the claim holds here"
-    return f"{stable_name}: {level(stable)}; {unstable_name}: {level(unstable)} — {outcome}."
+    text = f"{stable_name}: {level(stable)}; {unstable_name}: {level(unstable)} — {outcome}."
+    seeds = len(stable.get("seeds", ()))
+    if seeds:  # how much the sentence rests on, and its rule
+        text += (
+            f" ({seeds} seeds each; stable means filters more alike than their random "
+            "starts by at least 0.05 of mean |cos|: a rule of thumb, not a significance test.)"
+        )
+    a_filters, b_filters = stable.get("filters"), unstable.get("filters")
+    if (
+        a_filters is not None
+        and b_filters is not None
+        and np.shape(a_filters) == np.shape(b_filters)
+        and np.allclose(a_filters, b_filters)
+    ):
+        text += (
+            " The two trained the same filters: both regularisers are zero while a filter's "
+            "norm stays at or below 1, so here they changed nothing."
+        )
+    return text

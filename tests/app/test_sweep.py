@@ -239,3 +239,16 @@ def test_an_l_csvm_sweep_offers_only_the_settings_it_uses():
     assert {"γ", "C", "η"}.isdisjoint(offered) and {"λ_w", "λ_f", "filter size"} <= offered
     assert at.selectbox(key="sw_x").value != at.selectbox(key="sw_y").value
     assert not at.error, "the default grid of the L-CSVM's axes is valid"
+
+
+def test_stability_verdict_says_how_many_seeds_and_when_the_filters_are_the_same():
+    from csvm.analysis.stability import stability_verdict
+
+    same = np.ones((4, 1, 5, 5))
+    a = {**_summary(0.92, 0.78), "seeds": [0, 1, 2, 3], "filters": same}
+    b = {**_summary(0.92, 0.78), "seeds": [0, 1, 2, 3], "filters": same.copy()}
+    line = stability_verdict(a, b, "DFO2", "DFO1")
+    assert "4 seeds each" in line and "not a significance test" in line
+    assert "trained the same filters" in line
+    b["filters"] = same * 2
+    assert "trained the same filters" not in stability_verdict(a, b, "DFO2", "DFO1")
