@@ -389,6 +389,10 @@ def _visible(name: str, config: RunConfig) -> bool:
         return False
     if name in ("filter_size", "n_filters") and st.session_state.get(key_of("layers")):
         return False  # a stack of layers names its own filters
+    if name == "cnn_epochs" and st.session_state.get(
+        key_of("tune_baselines"), config.tune_baselines
+    ):
+        return False  # the tuned CNN's epochs are chosen on validation
     return spec.kernels is None or kernel in spec.kernels
 
 

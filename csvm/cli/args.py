@@ -95,16 +95,23 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def say_unused(args: argparse.Namespace, config) -> None:
-    """A note on stderr for each flag the run's model does not read (``--kernel`` with
-    ``--model lcsvm``): it was accepted and changed nothing, without a word."""
-    from csvm.runs.config import MODEL_LABELS
+    """A note on stderr for each flag the run does not read (``--kernel`` with ``--model
+    lcsvm``, ``--gamma`` with a polynomial kernel): it was accepted and changed nothing,
+    without a word."""
+    from csvm.runs.config import MODEL_LABELS, SPECS
     from csvm.runs.flags import unused_flags
 
     for flag in unused_flags(args, config):
-        print(
-            f"note: {flag} is not read by the {MODEL_LABELS[config.model]}; it changes nothing.",
-            file=sys.stderr,
-        )
+        name = flag[2:].replace("-", "_")
+        if name == "cnn_epochs" and config.tune_baselines:
+            why = "with --tune-baselines (the tuned CNN's epochs are chosen on validation)"
+        elif config.model not in SPECS[name].models:
+            why = f"by the {MODEL_LABELS[config.model]}"
+        elif name in ("filter_size", "n_filters") and config.layers:
+            why = "with --layers (the layers name their own filters)"
+        else:
+            why = f"with the {config.kernel} kernel"
+        print(f"note: {flag} is not read {why}; it changes nothing.", file=sys.stderr)
 
 
 def _probe_folder(folder: str, what: str) -> None:

@@ -222,6 +222,8 @@ class RunConfig:
             return False
         if name in _LAYERS_REPLACE and self.layers and self.model == "kcsvm":
             return False
+        if name == "cnn_epochs" and self.tune_baselines:  # then chosen on validation
+            return False
         return spec.kernels is None or self.kernel in spec.kernels
 
     def differences(self, other: RunConfig) -> list[str]:

@@ -550,9 +550,11 @@ _TABLE: dict[str, tuple[Any, Spec]] = {
         Spec(
             "bool",
             "Tune the baselines",
-            "Tune the plain SVM (C and γ or degree) and the CNN (learning rate, epochs) on the "
-            "validation split, with a budget of fits comparable to the CSVM's, so the "
-            "comparison is fair; off: they use the CSVM's own kernel settings.",
+            "Tune the plain SVM (C and γ or degree) and the CNN (learning rate around its own, "
+            "and 5, 10 or 20 epochs) on the validation split, with a budget of fits "
+            "comparable to the CSVM's, so the comparison is fair; off: they use the CSVM's "
+            "own kernel settings and the CNN's epochs as set. The CNN has the CSVM's number "
+            "and size of filters.",
             "baselines",
         ),
     ),

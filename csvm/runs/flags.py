@@ -95,8 +95,9 @@ def add_preset_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def unused_flags(args: argparse.Namespace, config: RunConfig) -> list[str]:
-    """The flags given on the command line that ``config.model`` does not read
-    (``--kernel`` for the L-CSVM): a command says so, where it went silently unused.
+    """The flags given on the command line that ``config`` does not read (``--kernel``
+    for the L-CSVM, ``--cnn-epochs`` when the baselines are tuned): a command says so,
+    where it went silently unused.
 
     Examples
     --------
@@ -104,7 +105,7 @@ def unused_flags(args: argparse.Namespace, config: RunConfig) -> list[str]:
     >>> unused_flags(args, RunConfig(model="lcsvm"))
     ['--kernel']
     """
-    return [_flag(name) for name in _given(args) if config.model not in SPECS[name].models]
+    return [_flag(name) for name in _given(args) if not config.uses(name)]
 
 
 def from_cli(args: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
