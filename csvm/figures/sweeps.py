@@ -99,6 +99,11 @@ def best_cell(
         f"Best: {x_label} = {category(x_values[j])}, {y_label} = {category(y_values[i])}: "
         f"{100 * acc[i, j]:.2f} % validation accuracy"
     )
+    return _with_gap(line, acc, n_val) + _unmoved(x_label, y_label, acc)
+
+
+def _with_gap(line: str, acc: np.ndarray, n_val: int | None) -> str:
+    """The best cell's line, with its lead over the next best in images when known."""
     if not n_val or acc.size < 2:
         return line + "."
     right = np.rint(np.sort(acc.ravel())[::-1] * n_val).astype(int)
@@ -113,6 +118,23 @@ def best_cell(
         f"{line} ({right[0]} of {n_val} images; the next best cell, "
         f"{100 * right[1] / n_val:.2f} %, is {gap} image{'s' if gap > 1 else ''} behind)."
     )
+
+
+def _unmoved(x_label: str, y_label: str, acc: np.ndarray) -> str:
+    """A sentence when one axis changed no cell's score (λ under DFO while every filter's
+    norm stays below 1): the best value on it is then a tie-break, not a finding.
+
+    >>> _unmoved("γ", "λ", np.array([[0.9, 0.95], [0.9, 0.95]]))
+    ' λ changed nothing here: every row has the same scores, so its best value is a tie.'
+    """
+    for label, axis, line in ((y_label, 0, "row"), (x_label, 1, "column")):
+        first = acc[:1] if axis == 0 else acc[:, :1]
+        if acc.shape[axis] > 1 and np.all(acc == first):
+            return (
+                f" {label} changed nothing here: every {line} has the same scores, so its "
+                "best value is a tie."
+            )
+    return ""
 
 
 def diverged_cells(n: int) -> str:
