@@ -90,8 +90,15 @@ def _progress_line(run: Run, views: dict, shown: list, paused: bool) -> None:
         text += " · training done" + (
             "" if paused else f", playing back at {st.session_state.get('pace')}"
         )
-    status = " · ".join(_status_line(m, v) for m, v in views.items())
-    st.progress(fraction, text=("Paused · " if paused else "") + f"{text} — {status}")
+    # Once training is done, only the jobs that did not end well ("training done — CSVM:
+    # done" read as if the run, not its playback, were what Pause had stopped).
+    lines = [
+        _status_line(m, v)
+        for m, v in views.items()
+        if is_running(views) or v is None or v.state != "done"
+    ]
+    status = f" — {' · '.join(lines)}" if lines else ""
+    st.progress(fraction, text=("Paused · " if paused else "") + text + status)
 
 
 def _status_line(model: str, view) -> str:

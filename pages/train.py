@@ -227,7 +227,7 @@ def controls(config: RunConfig, run: Run | None, views: dict, errors: list[str])
         on_click=_toggle_pause,
         args=(run,),
     )
-    label, what = _step_label(run)
+    label, what = _step_label(run) if active else ("Step", "The run has ended.")
     c4.button(
         label,
         key="step",

@@ -160,6 +160,9 @@ def test_a_paused_run_stays_paused_at_its_step_in_a_new_page_and_resumes_with_it
     # Paused, its line does not also say it is playing back ("Paused · … playing back").
     (line,) = [p.proto.text for p in owner.get("progress")]
     assert line.startswith("Paused · ") and "playing back" not in line
+    # Training is done: the line names no job that ended well ("— CSVM: done" read as if
+    # Pause had stopped the training).
+    assert "training done" in line and ": done" not in line
     # Paused, the next press is Resume: it is the coloured button, not Start (a new run).
     assert (owner.button(key="start").proto.type, owner.button(key="pause").proto.type) == (
         "secondary",
