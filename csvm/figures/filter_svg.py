@@ -271,7 +271,7 @@ def _plane(plane, x0, y0, cell, vmax, scale, written, titles, k) -> str:
                 svg_text(
                     x + cell / 2,
                     y + cell / 2 + 5,
-                    f"{value:.2f}",
+                    f"{value:.2f}".replace("-0.00", "0.00"),  # no "−0" for -0.001
                     TEXT_PX,
                     "middle",
                     ink,

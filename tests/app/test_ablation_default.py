@@ -72,4 +72,4 @@ def test_the_ablation_table_counts_from_the_learned_filter_in_a_short_column():
     assert max(len(v) for v in table["learned filter's lead"]) <= 24
     assert list(table["test accuracy"]) == [92.5, 91.5]
     # A norm as the metrics write it ("1.23"), not a projected table's "1.234500".
-    assert json.loads(at.dataframe[0].proto.columns)["norm"]["type_config"]["format"] == "%.3g"
+    assert json.loads(at.dataframe[0].proto.columns)["norm"]["type_config"]["format"] == "%.3f"
