@@ -109,3 +109,15 @@ def test_the_colour_bars_lowest_number_is_inside_the_picture(large):
     height = float(re.search(r'viewBox="0 0 [\d.]+ ([\d.]+)"', svg).group(1))
     baselines = [float(y) for y in re.findall(r'class="tick" x="[\d.]+" y="([\d.]+)"', svg)]
     assert len(baselines) == 3 and max(baselines) + 2 <= height
+
+
+def test_a_weight_just_below_zero_is_written_0_00():
+    import re
+
+    import numpy as np
+
+    from csvm.figures.filter_svg import filter_svg
+
+    svg = filter_svg(np.array([[[-0.001, 0.5], [0.2, -0.3]]]))
+    cells = re.findall(r'<text class="value"[^>]*>([^<]*)</text>', svg)
+    assert cells == ["0.00", "0.50", "0.20", "-0.30"]
