@@ -16,7 +16,7 @@ import streamlit as st
 from csvm import figures
 from csvm.analysis.lab import FILTER_NAMES, load_filters, step_scale
 from csvm.analysis.landscape import landscape_directions
-from csvm.analysis.stats import format_signed
+from csvm.analysis.stats import format_interval, format_signed, wilson_interval
 from csvm.data.images import load_upload, mnist_style
 from csvm.exceptions import CSVMError
 from csvm.runs.config import MODEL_LABELS, RunConfig
@@ -200,8 +200,18 @@ def _solve_section(config: RunConfig, data, filters: np.ndarray):
             "are for the filter as it was. Press **Re-solve the SVM**."
         )
     cols = st.columns(4)
-    test = "–" if result.test_accuracy is None else f"{100 * result.test_accuracy:.2f} %"
-    cols[0].metric("Test accuracy", test)
+    test, about = "–", None
+    if result.test_accuracy is not None:
+        n_test = len(data.y_test)
+        test = f"{100 * result.test_accuracy:.2f} %"
+        low, high = wilson_interval(int(round(result.test_accuracy * n_test)), n_test)
+        about = (
+            f"95 % interval {format_interval(low, high)} over {n_test:,} test images. A "
+            "filter changed by hand while watching this number is chosen on the test "
+            "images, so its score is optimistic: train it on the Train page to score it "
+            "fairly."
+        )
+    cols[0].metric("Test accuracy", test, help=about)
     cols[1].metric("Train accuracy", f"{100 * result.train_accuracy:.2f} %")
     cols[2].metric("Support vectors", result.n_support)
     cols[3].metric("T(f)", f"{result.objective:.5g}")
