@@ -92,11 +92,8 @@ def _progress_line(run: Run, views: dict, shown: list, paused: bool) -> None:
         )
     # Once training is done, only the jobs that did not end well ("training done — CSVM:
     # done" read as if the run, not its playback, were what Pause had stopped).
-    lines = [
-        _status_line(m, v)
-        for m, v in views.items()
-        if is_running(views) or v is None or v.state != "done"
-    ]
+    live = is_running(views)
+    lines = [_status_line(m, v) for m, v in views.items() if live or v is None or v.state != "done"]
     status = f" — {' · '.join(lines)}" if lines else ""
     st.progress(fraction, text=("Paused · " if paused else "") + text + status)
 
@@ -569,8 +566,7 @@ def _ablation_table(result: dict) -> None:
         width="stretch",
         column_config={
             **result_columns(),
-            # Three decimals in every row: "%.3g" wrote 0.22 beside 0.162, and the
-            # default a projected table's "1.045000".
+            # Three decimals in every row ("%.3g" wrote 0.22 beside 0.162).
             "norm": st.column_config.NumberColumn(format="%.3f"),
             "learned filter's lead": st.column_config.TextColumn(help=lead_help),
         },
