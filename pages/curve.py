@@ -32,7 +32,7 @@ from explorer.live import group_busy, live_jobs, poll_views
 from explorer.measured import how_measured, strip_paths
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
-from explorer.settings import current_config, md_escape
+from explorer.settings import current_config, md_escape, show_problems
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -140,6 +140,7 @@ def _saved(record: dict, key: str) -> None:
 
 
 st.title("When does the filter pay?")
+show_problems()  # a link's settings that were replaced, as Train says them
 st.caption(
     # One line with its help icon at 1280 px in projector mode: a second line would push
     # the first curve's legend under a 720 px screen's fold.

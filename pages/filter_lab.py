@@ -30,7 +30,7 @@ from explorer.lab_settings import LabSettings
 from explorer.lab_stack import stack_section
 from explorer.live import live_jobs
 from explorer.owner_cookie import heartbeat
-from explorer.settings import current_config, md_escape, sync_url
+from explorer.settings import current_config, md_escape, show_problems, sync_url
 from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -39,6 +39,7 @@ ensure_app()  # a page's own URL on a fresh server: run it inside the app
 # -- page sections -------------------------------------------------------------------------
 def _header(config: RunConfig, data) -> None:
     st.title("Filter lab")
+    show_problems()  # a link's settings that were replaced, as Train says them
     st.caption(
         "Change the filter by hand and see, within a second, what an SVM makes of it.",
         help="Accuracy, support vectors, the objective T(f), where the gradient would move "

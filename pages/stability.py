@@ -17,7 +17,7 @@ from explorer.display import projected
 from explorer.live import group_busy, live_jobs
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
-from explorer.settings import current_config, md_escape
+from explorer.settings import current_config, md_escape, show_problems
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
@@ -42,6 +42,7 @@ CLAIM_DATA = {
 }
 
 st.title("Stability across seeds")
+show_problems()  # a link's settings that were replaced, as Train says them
 st.caption(
     "The same settings trained from several random first filters. Filters are flipped to "
     "agree in sign with the first seed's (a filter and its negative give the same SVM); "

@@ -26,13 +26,14 @@ from explorer.glossary import value_words
 from explorer.live import group_busy, live_jobs, poll_views
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
-from explorer.settings import current_config, md_escape
+from explorer.settings import current_config, md_escape, show_problems
 from explorer.sweep_jobs import recover_sweep, submit_sweep
 from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
 
 st.title("Sweep two settings")
+show_problems()  # a link's settings that were replaced, as Train says them
 st.caption(
     "Every cell trains one CSVM with the Train page's settings, two of them varied, and is "
     "scored on the validation images, as in the thesis's tables 4.2–4.6. Cells run in "

@@ -252,3 +252,13 @@ def test_stability_verdict_says_how_many_seeds_and_when_the_filters_are_the_same
     assert "trained the same filters" in line
     b["filters"] = same * 2
     assert "trained the same filters" not in stability_verdict(a, b, "DFO2", "DFO1")
+
+
+@pytest.mark.parametrize("page", ["sweep", "stability", "curve", "filter_lab"])
+def test_a_links_bad_settings_are_named_on_the_pages_that_use_them(page):
+    """/stability?seed=-1&n_train=abc dropped the values without a word; Train named them."""
+    at = open_app({"seed": "-1", "n_train": "abc"})
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert "seed" in said.lower() and "abc" in said
