@@ -69,8 +69,7 @@ def _ablation_headline(run: Run) -> None:
     job = ablation_job(run)
     view = get_pool().get(job) if job else None
     waiting = view is not None and view.state in ("queued", "running")
-    # Said for the ablation panel below: an ablation that ends while this same script
-    # run goes on must rerun the page, or this line would wait for ever.
+    # For the ablation panel below: one that ends during this script run must rerun it.
     st.session_state[f"_verdict_waits_{run.id}"] = waiting
     if view is not None and view.state == "done" and view.result:
         st.markdown(f"**{md_escape(keep_units(ablation_verdict(view.result)))}**")
@@ -90,8 +89,7 @@ def _progress_line(run: Run, views: dict, shown: list, paused: bool) -> None:
         text += " · training done" + (
             "" if paused else f", playing back at {st.session_state.get('pace')}"
         )
-    # Once training is done, only the jobs that did not end well ("training done — CSVM:
-    # done" read as if the run, not its playback, were what Pause had stopped).
+    # Once trained, only jobs that did not end well ("— CSVM: done" read as Pause's doing).
     live = is_running(views)
     lines = [_status_line(m, v) for m, v in views.items() if live or v is None or v.state != "done"]
     status = f" — {' · '.join(lines)}" if lines else ""
@@ -219,8 +217,7 @@ def _divergence_event(view):
 
 def _filters_view(run: Run, shown: list, finished: bool) -> None:
     """The filter, large, and beside it its last change (the Train page's first figure)."""
-    # Long runs keep arrays on a thinned subset of steps (the pool's compaction): show
-    # the latest step that has them, and the change since the one before.
+    # Long runs keep arrays on a thinned subset of steps (the pool's compaction).
     with_filters = [e for e in shown if e.get("filters") is not None]
     if not with_filters:
         return
@@ -233,24 +230,28 @@ def _filters_view(run: Run, shown: list, finished: bool) -> None:
         ),
         None,
     )
-    # 7:3 gives two 5×5 filters cells of 210 px or more at 1280 px with the sidebar open.
+    # 7:3: two 5×5 filters' cells of 210 px or more at 1280 px with the sidebar open.
     with st.container(key="filter_view"):
         big, small = st.columns([7, 3])
-    # SVG, not Plotly: it is drawn with the page's first elements, where a fresh browser
-    # (a shared link) waited seconds for Plotly's script (csvm.figures.filter_svg).
+    # SVG, not Plotly: drawn with the page's first elements (csvm.figures.filter_svg).
     large = projector_mode()
     with big:
         svg_figure(filter_svg(last["filters"], large=large))
     with small:
         _shapes_view(run, shown, large)
-        if previous is None and finished:  # not "yet": e.g. a divergence at the first step
+        # A reloaded or stored run keeps its last filter only: no grid of zeros for it.
+        lost = previous is None and len(shown) > 1 and len(with_filters) == 1
+        if lost:
+            st.markdown("**Last change**: not kept; this run's record holds its last filter")
+        elif previous is None and finished:  # not "yet": a divergence at the first step
             st.markdown("**Last change**: none, the run ended before its filter changed")
         elif previous is None:
             st.markdown("**Last change**: none recorded yet")
         else:
             full = change_scale(largest_change(last["filters"], previous))
             st.markdown(f"**Last change**: purple up, orange down; full colour ±{full}")
-        svg_figure(change_svg(last["filters"], previous, large=large))
+        if not lost:
+            svg_figure(change_svg(last["filters"], previous, large=large))
     # A stack of layers: layer 1 is the figure above; every later layer below it.
     for number, filters in enumerate((last.get("layer_filters") or [])[1:], start=2):
         markup_figure(layer_filters_svg(filters, number, large), f"layer{number}")

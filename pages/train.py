@@ -135,11 +135,12 @@ def _reload_box() -> None:
             "The zip a run's Download gave",
             type=["zip"],
             key="reload_file",
-            help="Shows that run again here: its settings, results, steps and filters "
-            "(its filters then also appear in the Filter lab).",
+            help="Shows that run again here as soon as it is uploaded: its settings, "
+            "results, steps and filters (its filters then also appear in the Filter lab).",
+            on_change=_reload,  # at once: the button below sat under a 720 px fold
         )
         st.button(
-            "Show this run",
+            "Show it again",
             key="reload_go",
             on_click=_reload,
             disabled=st.session_state.get("reload_file") is None,

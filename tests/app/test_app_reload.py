@@ -38,8 +38,7 @@ def _replaced(data: bytes, name: str, content: bytes) -> bytes:
 def _upload(at, content: bytes):
     (uploader,) = [u for u in at.get("file_uploader") if u.label == "The zip a run's Download gave"]
     uploader.set_value(("run.zip", content, "application/zip"))
-    at.run()
-    at.button(key="reload_go").click().run()
+    at.run()  # shown on upload: its button sat below a 720 px fold (48 s to find)
     return at
 
 
@@ -95,3 +94,23 @@ def test_a_forged_accuracy_is_recomputed_and_an_undigested_export_marked_unverif
     at = wait_for_results(_upload(at, v01))
     assert not at.exception
     assert _headline(at).startswith("## K-CSVM (unverified): 87.50 % test")
+
+
+def test_a_reloaded_runs_last_change_is_said_to_be_not_kept():
+    """An export keeps only the last filter: a 25-step run read "Last change: none, the run
+    ended before its filter changed" under an empty grid."""
+    import time
+
+    config = RunConfig(n_train=60, n_iter=3, n_filters=1, baselines=())
+    results = {"csvm": run_model(lambda e: None, config.to_dict(), "csvm")}
+    data = load_data(config)
+    bundle = export_run(config, results, test_set=(data.X_test, data.y_test))
+    at = _upload(open_app({"pace": "live"}), bundle)
+    for _ in range(60):
+        if any("Last change" in m.value for m in at.markdown):
+            break
+        time.sleep(0.2)
+        at.run()
+    lines = [m.value for m in at.markdown if "Last change" in m.value]
+    print(lines)
+    assert any("not kept" in v for v in lines) and not any("ended before" in v for v in lines)
