@@ -112,5 +112,4 @@ def test_a_reloaded_runs_last_change_is_said_to_be_not_kept():
         time.sleep(0.2)
         at.run()
     lines = [m.value for m in at.markdown if "Last change" in m.value]
-    print(lines)
     assert any("not kept" in v for v in lines) and not any("ended before" in v for v in lines)
