@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from csvm import figures
-from csvm.runs.config import MODEL_LABELS, SPECS
+from csvm.runs.config import SPECS
 from csvm.runs.targets import result_rows, step_events
 from explorer.app import ensure_app
 from explorer.display import link_to, projected, result_columns, table
@@ -162,7 +162,6 @@ def _draw(session_runs: list[Run], views: dict, pinned: list[str]) -> None:
                 key=f"compare_filter_{run_id}",
                 width="stretch",
             )
-    st.caption(f"Models: {', '.join(sorted(set(MODEL_LABELS.values())))}.")
 
 
 page()

@@ -203,6 +203,10 @@ def objectives_overlay(
     v = v[v > 0]
     ticks = log_ticks(v.min(), v.max()) if len(v) else []
     fig.update_yaxes(**({"tickvals": ticks} if ticks else {"dtick": 1}))
+    if len(v):  # a margin above and below: the first point's marker was cut at the top
+        low, high = np.log10(v.min()), np.log10(v.max())
+        pad = max(0.05 * (high - low), 0.01)
+        fig.update_yaxes(range=[low - pad, high + pad])
     last = max((e.get("iteration", 0) for _, ev in curves for e in ev), default=1)
     integer_axis(fig, last + 0.5)
     return fig
