@@ -12,7 +12,10 @@ cookies does not buy more reruns).  A rerun beyond the rate is not lost: it is h
 a newer rerun of the same page (or fragment) replaces the held one, because every rerun
 carries the values of all the page's widgets.  So the page always ends on the last value
 the student set, a little later, and the server runs at most the rate's scripts.  Other
-messages keep their order behind a held rerun.
+messages keep their order behind a held rerun, and have a bucket of their own per
+connection (20 a second, a burst of 100): a flood of any message is held, and a
+connection holding more than 256 is closed.  ``load_git_info`` passes once per connection
+(Streamlit answers it by running git on the event loop) and developer messages never.
 
 The address is the connection's peer, or, behind reverse proxies the server is told to
 trust (``CSVM_TRUST_FORWARDED``, the number of proxies), the address the nearest trusted
@@ -69,6 +72,16 @@ _MAX_HELD = 256
 _STREAM_PATH = "_stcore/stream"
 # Messages that make the server run a script (or redo cached work) and so cost it CPU.
 _COSTLY = {"rerun_script", "clear_cache"}
+# Messages a page sends once: Streamlit answers "load_git_info" by running git on the
+# server's event loop, and a script sending 16,000 of them in 0.2 s slowed every page to
+# 23 s for minutes after it left.  A second one on a connection is dropped.
+_ONCE = {"load_git_info"}
+# Messages a class's browsers never need (a developer's): dropped.
+_DROPPED = {"debug_disconnect_websocket", "debug_shutdown_runtime", "set_run_on_save"}
+# Every other message (heartbeats, stop, upload URLs, anything unparsed): per connection,
+# 20 a second with a burst of 100, far above a page's own use.  Beyond it they are held,
+# and a connection holding more than _MAX_HELD is closed as abusive.
+_OTHER = (20.0, 100.0)
 
 _LOG = logging.getLogger(__name__)
 
@@ -208,6 +221,7 @@ class RerunLimiter:
         self._addresses: dict[str, Bucket] = {}
         self.held = 0  # reruns replaced by a newer one while held (for the benchmark)
         self.delayed = 0  # reruns that waited for a token
+        self.dropped = 0  # repeated one-off and developer messages dropped
 
     def session_bucket(self) -> Bucket | None:
         """A fresh bucket for a new session (None: sessions are not limited)."""
@@ -260,11 +274,18 @@ class _Connection:
         self._address = address
         self._receive = receive
         self._bucket = limiter.session_bucket()
+        self._other = Bucket(*_OTHER, limiter.clock())
+        self._sent_once: set[str] = set()
         self._held: deque[tuple[Message, str, str]] = deque()
         self._reading: asyncio.Future | None = None
 
     def _hold(self, message: Message) -> None:
         kind, fragment = _kind(message)
+        if kind in _DROPPED or kind in self._sent_once:
+            self._limiter.dropped += 1
+            return
+        if kind in _ONCE:
+            self._sent_once.add(kind)
         if kind in _COSTLY and self._held and self._held[-1][1:] == (kind, fragment):
             self._held[-1] = (message, kind, fragment)  # newer widget values win
             self._limiter.held += 1
@@ -276,7 +297,7 @@ class _Connection:
             wait = None
             if self._held:
                 message, kind, _ = self._held[0]
-                wait = self._limiter.take(self._bucket, self._address) if kind in _COSTLY else 0
+                wait = self._wait(kind)
                 if wait <= 0:
                     self._held.popleft()
                     return message
@@ -294,6 +315,15 @@ class _Connection:
                     self._held.clear()  # nobody is left to answer
                     return message
                 self._hold(message)
+
+    def _wait(self, kind: str) -> float:
+        """Seconds until the first held message may pass (0: now, its token taken)."""
+        if kind in _COSTLY:
+            return self._limiter.take(self._bucket, self._address)
+        wait = self._other.wait(self._limiter.clock())
+        if wait <= 0:
+            self._other.tokens -= 1.0
+        return wait
 
     def close(self) -> None:
         if self._reading is not None:

@@ -55,11 +55,10 @@ def _unescaped(text: str) -> str:
 
 
 def _reload(url: str, content: bytes) -> Page:
-    """Open the Train page, upload ``content`` in "Reload a run" and press Show this run."""
+    """Open the Train page and upload ``content`` in "Reload a run" (shown on upload)."""
     with StreamlitClient(url, page="train").open(PATIENCE) as owner:
         page = owner.rerun(timeout=PATIENCE)
-        page = owner.upload(UPLOADER, "run.zip", content, page, timeout=PATIENCE)
-        return owner.press("Show this run", page, timeout=PATIENCE)
+        return owner.upload(UPLOADER, "run.zip", content, page, timeout=PATIENCE)
 
 
 def _errors(page: Page) -> list[str]:

@@ -232,3 +232,50 @@ def test_an_untrusted_proxy_is_named_once_in_the_log(caplog):
         asyncio.run(scenario())
     warnings = [r.getMessage() for r in caplog.records if "CSVM_TRUST_FORWARDED" in r.getMessage()]
     assert len(warnings) == 1 and "localhost" in warnings[0]
+
+
+def _message(kind: str) -> dict:
+    """A BackMsg whose one field ``kind`` is a flag (``load_git_info``, ``debug_…``)."""
+    msg = BackMsg()
+    setattr(msg, kind, True)
+    return {"type": "websocket.receive", "bytes": msg.SerializeToString()}
+
+
+def test_git_info_passes_once_and_developer_messages_never():
+    """16,000 load_git_info messages in 0.2 s made Streamlit run git 16,000 times: every
+    page took 23 s, for minutes after the sender left."""
+
+    async def scenario():
+        clock = _Clock()
+        conn, inbox, limiter = _connection(_LIMITS, clock)
+        for _ in range(500):
+            inbox.put_nowait(_message("load_git_info"))
+        inbox.put_nowait(_message("debug_shutdown_runtime"))
+        inbox.put_nowait(_heartbeat())
+        out = [await asyncio.wait_for(conn.receive(), 5) for _ in range(2)]
+        conn.close()
+        return out, limiter
+
+    out, limiter = asyncio.run(scenario())
+    kinds = [BackMsg.FromString(m["bytes"]).WhichOneof("type") for m in out]
+    assert kinds == ["load_git_info", "app_heartbeat"]
+    assert limiter.dropped == 500  # 499 repeats and the shutdown
+
+
+def test_a_flood_of_any_other_message_is_held_then_the_connection_closed():
+    async def scenario():
+        clock = _Clock()
+        conn, inbox, _ = _connection(_LIMITS, clock)
+        for _ in range(1000):
+            inbox.put_nowait(_heartbeat())
+        passed = 0
+        while True:
+            message = await asyncio.wait_for(conn.receive(), 5)
+            if message["type"] == "websocket.disconnect":
+                conn.close()
+                return passed, message
+            passed += 1
+
+    passed, message = asyncio.run(scenario())
+    assert passed == 100  # the burst; no time passed on the clock for more
+    assert message["code"] == 1008
