@@ -69,9 +69,12 @@ Guarantees
   seconds (or its own, left by a restart with a fixed ``server_id``), so two live servers
   never mark each other's runs.  Call :meth:`RunStore.heartbeat` more often than that.
 * Bounded (:class:`StoreLimits`, ``CSVM_RUN_STORE_MAX_RUNS``, ``..._MAX_BYTES``,
-  ``..._KEEP_SECONDS``): after each save, while over a bound, the oldest *abandoned*
-  runs go first (hidden, or neither written nor opened for ``keep_seconds``), then the
-  oldest others; a running run never.
+  ``..._KEEP_SECONDS``): after each save, while over a bound, the owner holding the
+  most runs (over the byte bound: the most bytes) loses a run, its oldest *abandoned*
+  one first (hidden, or neither written nor opened for ``keep_seconds``), then its
+  oldest other; a running run never.  So one owner flooding the store forgets its own
+  runs before anyone else's, and an owner's newest run is never forgotten while another
+  owner has more runs (:mod:`csvm.store.eviction`).  Runs with no owner count as one.
 
 Thread safety: one store object may be shared by every session thread of a server (its
 transactions are serialised by a lock); open one per process.

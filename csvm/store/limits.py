@@ -40,9 +40,11 @@ class StoreLimits:
         Their stored size (``CSVM_RUN_STORE_MAX_BYTES``, 512 MiB; "512M", "1G" work).
     keep_seconds : float
         A run nobody has written or opened (:meth:`RunStore.touch`) for this long, or a
-        hidden one, is *abandoned*: over a bound, the oldest abandoned runs are forgotten
-        first, then the oldest others (``CSVM_RUN_STORE_KEEP_SECONDS``, 3 days).  A run
-        still running is never forgotten.
+        hidden one, is *abandoned* (``CSVM_RUN_STORE_KEEP_SECONDS``, 3 days).  Over a
+        bound, the owner holding the most runs (or bytes, over ``max_bytes``) loses a
+        run first: its oldest abandoned one, else its oldest other.  One owner filling
+        the store so forgets its own runs before anyone else's
+        (:mod:`csvm.store.eviction`).  A run still running is never forgotten.
     """
 
     max_runs: int = 5000

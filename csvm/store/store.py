@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from csvm.runs.config import RunConfig
 from csvm.store import records as rec
 from csvm.store.backends import Backend, Tx, connect, default_url, redact
+from csvm.store.eviction import EVICTION_ROWS, choose_victims
 from csvm.store.limits import LIMIT_ENV_VARS, StoreLimits
 from csvm.store.records import FINAL, RUNNING, RunSummary, StoredRun, StoreError
 from csvm.store.schema import migrate
@@ -449,27 +450,23 @@ class RunStore:
         return ids
 
     def enforce_bounds(self) -> list[str]:
-        """Forget runs until within :attr:`limits`: abandoned ones (hidden, or not written
-        or opened for ``keep_seconds``) oldest first, then the others oldest first; never
-        a running one.  Returns the ids forgotten."""
+        """Forget runs until within :attr:`limits`, fairly between owners; their ids.
+
+        Over a bound, the owner holding the most runs (over ``max_runs``) or bytes (over
+        ``max_bytes``) loses a run first: its abandoned ones (hidden, or not written or
+        opened for ``keep_seconds``) oldest first, then its others oldest first.  So one
+        owner flooding the store forgets its own runs before anyone else's, and an
+        owner's newest run is never forgotten while another owner has more runs
+        (:mod:`csvm.store.eviction`).  A running run is never forgotten.  One transaction.
+        """
         limits = self.limits
 
         def work(tx: Tx) -> list[str]:
             count, total = tx.one("SELECT COUNT(*), COALESCE(SUM(nbytes), 0) FROM csvm_runs")
-            count, total = int(count), int(total)
-            if count <= limits.max_runs and total <= limits.max_bytes:
+            if int(count) <= limits.max_runs and int(total) <= limits.max_bytes:
                 return []
-            victims = []
-            for run_id, nbytes in tx.all(
-                "SELECT id, nbytes FROM csvm_runs WHERE status <> 'running' ORDER BY "
-                "CASE WHEN hidden <> 0 OR touched < :now - :keep THEN 0 ELSE 1 END, "
-                "touched, created, id",
-                {"keep": float(limits.keep_seconds)},
-            ):
-                if count <= limits.max_runs and total <= limits.max_bytes:
-                    break
-                victims.append(run_id)
-                count, total = count - 1, total - int(nbytes)
+            rows = tx.all(EVICTION_ROWS, {"keep": float(limits.keep_seconds)})
+            victims = choose_victims(rows, limits.max_runs, limits.max_bytes)
             for chunk in _chunks(victims):
                 names = {f"i{k}": v for k, v in enumerate(chunk)}
                 tx.run(f"DELETE FROM csvm_runs WHERE id IN ({_marks(names)})", names)
