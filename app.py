@@ -2,7 +2,8 @@
 
 ``streamlit run`` finds the ``st.App`` below and serves it, so every browser gets an
 ``HttpOnly`` owner cookie (:mod:`explorer.owner_cookie`), reruns are rate-limited per tab
-and per network address (:mod:`explorer.rate_limit`) and the worker pool ends with the
+and per network address (:mod:`explorer.rate_limit`), uploads per address
+(:mod:`explorer.upload_limit`) and the worker pool ends with the
 server; each page run then executes this file as ``__main__``.  Worker processes are
 spawned and re-import it as ``__mp_main__``: neither branch runs there.  Streamlit
 versions without ``st.App`` run the script directly.
@@ -23,6 +24,7 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     from explorer.owner_cookie import OwnerCookieMiddleware
     from explorer.pool import get_pool, shutdown_pool
     from explorer.rate_limit import Limits, RerunLimitMiddleware
+    from explorer.upload_limit import UploadBudget, UploadLimitMiddleware, upload_budget_mb
 
     @asynccontextmanager
     async def _lifespan(_app):
@@ -42,11 +44,14 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     # Reruns beyond a rate per tab and per network address wait, the newest replacing the
     # held one (explorer.rate_limit); read now, so a bad CSVM_RERUNS_* stops the start.
     limits = Limits.from_env()
+    # Upload bytes per network address in ten minutes (explorer.upload_limit).
+    uploads = UploadBudget(int(upload_budget_mb() * 2**20))
     app = st.App(
         __file__,
         middleware=[
             Middleware(OwnerCookieMiddleware),
             Middleware(RerunLimitMiddleware, limits=limits),
+            Middleware(UploadLimitMiddleware, budget=uploads, trusted=limits.trusted),
         ],
         lifespan=_lifespan,
     )
