@@ -12,6 +12,10 @@ The drawing is :mod:`explorer.class_board_view`; the page, ``pages/class_board.p
   ``CSVM_TEACHER_KEY``, typed into a password box and compared with
   :func:`hmac.compare_digest`.  Without the variable they are off, and the board says how
   to turn them on.  Students have no action on anyone's run.
+* After :data:`MAX_TRIES` wrong keys from one network address, that address waits
+  :data:`LOCK_SECONDS`.  The count is kept on the server, not in the session, so a
+  reload, a new tab or cleared cookies do not reset it (without an address, as in
+  AppTest, it is the session's).
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ import base64
 import hmac
 import io
 import os
+import threading
 import time
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +35,7 @@ import streamlit as st
 
 from csvm.store import RunSummary, StoreError
 from csvm.store.records import check_class_code
+from explorer.owner_cookie import client_address
 from explorer.run_store import get_store, track
 from explorer.state import Run
 
@@ -51,9 +58,12 @@ MAX_NAME = 40
 TEACHER_ENV = "CSVM_TEACHER_KEY"
 #: Shortest teacher key accepted (a shorter one leaves the teacher actions off).
 MIN_KEY = 8
-#: Wrong keys a session may type before it must wait :data:`LOCK_SECONDS`.
+#: Wrong keys one network address may type before it must wait :data:`LOCK_SECONDS`.
 MAX_TRIES = 5
 LOCK_SECONDS = 60.0
+#: Addresses whose wrong keys the server remembers at once; past it, those with no wrong
+#: key go first, then those not locked out, then the locked, oldest first in each.
+MAX_ADDRESSES = 4096
 #: The store's class settings entry that holds the board's class code (a leading "_":
 #: no code a teacher may set starts with one).
 _BOARD = "_csvm_board"
@@ -163,11 +173,40 @@ class _Tries:
     locked_until: float = 0.0
 
 
+# Wrong keys per network address, shared by every session of this server: a counter in
+# the session was reset by a reload.  Sessions run in threads, hence the lock.
+_TRIES: OrderedDict[str, _Tries] = OrderedDict()
+_TRIES_LOCK = threading.Lock()
+
+
+def _tries_of(address: str | None, now: float) -> _Tries:
+    """The wrong-key count of ``address`` (None: this session's); call under the lock."""
+    if address is None:
+        return st.session_state.setdefault("_teacher_tries", _Tries())
+    tries = _TRIES.get(address)
+    if tries is not None:
+        _TRIES.move_to_end(address)
+        return tries
+    if len(_TRIES) >= MAX_ADDRESSES:
+        # Forgetting an idle count loses nothing, a counting one a few tries; a locked one
+        # goes only when every remembered address is locked.  Oldest first in each.
+        idle = [a for a, t in _TRIES.items() if not t.failures and t.locked_until <= now]
+        counting = [a for a, t in _TRIES.items() if t.failures and t.locked_until <= now]
+        for doomed in idle + counting + list(_TRIES):
+            if len(_TRIES) < MAX_ADDRESSES:
+                break
+            _TRIES.pop(doomed, None)
+    tries = _TRIES[address] = _Tries()
+    return tries
+
+
 def teacher_ok(entered: str, now: float | None = None) -> tuple[bool, str | None]:
     """Whether ``entered`` is the teacher key, and what to say when it is not.
 
     Compared in constant time (:func:`hmac.compare_digest`).  After :data:`MAX_TRIES`
-    wrong keys the session waits :data:`LOCK_SECONDS` before the next try counts.
+    wrong keys from one network address (:func:`explorer.owner_cookie.client_address`;
+    without one, this session) it waits :data:`LOCK_SECONDS` before the next try counts,
+    whichever session, tab or reload tries.  The right key clears the count.
     """
     problem = teacher_problem()
     if problem is not None:
@@ -175,16 +214,19 @@ def teacher_ok(entered: str, now: float | None = None) -> tuple[bool, str | None
     if not entered:
         return False, None
     now = time.monotonic() if now is None else now
-    tries: _Tries = st.session_state.setdefault("_teacher_tries", _Tries())
-    if now < tries.locked_until:
-        return False, f"Too many wrong keys: try again in {tries.locked_until - now:.0f} s."
+    address = client_address()
     key = os.environ[TEACHER_ENV]
-    if hmac.compare_digest(entered.encode("utf-8"), key.encode("utf-8")):
-        tries.failures = 0
-        return True, None
-    tries.failures += 1
-    if tries.failures >= MAX_TRIES:
-        tries.failures, tries.locked_until = 0, now + LOCK_SECONDS
+    # One lock around check and count: two tabs trying at once count as two tries.
+    with _TRIES_LOCK:
+        tries = _tries_of(address, now)
+        if now < tries.locked_until:
+            return False, f"Too many wrong keys: try again in {tries.locked_until - now:.0f} s."
+        if hmac.compare_digest(entered.encode("utf-8"), key.encode("utf-8")):
+            tries.failures, tries.locked_until = 0, 0.0
+            return True, None
+        tries.failures += 1
+        if tries.failures >= MAX_TRIES:
+            tries.failures, tries.locked_until = 0, now + LOCK_SECONDS
     return False, "That is not the teacher key."
 
 

@@ -4,12 +4,15 @@ display names and the teacher key, on a SQLite file and on a throwaway PostgreSQ
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections import OrderedDict
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from csvm.store import owner_hash
+from explorer import class_board as board
 from explorer.class_board import SORTS, check_display_name
 from explorer.run_store import reopen_store
 from explorer.settings import md_escape
@@ -306,3 +309,72 @@ def test_compare_offers_the_browsers_earlier_runs_after_a_reload(sqlite_store):
     assert set(at.session_state["runs"]) == set(mine)  # not the other browser's
     assert not any("earlier run" in i.value for i in at.info)  # all shown: no offer
     assert at.dataframe  # the runs' table
+
+
+@pytest.fixture
+def lockout(monkeypatch):
+    """The teacher key set, an empty server-side count, and ``at(address)`` to choose the
+    network address the next tries come from (AppTest has none of its own)."""
+    monkeypatch.setenv("CSVM_TEACHER_KEY", KEY)
+    monkeypatch.setattr(board, "_TRIES", OrderedDict())
+    where = {"address": "203.0.113.5"}
+    monkeypatch.setattr(board, "client_address", lambda: where["address"])
+    return lambda address: where.update(address=address)
+
+
+def test_the_lockout_belongs_to_the_address_so_a_new_session_is_still_locked(lockout):
+    for k in range(board.MAX_TRIES):
+        assert board.teacher_ok(f"guess {k}", now=100.0) == (False, "That is not the teacher key.")
+    # A reload, a new tab or cleared cookies is a new session from the same address.
+    assert board.teacher_ok(KEY, now=101.0) == (
+        False,
+        "Too many wrong keys: try again in 59 s.",
+    )
+    lockout("203.0.113.6")  # another machine is not locked out
+    assert board.teacher_ok(KEY, now=101.0) == (True, None)
+    lockout("203.0.113.5")
+    assert board.teacher_ok(KEY, now=100.0 + board.LOCK_SECONDS) == (True, None)
+
+
+def test_a_reloaded_board_keeps_the_lockout(lockout, sqlite_store):
+    at = _board()
+    for k in range(board.MAX_TRIES):
+        at.text_input(key="teacher_key").input(f"guess {k}").run()
+    assert any(e.value == "That is not the teacher key\\." for e in at.error)
+    reloaded = _board()
+    reloaded.text_input(key="teacher_key").input(KEY).run()
+    assert any(e.value.startswith("Too many wrong keys") for e in reloaded.error)
+    assert not [t for t in reloaded.text_input if t.key == "teacher_code"]
+    lockout("203.0.113.9")
+    reloaded.run()
+    assert [t for t in reloaded.text_input if t.key == "teacher_code"]
+
+
+def test_tries_at_once_from_many_threads_count_each(lockout):
+    said, start = [], threading.Barrier(20)
+
+    def guess(k):
+        start.wait()
+        said.append(board.teacher_ok(f"guess {k}", now=100.0)[1])
+
+    threads = [threading.Thread(target=guess, args=(k,)) for k in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert said.count("That is not the teacher key.") == board.MAX_TRIES
+
+
+def test_the_server_remembers_few_addresses_and_forgets_locked_ones_last(lockout, monkeypatch):
+    monkeypatch.setattr(board, "MAX_ADDRESSES", 3)
+    for k in range(board.MAX_TRIES):
+        board.teacher_ok(f"guess {k}", now=100.0)  # 203.0.113.5 locked out
+    lockout("198.51.100.1")
+    assert board.teacher_ok(KEY, now=100.0) == (True, None)  # nothing to remember
+    for k in range(10):
+        lockout(f"192.0.2.{k}")
+        assert board.teacher_ok("guess", now=100.0)[0] is False
+        assert len(board._TRIES) <= 3
+    lockout("203.0.113.5")
+    assert board.teacher_ok(KEY, now=101.0)[1].startswith("Too many wrong keys")
+    assert list(board._TRIES) == ["192.0.2.8", "192.0.2.9", "203.0.113.5"]
