@@ -46,10 +46,11 @@ class QuotaExceeded(RuntimeError):
     """
 
     def __init__(self, owner: str, active: int, limit: int):
+        # Jobs, not runs: a Train run is the CSVM and each baseline, one job each.
         super().__init__(
-            f"this session already has {active} runs queued or running, the most the server "
-            f"allows per session ({limit}, set by {ENV_VARS['max_active_per_owner']}); wait "
-            f"for your runs to finish or stop one"
+            f"This browser already has {active} jobs queued or running (a Train run is one "
+            f"job for the CSVM and one for each baseline), the most this server allows "
+            f"({limit}). Wait for one to finish, or stop one, and press Start again."
         )
         self.owner, self.active, self.limit = owner, active, limit
 
@@ -64,11 +65,12 @@ class AddressQuotaExceeded(QuotaExceeded):
     def __init__(self, owner: str, active: int, limit: int):
         super().__init__(owner, active, limit)
         self.args = (
-            f"the browsers on your network address already have {active} runs queued or "
-            f"running, the most the server allows one address ({limit}, set by "
-            f"{ENV_VARS['max_active_per_address']}); wait for a run to finish or stop one. "
-            f"A class that reaches the server through one router: ask whoever runs the "
-            f"server to raise {ENV_VARS['max_active_per_address']} or set it to 0",
+            f"The browsers on your network address already have {active} jobs queued or "
+            f"running (a Train run is one job for the CSVM and one for each baseline), the "
+            f"most this server allows one address ({limit}). Wait for one to finish, or "
+            f"stop one, and press Start again. If a whole class reaches the server through "
+            f"one router, the teacher can raise this limit "
+            f"({ENV_VARS['max_active_per_address']}).",
         )
 
 

@@ -294,9 +294,9 @@ def test_each_owner_has_a_cap_and_the_queue_stays_fifo(one_worker):
     with pytest.raises(QuotaExceeded) as caught:
         pool.submit(targets.count, {"n": 1}, owner="alice")
     message = str(caught.value)
-    assert "2 runs queued or running" in message and "(2," in message
-    assert "CSVM_MAX_ACTIVE_PER_SESSION" in message
-    assert "wait for your runs to finish or stop one" in message
+    # Jobs, said as jobs (a run is several), and what to do, in a sentence.
+    assert message.startswith("This browser already has 2 jobs queued or running")
+    assert "(2)" in message and message.endswith("press Start again.")
     assert isinstance(caught.value, RuntimeError) and caught.value.limit == 2
     assert [pool.poll(j).place for j in (b1, a2)] == [1, 2], "one FIFO queue for everyone"
     assert pool.poll(b1).owner == "bob"
