@@ -33,6 +33,7 @@ from csvm.data.images import UploadError
 from csvm.data.own_images import (
     MAX_CLASSES,
     MAX_IMAGES,
+    MAX_TOTAL_PIXELS,
     MAX_ZIP_BYTES,
     MIN_PER_CLASS,
     UploadQuota,
@@ -200,10 +201,11 @@ def own_images_box() -> None:
             type=["zip"],
             key="own_file",
             help=f"2 to {MAX_CLASSES} folders (the class names), at least {MIN_PER_CLASS} "
-            f"images each, at most {MAX_IMAGES:,} images and {MAX_ZIP_BYTES // 2**20} MB in "
-            "all. They become 28×28 images of a dataset that only this browser's links "
-            "name. The server keeps them while this browser's page or one of its runs uses "
-            f"them (a reload finds them again) and removes them about {grace:.0f} s after.",
+            f"images each, at most {MAX_IMAGES:,} images, {MAX_TOTAL_PIXELS // 10**6} million "
+            f"pixels and {MAX_ZIP_BYTES // 2**20} MB in all. They become 28×28 images "
+            "of a dataset that only this browser's links name. The server keeps them while "
+            "this browser's page or one of its runs uses them (a reload finds them again) "
+            f"and removes them about {grace:.0f} s after.",
         )
         st.checkbox("Keep colour (three channels)", key="own_colour")
         st.button(
