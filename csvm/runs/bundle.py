@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 import re
 import zipfile
 from collections.abc import Mapping
@@ -35,7 +34,13 @@ from csvm.exceptions import CSVMError
 from csvm.runs.bundle_schema import check_result, read_history
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.confusion import confused_pairs, confusion_counts
-from csvm.runs.persistence import MAX_IMPORT_BYTES, BundleError, digest_test_set, read_member
+from csvm.runs.persistence import (
+    MAX_IMPORT_BYTES,
+    BundleError,
+    digest_test_set,
+    parse_json,
+    read_member,
+)
 
 __all__ = ["RunBundle", "expected_filter_shape", "load_bundle", "rescore"]
 
@@ -115,8 +120,9 @@ def _filters(data: bytes, multiclass: bool, n_sub: int) -> np.ndarray:
                 "The zip has no filters.npy, but its CSVM has a result: every run export "
                 "holds the CSVM's filters; was this file made by the Train page's Download run?"
             )
+    npy = read_member(data, "filters.npy")  # its BundleError names filters.npy already
     try:
-        raw = filters_from_npy(read_member(data, "filters.npy"))
+        raw = filters_from_npy(npy)
     except CSVMError as exc:
         raise BundleError(f"filters.npy: {exc}") from None
     dims = (4, 5) if multiclass else (3, 4)
@@ -131,15 +137,19 @@ def _filters(data: bytes, multiclass: bool, n_sub: int) -> np.ndarray:
 
 
 def _read(data: bytes) -> tuple[Any, Any, str]:
-    """config.json and results.json parsed, history.csv decoded."""
+    """config.json and results.json parsed, history.csv decoded.
+
+    Each member's refusal (too large, unreadable, not JSON) is :func:`read_member`'s or
+    :func:`parse_json`'s own BundleError, naming that member: none is wrapped in another.
+    """
+    values = parse_json(read_member(data, "config.json"), "config.json")
+    results = parse_json(read_member(data, "results.json"), "results.json")
     try:
-        values = json.loads(read_member(data, "config.json").decode("utf-8"))
-        results = json.loads(read_member(data, "results.json").decode("utf-8"))
         history = read_member(data, "history.csv").decode("utf-8")
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        # ValueError: JSON's errors, and an integer of more than 4,300 digits.
+    except UnicodeDecodeError:
         raise BundleError(
-            f"A file in the zip is not what a run export holds ({str(exc)[:200]})."
+            "history.csv is not what a run export holds: it is not text. Upload the zip that "
+            "the Train page's Download run gave."
         ) from None
     if not isinstance(values, Mapping) or not isinstance(results, Mapping):
         raise BundleError("config.json or results.json does not hold a mapping.")

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from csvm.data.own_images import MEMBER_ERRORS, member_problem
 from csvm.exceptions import CSVMError
 from csvm.runs.config import RunConfig, parse
 from csvm.runs.snippet import python_snippet
@@ -36,6 +37,7 @@ __all__ = [
     "history_csv",
     "jsonable",
     "load_config",
+    "parse_json",
     "read_member",
 ]
 
@@ -45,6 +47,17 @@ MAX_IMPORT_BYTES = 5_000_000
 
 class BundleError(CSVMError, ValueError):
     """A file given to :func:`load_config` cannot be used."""
+
+
+#: What each member of a run export holds, for the message that refuses one too large.
+_HOLDS = {
+    "config.json": "a run's settings, a few hundred bytes",
+    "results.json": "each model's scores and test predictions, well under a megabyte",
+    "history.csv": "the CSVM's recorded steps, one row of numbers each",
+    "filters.npy": "the CSVM's learned filters, a few kilobytes",
+}
+#: What to do about a file that is not a run export.
+_UPLOAD_EXPORT = "Upload the zip that the Train page's Download run gave."
 
 
 #: Values that are not a history.csv column (arrays, the per-step timings, the pair).
@@ -193,19 +206,77 @@ def read_member(data: bytes, name: str) -> bytes:
     Raises
     ------
     BundleError
-        ``data`` is no zip, has no member ``name``, or the member inflates beyond the bound.
+        ``data`` is no zip, has no member ``name``, the member cannot be read (encrypted,
+        compressed with a method this server does not read, damaged), or it inflates
+        beyond the bound; the message names the member.
     """
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf, zf.open(name) as member:
-            content = member.read(MAX_IMPORT_BYTES + 1)
-    except (KeyError, zipfile.BadZipFile) as exc:
-        raise BundleError(f"Not a run bundle with {name}: {exc}") from None
-    if len(content) > MAX_IMPORT_BYTES:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except (*MEMBER_ERRORS, ValueError):
         raise BundleError(
-            f"{name} in the zip unpacks to more than {MAX_IMPORT_BYTES:,} bytes: a run's "
-            "settings are a few hundred bytes; this is not a run bundle."
+            f"The file cannot be opened as a zip (it is damaged, or not a zip). {_UPLOAD_EXPORT}"
+        ) from None
+    with zf:
+        if name not in zf.namelist():
+            raise BundleError(
+                f"The zip has no {name}, which every run export holds. {_UPLOAD_EXPORT}"
+            )
+        try:
+            with zf.open(name) as member:
+                content = member.read(MAX_IMPORT_BYTES + 1)
+        except MEMBER_ERRORS as exc:
+            raise BundleError(f"{member_problem(name, exc)}: export the run again.") from None
+    if len(content) > MAX_IMPORT_BYTES:
+        holds = _HOLDS.get(name, "part of a run")
+        raise BundleError(
+            f"{name} in the zip unpacks to more than {MAX_IMPORT_BYTES:,} bytes, the most this "
+            f"server reads of it: a run export's {name} holds {holds}, so this is not one. "
+            f"{_UPLOAD_EXPORT}"
         )
     return content
+
+
+def parse_json(data: bytes, name: str) -> Any:
+    """A JSON member of an uploaded run export, parsed; every way it can fail is a
+    :class:`BundleError` in plain words.
+
+    Parameters
+    ----------
+    data : bytes
+        The member's bytes (bounded by :func:`read_member`).
+    name : str
+        The member's name ("config.json", "results.json"), for the message.
+
+    Returns
+    -------
+    Any
+        What the JSON holds; its shape is the caller's to check.
+
+    Raises
+    ------
+    BundleError
+        The bytes are not UTF-8 JSON, are nested too deeply, or hold a whole number too
+        long to read (Python refuses to read one of more than 4,300 digits).
+
+    Examples
+    --------
+    >>> parse_json(b'{"seed": 1}', "config.json")
+    {'seed': 1}
+    >>> parse_json(b"[" * 100_000, "config.json")
+    Traceback (most recent call last):
+    ...
+    csvm.runs.persistence.BundleError: config.json is not what a run export holds: its JSON
+    is nested too deeply to be a run export's. ...
+    """
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        why = "it is not JSON text"
+    except RecursionError:
+        why = "its JSON is nested too deeply to be a run export's"
+    except ValueError:  # not a JSONDecodeError: an integer of more than 4,300 digits
+        why = "it holds a whole number thousands of digits long, which no run holds"
+    raise BundleError(f"{name} is not what a run export holds: {why}. {_UPLOAD_EXPORT}")
 
 
 def load_config(data: bytes) -> tuple[RunConfig, list[str]]:
@@ -216,10 +287,7 @@ def load_config(data: bytes) -> tuple[RunConfig, list[str]]:
         )
     if data[:4] == b"PK\x03\x04":
         data = read_member(data, "config.json")
-    try:
-        values = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BundleError("config.json is not JSON.") from None
+    values = parse_json(data, "config.json")
     if not isinstance(values, Mapping):
         raise BundleError("config.json does not hold a mapping of settings.")
     config, problems = parse(values, source="the file")
