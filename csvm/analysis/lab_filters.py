@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from csvm.data.images import UploadError
+from csvm.data.own_images import MEMBER_ERRORS, member_problem
 
 __all__ = [
     "FILTER_NAMES",
@@ -210,15 +211,26 @@ def filters_from_npy(data: bytes) -> np.ndarray:
         raise UploadError(f"The .npy file is damaged or truncated ({exc}).") from None
 
 
-def _filters_from_json(data: bytes) -> Any:
+def _parse_json(data: bytes) -> Any:
+    """The JSON document, or an UploadError in plain words for each way it fails."""
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UploadError(f"The JSON file is not valid JSON ({exc}).") from None
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        why = "it is not text"
+    except json.JSONDecodeError as exc:
+        why = f"it breaks off or goes wrong at line {exc.lineno}, column {exc.colno}"
     except RecursionError:
-        raise UploadError(
-            "The JSON file is nested too deeply: filters are lists of at most 4 levels."
-        ) from None
+        why = "it is nested too deeply to be a filter file (filters are lists of 4 levels at most)"
+    except ValueError:  # not a JSONDecodeError: an integer of more than 4,300 digits
+        why = "it holds a whole number thousands of digits long, which no filter weight is"
+    raise UploadError(
+        f"The JSON file is not valid JSON for filters: {why}. Upload filters.npy, or the "
+        "run's JSON or run export as the Train page saved it."
+    )
+
+
+def _filters_from_json(data: bytes) -> Any:
+    doc = _parse_json(data)
     if isinstance(doc, dict):
         for key in ("filters", "filter"):
             if key in doc:
@@ -230,6 +242,26 @@ def _filters_from_json(data: bytes) -> Any:
             "upload its filters.npy."
         )
     return doc
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, max_bytes: int) -> bytes:
+    """A member's bytes, at most ``max_bytes + 1`` of them whatever its header says (a
+    member that declares 100 bytes can inflate to gigabytes)."""
+    try:
+        with zf.open(info) as member:
+            return member.read(max_bytes + 1)
+    except zipfile.BadZipFile:
+        # zipfile stops at the declared size and finds the CRC wrong.
+        raise UploadError(
+            f"{info.filename} in the zip does not match its header (it unpacks "
+            "to more than it declares, or is damaged): upload the filters on "
+            "their own."
+        ) from None
+    except MEMBER_ERRORS as exc:  # encrypted, Deflate64, a corrupt stream
+        raise UploadError(
+            f"{member_problem(info.filename, exc)}: export the run again, or upload its "
+            "filters.npy on its own."
+        ) from None
 
 
 def _filters_from_zip(data: bytes, max_bytes: int) -> Any:
@@ -244,18 +276,7 @@ def _filters_from_zip(data: bytes, max_bytes: int) -> Any:
                         f"{info.filename} in the zip would unpack to {info.file_size:,} bytes, "
                         f"more than {max_bytes:,}: upload the filters on their own."
                     )
-                # Read at most max_bytes + 1 inflated bytes, whatever the header says:
-                # a member that declares 100 bytes can inflate to gigabytes.
-                try:
-                    with zf.open(info) as member:
-                        content = member.read(max_bytes + 1)
-                except zipfile.BadZipFile:
-                    # zipfile stops at the declared size and finds the CRC wrong.
-                    raise UploadError(
-                        f"{info.filename} in the zip does not match its header (it unpacks "
-                        "to more than it declares, or is damaged): upload the filters on "
-                        "their own."
-                    ) from None
+                content = _read_member(zf, info, max_bytes)
                 if len(content) > max_bytes:
                     raise UploadError(
                         f"{info.filename} in the zip unpacks to more than {max_bytes:,} "
@@ -267,8 +288,11 @@ def _filters_from_zip(data: bytes, max_bytes: int) -> Any:
                     return _filters_from_json(content)
                 except UploadError:
                     continue
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
-        raise UploadError(f"The zip file is damaged ({exc}).") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError):
+        raise UploadError(
+            "The zip file is damaged (it cannot be opened as a zip): upload the run export "
+            "of the Train page again, or its filters.npy."
+        ) from None
     raise UploadError(
         "The zip file holds no filters.npy (nor a JSON with filters): upload the run export "
         "of the Train page, or its filters.npy."
@@ -321,7 +345,8 @@ def load_filters(data: bytes, *, max_bytes: int = 1_000_000) -> np.ndarray:
         )
     try:
         f = np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        # OverflowError: a whole number in the JSON beyond a float's range (1e309 digits).
         raise UploadError("The filters are not an array of numbers.") from None
     if f.ndim == 2:
         f = f[None, None]
