@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.lab_url import carry_lab
+from explorer.lab_url import carry_lab, remember_link
 from explorer.lesson import PARAM as LESSON_PARAM
 from explorer.lesson import STEP_KEY as LESSON_STEP
 from explorer.lesson import parse_step
@@ -260,6 +260,7 @@ def main() -> None:
     # The settings live in the session and in the URL on every page, so leaving the Train
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
+    remember_link(st.session_state, st.query_params.to_dict())  # the lab's filter
     sync_url(url_extra())
     _run_page_scripts()
     # Markdown, not st.html: a browser renders markdown that holds HTML (the Train page's

@@ -29,7 +29,7 @@ from csvm.runs.summary import task_words
 from explorer.datasets import data_for
 from explorer.glossary import value_words
 from explorer.lab_settings import LabSettings
-from explorer.lab_url import FILTER_PARAM, SOURCE_PARAM, parse_filters
+from explorer.lab_url import FILTER_PARAM, SOURCE_PARAM, linked, parse_filters
 from explorer.owner_cookie import owner
 from explorer.pool import get_pool
 from explorer.runs import poll_run, runs
@@ -112,11 +112,12 @@ def settings_summary(config: RunConfig, data) -> str:
 def ensure_filters(config: RunConfig, channels: int) -> np.ndarray:
     shape = (config.n_filters, channels, config.filter_size, config.filter_size)
     f = st.session_state.get("lab_filters")
-    if f is None:  # a reload: the filter the URL carries, if it fits the settings
-        linked = parse_filters(st.query_params.get(FILTER_PARAM), shape)
-        if linked is not None:
-            set_filters(linked, st.query_params.get(SOURCE_PARAM, "") or "the link's filter")
-            f = linked
+    if f is None:  # a reload: the filter a link carried, if it fits the settings
+        given = linked(st.session_state, st.query_params.to_dict())
+        restored = parse_filters(given.get(FILTER_PARAM), shape)
+        if restored is not None:
+            set_filters(restored, given.get(SOURCE_PARAM) or "the link's filter")
+            f = restored
     if f is None or f.shape != shape:
         start_from("random", config, channels)
     return st.session_state["lab_filters"]

@@ -9,12 +9,20 @@ weights) is not carried; one whose size no longer fits the settings is not resto
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FILTER_PARAM", "SOURCE_PARAM", "filters_param", "parse_filters", "carry_lab"]
+__all__ = [
+    "FILTER_PARAM",
+    "SOURCE_PARAM",
+    "carry_lab",
+    "filters_param",
+    "linked",
+    "parse_filters",
+    "remember_link",
+]
 
 FILTER_PARAM = "lab_f"
 SOURCE_PARAM = "lab_src"
@@ -56,17 +64,38 @@ def parse_filters(text: Any, shape: tuple[int, ...]) -> np.ndarray | None:
     return weights.reshape(shape)
 
 
+def remember_link(session: MutableMapping[str, Any], query: Mapping[str, Any]) -> None:
+    """Keep the URL's filter in the session (``lab_linked``) until the lab has one: a
+    reload on another page, then a link to the lab, cleared the address on the way
+    (Streamlit's page switch does) and the lab started from a random filter."""
+    if "lab_filters" in session or "lab_linked" in session:
+        return
+    linked = _from_query(query)
+    if linked:
+        session["lab_linked"] = linked
+
+
+def linked(session: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, str]:
+    """The filter a link gave (:func:`remember_link`'s, else the URL's own), as URL text."""
+    kept = session.get("lab_linked")
+    return dict(kept) if isinstance(kept, dict) else _from_query(query)
+
+
+def _from_query(query: Mapping[str, Any]) -> dict[str, str]:
+    out = {}
+    for key, limit in ((FILTER_PARAM, _MAX_CHARS), (SOURCE_PARAM, MAX_SOURCE)):
+        if isinstance(query.get(key), str):
+            out[key] = query[key][:limit]
+    return out
+
+
 def carry_lab(session: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, str]:
-    """The lab's URL entries: the session's filter once the lab has one, else the URL's
-    own (a reload whose lab has not run yet keeps them, bounded)."""
+    """The lab's URL entries: the session's filter once the lab has one, else the one a
+    link gave (a reload whose lab has not run yet keeps it, bounded)."""
     filters = session.get("lab_filters")
     if isinstance(filters, np.ndarray):
         text = filters_param(filters)
         if text is None:
             return {}
         return {FILTER_PARAM: text, SOURCE_PARAM: str(session.get("lab_source", ""))[:MAX_SOURCE]}
-    out = {}
-    for key, limit in ((FILTER_PARAM, _MAX_CHARS), (SOURCE_PARAM, MAX_SOURCE)):
-        if isinstance(query.get(key), str):
-            out[key] = query[key][:limit]
-    return out
+    return linked(session, query)

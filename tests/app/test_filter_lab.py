@@ -264,6 +264,13 @@ def test_a_reload_keeps_the_filter_and_where_it_came_from():
     assert again.session_state["lab_source"] == source
     np.testing.assert_allclose(_grid(again), before[0, 0], rtol=1e-5, atol=1e-9)
     assert not again.error
+    # A reload on another page, then the lab's link, which clears the address on the way.
+    on_train = open_app(query)
+    for key in list(on_train.query_params):
+        del on_train.query_params[key]
+    on_train.switch_page("pages/filter_lab.py").run()
+    np.testing.assert_allclose(on_train.session_state["lab_filters"], before, rtol=1e-5, atol=1e-9)
+    assert on_train.session_state["lab_source"] == source
     # A filter that no longer fits the settings (two filters asked for) is not restored.
     other = _lab({**query, "n_filters": "2"})
     assert other.session_state["lab_filters"].shape == (2, 1, 5, 5)
