@@ -254,7 +254,8 @@ def test_an_edit_that_leaves_the_preset_keeps_the_open_boxes_open(server, browse
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("How this was measured").wait_for()
     sidebar.get_by_text("Baselines", exact=True).click()
-    epochs = page.get_by_role("spinbutton", name="CNN epochs")
+    # "Hidden units": the first preset tunes its baselines, so "CNN epochs" is hidden.
+    epochs = page.get_by_role("spinbutton", name="Hidden units")
     epochs.wait_for()
     sidebar.get_by_text("Your own images").click()
     colour = sidebar.get_by_text("Keep colour")
@@ -271,7 +272,7 @@ def test_an_edit_that_leaves_the_preset_keeps_the_open_boxes_open(server, browse
     # stay open too.
     epochs.fill("100000")
     epochs.press("Enter")
-    sidebar.get_by_text("CNN epochs = 100000").wait_for()
+    sidebar.get_by_text("Hidden units = 100000").wait_for()
     page.wait_for_timeout(1000)
     assert epochs.is_visible() and colour.is_visible()
     # So does a refused display name, whose message sits above the settings.
