@@ -279,7 +279,7 @@ def draw_board() -> None:
     # Projected, the four shown are the most accurate of one task whatever the sort.
     order = _best_order(best) if projecting else sort
     st.caption(
-        (f"Runs of class {md_escape(code)}" if code else "Every run on this server")
+        (f"Runs of class {md_escape(code)}" if code else "Every run in the run store")
         + f", {order}. Updated {time.strftime('%H:%M:%S')}; press R to refresh."
     )
     if problem:
