@@ -10,12 +10,12 @@ the newest sweep from the pool.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from typing import Any
 
 from csvm.runs.sweeps import run_validation
 
-__all__ = ["submit_sweep", "recover_sweep"]
+__all__ = ["recover_sweep", "seed_widgets", "submit_sweep"]
 
 
 def submit_sweep(pool, cells: Sequence, axes: dict[str, tuple], owner: str) -> dict[str, Any]:
@@ -26,6 +26,7 @@ def submit_sweep(pool, cells: Sequence, axes: dict[str, tuple], owner: str) -> d
     """
     sweep_id = uuid.uuid4().hex[:12]
     plain = {k: (name, list(values)) for k, (name, values) in axes.items()}
+    plain.update({k: cells[0].get(k) for k in ("n_train", "n_iter")} if cells else {})
     jobs = [
         pool.submit(
             run_validation,
@@ -59,4 +60,17 @@ def recover_sweep(views: Iterable) -> dict[str, Any] | None:
         "jobs": jobs,
         "x": tuple(newest["x"]),
         "y": tuple(newest["y"]),
+        **{k: newest.get(k) for k in ("n_train", "n_iter")},
     }
+
+
+def seed_widgets(state: dict[str, Any], session: MutableMapping[str, Any]) -> None:
+    """Give the page's boxes the recovered sweep's settings (before they are drawn), so
+    they describe the heatmap below them, not the page's defaults."""
+    for key in ("n_train", "n_iter"):
+        if isinstance(state.get(key), int):
+            session[f"sw_{key}"] = state[key]
+    for axis in ("x", "y"):
+        name, values = state[axis]
+        session[f"sw_{axis}"] = name
+        session[f"sw_{axis}_values_{name}"] = ", ".join(f"{v:g}" for v in values)

@@ -27,7 +27,7 @@ from explorer.live import group_busy, live_jobs, poll_views
 from explorer.owner_cookie import heartbeat, owner
 from explorer.pool import get_pool
 from explorer.settings import current_config, md_escape, show_problems
-from explorer.sweep_jobs import recover_sweep, submit_sweep
+from explorer.sweep_jobs import recover_sweep, seed_widgets, submit_sweep
 from explorer.widget_state import resend
 
 ensure_app()  # a page's own URL on a fresh server: run it inside the app
@@ -47,23 +47,32 @@ st.caption(  # several classes: every cell trains them all ("classes 3, 5, 0; K-
     + (f", {value_words(base.kernel)} kernel" if base.model in SPECS["kernel"].models else "")
     + " (change them on the Train page)."
 )
+if "sweep" not in st.session_state:  # a reload: the browser's newest sweep in the pool
+    st.session_state["sweep"] = recover_sweep(get_pool().jobs(owner=owner(), group="sweep"))
+    if st.session_state["sweep"] is not None and "futures" not in st.session_state["sweep"]:
+        seed_widgets(st.session_state["sweep"], st.session_state)
+# Defaults through the session, not the boxes' value: a recovered sweep seeds them.
+st.session_state.setdefault("sw_n_train", 300)
+st.session_state.setdefault("sw_n_iter", 8)
 c1, c2 = st.columns(2)
 n_train = c1.number_input(
     "Training images per cell",
     10,
     60000,
-    300,
     step=50,
     key="sw_n_train",
     help="Small grids of small runs finish fastest.",
 )
-n_iter = c2.number_input("Iterations per cell", 1, 200, 8, key="sw_n_iter", help="Per cell.")
+n_iter = c2.number_input("Iterations per cell", 1, 200, key="sw_n_iter", help="Per cell.")
 names = sweepable(base)  # only what the current model and kernel use
 x_default = "gamma" if "gamma" in names else names[0]
 y_default = "C" if "C" in names else next(n for n in names if n != x_default)
 for key, default in (("sw_x", x_default), ("sw_y", y_default)):
     if st.session_state.get(key) not in names:  # e.g. γ after a switch to the L-CSVM
         st.session_state[key] = default
+for name in names:
+    for axis in ("x", "y"):
+        st.session_state.setdefault(f"sw_{axis}_values_{name}", DEFAULT_VALUES[name])
 resend(["sw_x", "sw_y"])  # sent on every run: explorer/widget_state.py
 c1, c2 = st.columns(2)
 x_name = c1.selectbox(
@@ -77,7 +86,6 @@ x_name = c1.selectbox(
 # small C underfits at every γ (80-86 % against 90-95 % validation accuracy, measured).
 x_text = c1.text_input(
     "Values",
-    DEFAULT_VALUES[x_name],
     key=f"sw_x_values_{x_name}",
     help="Comma-separated, at most 8.",
 )
@@ -90,7 +98,6 @@ y_name = c2.selectbox(
 )
 y_text = c2.text_input(
     "Values",
-    DEFAULT_VALUES[y_name],
     key=f"sw_y_values_{y_name}",
     help="Comma-separated, at most 8.",
 )
@@ -144,8 +151,6 @@ def _stop_sweep() -> None:
     pool.cancel_owner(owner(), group="sweep")
 
 
-if "sweep" not in st.session_state:  # a reload: the browser's newest sweep in the pool
-    st.session_state["sweep"] = recover_sweep(pool.jobs(owner=owner(), group="sweep"))
 c1, c2 = st.columns([1, 4])
 if c1.button("▶ Start sweep", type="primary", disabled=bool(error), key="sw_start"):
     _stop_sweep()  # one sweep per session: the new one replaces it

@@ -80,6 +80,11 @@ def test_sweep_page_fills_the_heatmap():
     assert not again.exception
     np.testing.assert_array_equal(plotly_array(specs(again)[0]["data"][0]["z"]).astype(float), z)
     assert again.success and again.success[0].value == at.success[0].value
+    # Its boxes describe it, not the page's defaults.
+    assert again.number_input(key="sw_n_train").value == 100
+    assert again.number_input(key="sw_n_iter").value == 2
+    assert again.text_input(key="sw_x_values_gamma").value == "0.01, 0.1"
+    assert again.text_input(key="sw_y_values_C").value == "0.05, 0.1"
     # Another browser sees no sweep.
     other = AppTest.from_file(str(ROOT / "pages" / "sweep.py"), default_timeout=60).run()
     assert not specs(other)
