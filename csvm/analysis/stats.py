@@ -14,12 +14,16 @@ approximation ``p +- z sqrt(p (1 - p) / n)``) stays inside [0, 1] and is not deg
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 from scipy.stats import binom, norm
+
+_LOG2 = float(np.log(2.0))
 
 __all__ = [
     "mcnemar_by_image_p",
@@ -41,6 +45,13 @@ __all__ = [
 
 #: The level below which :func:`describe_difference` calls a difference significant.
 SIGNIFICANCE_LEVEL = 0.05
+
+
+@functools.lru_cache(maxsize=8)
+def _z(confidence: float) -> float:
+    """The normal quantile of a two-sided ``confidence`` (scipy's ppf cost 0.1 ms a call,
+    and a learning-curve page asks it for every row)."""
+    return float(norm.ppf(0.5 + confidence / 2))
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -73,7 +84,7 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         raise ValueError(f"k must be between 0 and n={n_int}, got {k!r}.")
     if not (isinstance(confidence, float | int) and 0 < confidence < 1):
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}.")
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = _z(float(confidence))
     p = k_int / n_int
     z2n = z * z / n_int
     centre = (p + z2n / 2) / (1 + z2n)
@@ -243,19 +254,19 @@ def mcnemar_by_image_p(differences: Any) -> float:
     sizes, counts = np.unique(np.abs(d[d != 0]), return_counts=True)
     if sizes.size == 0:
         return 1.0
-    # The null distribution of the sum: for each size a, its c images contribute
-    # a * (2 * Binomial(c, 1/2) - c); the sizes' distributions are convolved.
+    # The null distribution, through the sum S of the sizes whose sign is +: each size a
+    # with c images adds a * Binomial(c, 1/2), and the sum of the differences is 2S - total.
+    # On S's lattice (0..total, step 1) the convolutions are half as long, and the binomial
+    # weights come from log-gamma directly (scipy's binom.pmf cost 0.1 ms a call in checks).
     total = int(np.dot(sizes, counts))
-    pmf = np.zeros(2 * total + 1)
-    pmf[total] = 1.0
+    pmf = np.ones(1)
     for a, c in zip(sizes.tolist(), counts.tolist(), strict=True):
-        steps = binom.pmf(np.arange(c + 1), c, 0.5)
-        spread = np.zeros(2 * a * c + 1)
-        spread[:: 2 * a] = steps  # values -a*c, -a*c + 2a, ..., +a*c
-        pmf = np.convolve(pmf, spread)[a * c : a * c + 2 * total + 1]
+        k = np.arange(c + 1)
+        spread = np.zeros(a * c + 1)
+        spread[::a] = np.exp(gammaln(c + 1) - gammaln(k + 1) - gammaln(c - k + 1) - c * _LOG2)
+        pmf = np.convolve(pmf, spread)
     observed = abs(int(d.sum()))
-    values = np.abs(np.arange(-total, total + 1))
-    return float(min(1.0, pmf[values >= observed].sum()))
+    return float(min(1.0, pmf[np.abs(2 * np.arange(total + 1) - total) >= observed].sum()))
 
 
 def format_p(p: float, cell: bool = False) -> str:
