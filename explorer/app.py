@@ -163,8 +163,8 @@ DEFAULT_PAGE = "pages/train.py"
 
 
 def restore_view_from_url() -> None:
-    """Pace, projector mode and the Lesson's step from the URL, on a session's first run
-    (before the URL is rewritten)."""
+    """Pace, projector mode, the Lesson's step and the Filter lab's filter from the URL,
+    on a session's first run (before the URL is rewritten)."""
     if "pace" not in st.session_state:
         pace = st.query_params.get("pace", DEFAULT_PACE)
         st.session_state["pace"] = pace if pace in PACES else DEFAULT_PACE
@@ -176,6 +176,7 @@ def restore_view_from_url() -> None:
         step, problem = parse_step(st.query_params[LESSON_PARAM])
         if problem is None:
             st.session_state[LESSON_STEP] = step
+    remember_link(st.session_state, st.query_params.to_dict())  # the Filter lab's filter
 
 
 def url_extra() -> dict[str, str]:
@@ -196,7 +197,7 @@ def url_extra() -> dict[str, str]:
     # The SVM playground's own settings and points (pg_*, bounded by the playground).
     extra.update(carry_params(st.query_params.to_dict()))
     # The Filter lab's filter, so a reload keeps what was edited by hand (bounded).
-    extra.update(carry_lab(st.session_state, st.query_params.to_dict()))
+    extra.update(carry_lab(st.session_state))
     # The Lesson page's step (that page checks the value; a few characters are kept), or
     # the session's: a step's button opens its page without it, and a reload there sent
     # the Lesson back to step 1.
@@ -260,7 +261,6 @@ def main() -> None:
     # The settings live in the session and in the URL on every page, so leaving the Train
     # page, reloading, or sharing the link keeps them.
     restore_from_url()
-    remember_link(st.session_state, st.query_params.to_dict())  # the lab's filter
     sync_url(url_extra())
     _run_page_scripts()
     # Markdown, not st.html: a browser renders markdown that holds HTML (the Train page's

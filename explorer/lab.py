@@ -113,7 +113,7 @@ def ensure_filters(config: RunConfig, channels: int) -> np.ndarray:
     shape = (config.n_filters, channels, config.filter_size, config.filter_size)
     f = st.session_state.get("lab_filters")
     if f is None:  # a reload: the filter a link carried, if it fits the settings
-        given = linked(st.session_state, st.query_params.to_dict())
+        given = linked(st.session_state)
         restored = parse_filters(given.get(FILTER_PARAM), shape)
         if restored is not None:
             set_filters(restored, given.get(SOURCE_PARAM) or "the link's filter")

@@ -65,31 +65,25 @@ def parse_filters(text: Any, shape: tuple[int, ...]) -> np.ndarray | None:
 
 
 def remember_link(session: MutableMapping[str, Any], query: Mapping[str, Any]) -> None:
-    """Keep the URL's filter in the session (``lab_linked``) until the lab has one: a
-    reload on another page, then a link to the lab, cleared the address on the way
-    (Streamlit's page switch does) and the lab started from a random filter."""
-    if "lab_filters" in session or "lab_linked" in session:
+    """On a session's first run, keep the URL's filter in the session (``lab_linked``,
+    empty when it has none): a reload on another page, then the link to the lab, cleared
+    the address on the way (Streamlit's page switch does), and the lab started from a
+    random filter."""
+    if "lab_linked" in session:
         return
-    linked = _from_query(query)
-    if linked:
-        session["lab_linked"] = linked
+    session["lab_linked"] = {
+        key: query[key][:limit]
+        for key, limit in ((FILTER_PARAM, _MAX_CHARS), (SOURCE_PARAM, MAX_SOURCE))
+        if isinstance(query.get(key), str)
+    }
 
 
-def linked(session: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, str]:
-    """The filter a link gave (:func:`remember_link`'s, else the URL's own), as URL text."""
-    kept = session.get("lab_linked")
-    return dict(kept) if isinstance(kept, dict) else _from_query(query)
+def linked(session: Mapping[str, Any]) -> dict[str, str]:
+    """The filter the session's first URL gave (:func:`remember_link`), as URL text."""
+    return dict(session.get("lab_linked") or {})
 
 
-def _from_query(query: Mapping[str, Any]) -> dict[str, str]:
-    out = {}
-    for key, limit in ((FILTER_PARAM, _MAX_CHARS), (SOURCE_PARAM, MAX_SOURCE)):
-        if isinstance(query.get(key), str):
-            out[key] = query[key][:limit]
-    return out
-
-
-def carry_lab(session: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, str]:
+def carry_lab(session: Mapping[str, Any]) -> dict[str, str]:
     """The lab's URL entries: the session's filter once the lab has one, else the one a
     link gave (a reload whose lab has not run yet keeps it, bounded)."""
     filters = session.get("lab_filters")
@@ -98,4 +92,4 @@ def carry_lab(session: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str,
         if text is None:
             return {}
         return {FILTER_PARAM: text, SOURCE_PARAM: str(session.get("lab_source", ""))[:MAX_SOURCE]}
-    return linked(session, query)
+    return linked(session)
