@@ -24,7 +24,7 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     from explorer.owner_cookie import OwnerCookieMiddleware
     from explorer.pool import get_pool, shutdown_pool
     from explorer.rate_limit import Limits, RerunLimitMiddleware
-    from explorer.upload_limit import UploadBudget, UploadLimitMiddleware, upload_budget_mb
+    from explorer.upload_limit import UploadBudget, UploadLimitMiddleware
 
     @asynccontextmanager
     async def _lifespan(_app):
@@ -44,8 +44,9 @@ elif __name__ != "__mp_main__" and hasattr(st, "App"):
     # Reruns beyond a rate per tab and per network address wait, the newest replacing the
     # held one (explorer.rate_limit); read now, so a bad CSVM_RERUNS_* stops the start.
     limits = Limits.from_env()
-    # Upload bytes per network address in ten minutes (explorer.upload_limit).
-    uploads = UploadBudget(int(upload_budget_mb() * 2**20))
+    # Upload bytes per network address in ten minutes (explorer.upload_limit), read now
+    # for the same reason.
+    uploads = UploadBudget.from_env()
     app = st.App(
         __file__,
         middleware=[

@@ -94,6 +94,17 @@ class UploadBudget:
         self._sent: OrderedDict[str, deque[tuple[float, int]]] = OrderedDict()
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> UploadBudget:
+        """The budget ``CSVM_UPLOAD_MB_PER_ADDRESS`` sets (:func:`upload_budget_mb`).
+
+        Raises
+        ------
+        ValueError
+            As :func:`upload_budget_mb`.
+        """
+        return cls(int(upload_budget_mb(environ) * 2**20))
+
     def used(self, address: str) -> int:
         """Bytes ``address`` has sent within the window."""
         with self._lock:
@@ -141,7 +152,7 @@ class UploadLimitMiddleware:
         trusted: int | None = None,
     ) -> None:
         self.app = app
-        self.budget = budget or UploadBudget(int(upload_budget_mb() * 2**20))
+        self.budget = budget or UploadBudget.from_env()
         self.trusted = trusted_proxies() if trusted is None else trusted
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -86,3 +86,9 @@ def test_the_middleware_answers_429_past_the_budget_and_leaves_the_rest_alone():
     assert third[0]["status"] == 429
     assert b"uploaded 90 MB in the last ten minutes" in third[1]["body"]
     assert reached.count("/_stcore/upload_file/s/f") == 3  # the refused one never reached it
+
+
+def test_the_budget_from_the_environment_in_bytes():
+    assert UploadBudget.from_env({"CSVM_UPLOAD_MB_PER_ADDRESS": "2"}).limit_bytes == 2 * MB
+    with pytest.raises(ValueError, match="CSVM_UPLOAD_MB_PER_ADDRESS"):
+        UploadBudget.from_env({"CSVM_UPLOAD_MB_PER_ADDRESS": "lots"})
