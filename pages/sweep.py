@@ -49,7 +49,7 @@ st.caption(  # several classes: every cell trains them all ("classes 3, 5, 0; K-
 )
 if "sweep" not in st.session_state:  # a reload: the browser's newest sweep in the pool
     st.session_state["sweep"] = recover_sweep(get_pool().jobs(owner=owner(), group="sweep"))
-    if st.session_state["sweep"] is not None and "futures" not in st.session_state["sweep"]:
+    if st.session_state["sweep"] is not None:
         seed_widgets(st.session_state["sweep"], st.session_state)
 # Defaults through the session, not the boxes' value: a recovered sweep seeds them.
 st.session_state.setdefault("sw_n_train", 300)
